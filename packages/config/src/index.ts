@@ -1,0 +1,108 @@
+/**
+ * @labelgate/config: the zod schemas of every service's environment. Each service parses its env once,
+ * in `src/main.ts`, with `parseEnv(schema, process.env)`; packages receive plain values, never `process.env`.
+ */
+import { z } from "zod";
+
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no", ""])
+  .optional()
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** Settings shared by every service. */
+export const commonEnv = z.object({
+  /** postgres:// URL. Required in distributed mode; standalone starts an embedded Postgres instead. */
+  DATABASE_URL: z.string().url().optional(),
+  /** redis:// URL. Required in distributed mode; standalone uses BullMQ's Postgres backend instead. */
+  REDIS_URL: z.string().url().optional(),
+  /** key prefix of every BullMQ queue (Redis backend), so several deployments or test runs share a Redis */
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:.-]+$/)
+    .default("labelgate"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** allow loopback/private/link-local URLs for outbound calls (development and tests only) */
+  ALLOW_PRIVATE_URLS: bool,
+  /** total webhook delivery attempts, default 3 (SPEC §6) */
+  WEBHOOK_RETRY_MAX: int(3, 1, 20),
+  /** pg pool size per process */
+  DB_POOL_MAX: int(10, 1, 200),
+});
+
+export const gatewayEnv = commonEnv.extend({
+  PORT: int(3000, 0, 65535),
+  HOST: z.string().default("0.0.0.0"),
+  /** bearer token of the admin routes; when unset, admin routes answer 401 */
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, DESIGN §4) */
+  CLAIM_TTL_SECONDS: int(600, 5, 86400),
+  /** label quota of a newly registered sandbox customer (SPEC §8) */
+  SANDBOX_LABEL_QUOTA: int(500, 0, 1_000_000_000),
+});
+
+export const consensusWorkerEnv = commonEnv.extend({
+  CONSENSUS_CONCURRENCY: int(16, 1, 256),
+  /** how often the reconciliation re-enqueues decidable tasks and unrecorded events, ms */
+  RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
+  /** a task or event untouched this long is considered lost by the queue, ms */
+  RECONCILE_GRACE_MS: int(3000, 0, 3_600_000),
+  LEDGER: z.enum(["local"]).default("local"),
+  /** Beta prior of a labeler's accuracy: prior mean = a / (a + b); default a=4, b=1 (0.8) */
+  LABELER_PRIOR_CORRECT: z.coerce.number().positive().default(4),
+  LABELER_PRIOR_WRONG: z.coerce.number().positive().default(1),
+});
+
+export const webhookWorkerEnv = commonEnv.extend({
+  WEBHOOK_CONCURRENCY: int(64, 1, 1024),
+});
+
+export const manifestWorkerEnv = commonEnv.extend({
+  MANIFEST_CONCURRENCY: int(2, 1, 64),
+});
+
+export type CommonEnv = z.infer<typeof commonEnv>;
+export type GatewayEnv = z.infer<typeof gatewayEnv>;
+export type ConsensusWorkerEnv = z.infer<typeof consensusWorkerEnv>;
+export type WebhookWorkerEnv = z.infer<typeof webhookWorkerEnv>;
+export type ManifestWorkerEnv = z.infer<typeof manifestWorkerEnv>;
+
+/** Thrown by `parseEnv` with one line per invalid variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Parses an environment with a schema. Empty strings count as unset.
+ * @throws ConfigError listing every invalid variable.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const cleaned: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== "") cleaned[k] = v;
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`invalid environment:\n  ${lines.join("\n  ")}`);
+  }
+  return result.data;
+}
+
+/** Distributed mode needs both URLs; returns them or throws ConfigError naming the missing one. */
+export function requireDistributed(env: CommonEnv): { databaseUrl: string; redisUrl: string } {
+  if (!env.DATABASE_URL || !env.REDIS_URL) {
+    throw new ConfigError("DATABASE_URL and REDIS_URL are required to run a service on its own (use `pnpm start` for the standalone mode)");
+  }
+  return { databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL };
+}
+
+/** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
+export const standaloneEnv = gatewayEnv
+  .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true }).shape)
+  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true }).shape)
+  .extend({
+    /** where the embedded Postgres keeps its files and the generated admin token is stored */
+    DATA_DIR: z.string().default(".data"),
+    EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  });
+export type StandaloneEnv = z.infer<typeof standaloneEnv>;

@@ -1,0 +1,40 @@
+import { randomBytes } from "node:crypto";
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/**
+ * `length` characters of base62 from the OS CSPRNG, without modulo bias (rejection sampling:
+ * bytes >= 248 are discarded, 248 = 4 * 62).
+ */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Id prefixes of every resource (SPEC §2, DESIGN §4, §6, §7). */
+export const ID_PREFIX = {
+  customer: "cust_",
+  apiKey: "key_",
+  task: "tsk_",
+  batch: "bat_",
+  labeler: "lbl_",
+  claim: "clm_",
+  label: "lab_",
+  event: "evt_",
+  webhook: "whk_",
+  job: "job_",
+  invoice: "inv_",
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+/** A new resource id: prefix + 22 base62 characters (~131 bits). */
+export function newId(kind: IdKind): string {
+  return ID_PREFIX[kind] + randomBase62(22);
+}

@@ -1,0 +1,7 @@
+/** @labelgate/core: ids, keys, canonical JSON and logging shared by every service. */
+
+export * from "./canonical-json";
+export * from "./ids";
+export * from "./keys";
+export * from "./logger";
+export * from "./shutdown";

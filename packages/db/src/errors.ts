@@ -1,0 +1,29 @@
+/**
+ * Classifies an error thrown by Prisma (pg adapter) or pg as "the database cannot be reached".
+ * Used to answer 503 `service unavailable` instead of 500. Returns false for query errors.
+ */
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "EPIPE"]);
+const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
+const UNAVAILABLE_MESSAGES = [
+  /timeout exceeded when trying to connect/i,
+  /connection terminated/i,
+  /can't reach database server/i,
+  /DatabaseNotReachable/i,
+  /Connection (?:refused|closed)/i,
+  /the database system is (?:starting up|shutting down)/i,
+  /terminating connection due to administrator command/i,
+];
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  let current: unknown = err;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    const e = current as { code?: unknown; message?: unknown; cause?: unknown; kind?: unknown };
+    if (typeof e.code === "string" && (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_PRISMA_CODES.has(e.code))) return true;
+    if (e.kind === "DatabaseNotReachable" || e.kind === "ConnectionClosed") return true;
+    if (typeof e.message === "string" && UNAVAILABLE_MESSAGES.some((re) => re.test(e.message as string))) return true;
+    current = e.cause;
+  }
+  return false;
+}

@@ -1,0 +1,43 @@
+/**
+ * @labelgate/db: the Prisma client (pg driver adapter, no Rust engine) and database helpers.
+ * Shapes: `createDb({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs? })` returns `{ prisma, close }`.
+ */
+import { PrismaPg } from "@prisma/adapter-pg";
+import { Prisma, PrismaClient } from "./generated/client";
+import { pgConfigFromUrl } from "./url";
+
+export { isDatabaseUnavailable } from "./errors";
+export type { Batch, Claim, Customer, Event, Label, Labeler, LedgerEntry, Task } from "./generated/client";
+export { ClaimStatus, Resolution, TaskStatus, Tier } from "./generated/client";
+export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
+export { pgConfigFromUrl, withDatabase } from "./url";
+export { Prisma, PrismaClient };
+
+export interface DbOptions {
+  /** postgres:// URL of the system-of-record database */
+  url: string;
+  /** pool size per process (default 10) */
+  poolMax?: number;
+  /** how long to wait for a connection before failing, ms (default 2000): a dead server fails fast */
+  connectTimeoutMs?: number;
+  /** server-side statement timeout, ms (default 15000) */
+  statementTimeoutMs?: number;
+}
+
+export interface Db {
+  prisma: PrismaClient;
+  close(): Promise<void>;
+}
+
+/** Creates a Prisma client over a pg pool. The pool connects lazily; nothing is awaited here. */
+export function createDb(options: DbOptions): Db {
+  const adapter = new PrismaPg({
+    ...pgConfigFromUrl(options.url),
+    max: options.poolMax ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
+    statement_timeout: options.statementTimeoutMs ?? 15000,
+    query_timeout: (options.statementTimeoutMs ?? 15000) + 1000,
+  });
+  const prisma = new PrismaClient({ adapter });
+  return { prisma, close: () => prisma.$disconnect() };
+}

@@ -1,0 +1,71 @@
+/**
+ * The queue catalog: every queue, its payload schema, its job id (so retries and reconciliation dedupe),
+ * its retry policy and the service that consumes it. Queue names never change once shipped.
+ * A service's handler map is typed `HandlersFor<"service">`: a queue without a handler does not compile.
+ */
+import type { JobsOptions } from "bullmq";
+import { z } from "zod";
+
+export type ServiceName = "consensus-worker" | "webhook-worker" | "manifest-worker";
+
+export interface QueueSpec<S extends z.ZodType, C extends ServiceName = ServiceName> {
+  /** BullMQ queue name: never renamed once shipped */
+  name: string;
+  consumer: C;
+  payload: S;
+  /** deterministic job id derived from the payload: a second enqueue of the same work is a no-op */
+  jobId: (payload: z.infer<S>) => string;
+  jobOptions: JobsOptions;
+}
+
+function defineQueue<S extends z.ZodType, C extends ServiceName>(spec: QueueSpec<S, C>): QueueSpec<S, C> {
+  return spec;
+}
+
+const keepFinished = {
+  // Kept for an hour so that a duplicate enqueue of the same job id is deduplicated by BullMQ.
+  removeOnComplete: { age: 3600, count: 100_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+} satisfies JobsOptions;
+
+export const catalog = {
+  /** one job per recorded label: re-evaluate the task's consensus and settle it when decided */
+  consensus: defineQueue({
+    name: "consensus",
+    consumer: "consensus-worker",
+    payload: z.object({ taskId: z.string().startsWith("tsk_"), labelId: z.string().startsWith("lab_") }),
+    jobId: (p) => `consensus-${p.labelId}`,
+    jobOptions: { attempts: 10, backoff: { type: "exponential", delay: 250 }, ...keepFinished },
+  }),
+  /** periodic reconciliation (a BullMQ job scheduler): re-enqueues work Redis may have lost */
+  reconcile: defineQueue({
+    name: "reconcile",
+    consumer: "consensus-worker",
+    payload: z.object({}),
+    jobId: () => "reconcile",
+    jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
+  }),
+  /** one job per `task.settled` event (outbox row in `events`) */
+  taskSettled: defineQueue({
+    name: "task-settled",
+    consumer: "webhook-worker",
+    payload: z.object({ eventId: z.string().startsWith("evt_") }),
+    jobId: (p) => `event-${p.eventId}`,
+    jobOptions: { attempts: 10, backoff: { type: "exponential", delay: 500 }, ...keepFinished },
+  }),
+};
+
+export type Catalog = typeof catalog;
+export type QueueKey = keyof Catalog;
+export type Payload<K extends QueueKey> = z.infer<Catalog[K]["payload"]>;
+/** the queues a service consumes */
+export type QueuesOf<S extends ServiceName> = { [K in QueueKey]: Catalog[K]["consumer"] extends S ? K : never }[QueueKey];
+
+export interface JobContext {
+  jobId: string;
+  /** attempts already made before this one (0 on the first run) */
+  attemptsMade: number;
+}
+
+export type Handler<K extends QueueKey> = (payload: Payload<K>, ctx: JobContext) => Promise<void>;
+export type HandlersFor<S extends ServiceName> = { [K in QueuesOf<S>]: Handler<K> };

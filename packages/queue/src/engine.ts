@@ -1,0 +1,234 @@
+import { createPostgresBackend, type Job, Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { catalog, type Handler, type HandlersFor, type Payload, type QueueKey, type ServiceName } from "./catalog";
+
+export type QueueBackendConfig =
+  /** Redis: every key under `prefix` */
+  | { kind: "redis"; url: string; prefix: string }
+  /** BullMQ's Postgres backend: every table in `schema` of the database at `url` */
+  | { kind: "postgres"; url: string; schema: string };
+
+/** Thrown when the queue backend does not answer within the enqueue timeout. */
+export class QueueUnavailableError extends Error {
+  override name = "QueueUnavailableError";
+}
+
+interface StoredJob {
+  getState(): Promise<string>;
+  retry(state?: "failed" | "completed"): Promise<void>;
+  remove(): Promise<void>;
+}
+
+interface ProducerQueue {
+  add(name: string, data: unknown, opts: object): Promise<unknown>;
+  getJob(id: string): Promise<StoredJob | undefined>;
+  getJobCounts(...types: string[]): Promise<Record<string, number>>;
+  upsertJobScheduler(id: string, repeat: { every: number }, template: { name: string; data: unknown; opts?: object }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new QueueUnavailableError(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function postgresConnection(config: { url: string; schema: string }, max: number) {
+  return { connectionString: config.url, schema: config.schema, migrate: true, max };
+}
+
+/**
+ * Producer side: typed `enqueue` over the catalog. On Redis the connection fails fast
+ * (no offline queue, one retry), so a dead Redis turns into a QueueUnavailableError within `timeoutMs`.
+ */
+export class QueueClient {
+  private readonly queues = new Map<QueueKey, ProducerQueue>();
+  private readonly redis: Redis | undefined;
+
+  constructor(
+    private readonly config: QueueBackendConfig,
+    private readonly timeoutMs = 2000,
+  ) {
+    if (config.kind === "redis") {
+      this.redis = new Redis(config.url, {
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        connectTimeout: timeoutMs,
+        retryStrategy: (times) => Math.min(times * 200, 2000),
+      });
+      // Connection errors surface on commands; the client reconnects by itself.
+      this.redis.on("error", () => undefined);
+    }
+  }
+
+  private queue(key: QueueKey): ProducerQueue {
+    let q = this.queues.get(key);
+    if (!q) {
+      const name = catalog[key].name;
+      if (this.config.kind === "redis") {
+        q = new Queue(name, { connection: this.redis as Redis, prefix: this.config.prefix, skipWaitingForReady: true });
+      } else {
+        q = new Queue(name, { connection: postgresConnection(this.config, 4) }, createPostgresBackend);
+      }
+      this.queues.set(key, q);
+    }
+    return q;
+  }
+
+  /**
+   * Adds one job with the catalog's job id and retry policy. The payload is validated against the schema.
+   * @throws QueueUnavailableError when the backend does not answer in time; ZodError on a bad payload.
+   */
+  async enqueue<K extends QueueKey>(key: K, payload: Payload<K>): Promise<void> {
+    const spec = catalog[key];
+    const data = spec.payload.parse(payload);
+    const jobId = (spec.jobId as (p: Payload<K>) => string)(data as Payload<K>);
+    try {
+      await withTimeout(this.queue(key).add(spec.name, data, { ...spec.jobOptions, jobId }), this.timeoutMs, `enqueue ${spec.name}`);
+    } catch (err) {
+      if (err instanceof QueueUnavailableError) throw err;
+      throw new QueueUnavailableError(`enqueue ${spec.name} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /**
+   * Makes sure the work of `payload` is queued (reconciliation): adds it when no job with its id exists,
+   * retries it when that job failed or completed, leaves it alone while it is waiting, delayed or active.
+   * @returns what was done. @throws QueueUnavailableError.
+   */
+  async requeue<K extends QueueKey>(key: K, payload: Payload<K>): Promise<"added" | "retried" | "pending"> {
+    const spec = catalog[key];
+    const jobId = (spec.jobId as (p: Payload<K>) => string)(spec.payload.parse(payload) as Payload<K>);
+    const run = async () => {
+      const job = await this.queue(key).getJob(jobId);
+      if (!job) {
+        await this.enqueue(key, payload);
+        return "added" as const;
+      }
+      const state = await job.getState();
+      if (state === "failed" || state === "completed") {
+        await job.retry(state);
+        return "retried" as const;
+      }
+      if (state === "unknown") {
+        await this.enqueue(key, payload);
+        return "added" as const;
+      }
+      return "pending" as const;
+    };
+    try {
+      return await withTimeout(run(), this.timeoutMs * 2, `requeue ${spec.name}`);
+    } catch (err) {
+      if (err instanceof QueueUnavailableError) throw err;
+      throw new QueueUnavailableError(`requeue ${spec.name} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Job counts by state for one queue (waiting, active, delayed, failed, completed). */
+  async counts(key: QueueKey): Promise<Record<string, number>> {
+    return withTimeout(
+      this.queue(key).getJobCounts("waiting", "active", "delayed", "failed", "completed", "prioritized"),
+      this.timeoutMs,
+      "job counts",
+    );
+  }
+
+  /** Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. */
+  async schedule<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
+    const spec = catalog[key];
+    await withTimeout(
+      this.queue(key).upsertJobScheduler(
+        `${spec.name}-scheduler`,
+        { every: everyMs },
+        { name: spec.name, data: payload, opts: spec.jobOptions },
+      ),
+      this.timeoutMs,
+      "schedule",
+    );
+  }
+
+  /** Readiness: the backend answers within the timeout. */
+  async ping(): Promise<boolean> {
+    try {
+      if (this.redis) return (await withTimeout(this.redis.ping(), this.timeoutMs, "ping")) === "PONG";
+      await this.counts("consensus");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+    if (this.redis) this.redis.disconnect();
+  }
+}
+
+export interface WorkerOptions {
+  /** jobs processed at once per queue, per process */
+  concurrency?: Partial<Record<QueueKey, number>>;
+  /** called when a job fails (it is retried per the catalog policy) */
+  onFailed?: (queue: QueueKey, jobId: string | undefined, err: Error) => void;
+  /** custom backoff strategies (BullMQ `settings.backoffStrategy`), by queue */
+  backoffStrategy?: Partial<Record<QueueKey, (attemptsMade: number, type: string | undefined, err: Error | undefined) => number>>;
+}
+
+export interface RunningWorkers {
+  close(): Promise<void>;
+}
+
+interface ClosableWorker {
+  close(): Promise<void>;
+  on(event: "failed", cb: (job: Job | undefined, err: Error) => void): unknown;
+  on(event: "error", cb: (err: Error) => void): unknown;
+}
+
+/**
+ * Starts one BullMQ worker per queue of `handlers`. Each job's data is validated against the catalog schema
+ * before the handler runs; handlers must be idempotent (jobs are delivered at least once).
+ */
+export function startWorkers<S extends ServiceName>(
+  config: QueueBackendConfig,
+  handlers: HandlersFor<S>,
+  options: WorkerOptions = {},
+): RunningWorkers {
+  const workers: ClosableWorker[] = [];
+  const connections: Redis[] = [];
+  for (const key of Object.keys(handlers) as QueueKey[]) {
+    const spec = catalog[key];
+    const handler = (handlers as unknown as Record<QueueKey, Handler<QueueKey>>)[key];
+    const processor = async (job: Job) => {
+      const payload = spec.payload.parse(job.data) as Payload<QueueKey>;
+      await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade });
+    };
+    const concurrency = options.concurrency?.[key] ?? 8;
+    const strategy = options.backoffStrategy?.[key];
+    const settings = strategy ? { backoffStrategy: (n: number, type?: string, err?: Error) => strategy(n, type, err) } : undefined;
+    let worker: ClosableWorker;
+    if (config.kind === "redis") {
+      // Workers block on Redis: BullMQ requires maxRetriesPerRequest null on their connection.
+      const connection = new Redis(config.url, { maxRetriesPerRequest: null });
+      connections.push(connection);
+      worker = new Worker(spec.name, processor, { connection, prefix: config.prefix, concurrency, settings });
+    } else {
+      worker = new Worker(
+        spec.name,
+        processor,
+        { connection: postgresConnection(config, concurrency + 2), concurrency, settings },
+        createPostgresBackend,
+      );
+    }
+    worker.on("failed", (job, err) => options.onFailed?.(key, job?.id, err));
+    worker.on("error", (err) => options.onFailed?.(key, undefined, err));
+    workers.push(worker);
+  }
+  return {
+    close: async () => {
+      await Promise.all(workers.map((w) => w.close()));
+      for (const c of connections) c.disconnect();
+    },
+  };
+}

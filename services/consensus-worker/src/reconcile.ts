@@ -1,0 +1,51 @@
+/**
+ * Reconciliation: nothing accepted is lost when Redis drops work. Runs periodically (a BullMQ job
+ * scheduler) and requeues, by their deterministic job ids, (1) the consensus job of every task that
+ * could be decided (labels_needed = 0) but is still open after `graceMs`, and (2) every `task.settled`
+ * event the webhook worker has not recorded after `graceMs`. Requeue is a no-op for jobs still pending.
+ */
+import type { Logger } from "@labelgate/core";
+import type { PrismaClient } from "@labelgate/db";
+import type { QueueClient } from "@labelgate/queue";
+
+export interface ReconcileDeps {
+  prisma: PrismaClient;
+  queue: QueueClient;
+  logger: Logger;
+  /** work younger than this is left to the queue, ms */
+  graceMs: number;
+  /** most rows handled per run */
+  limit?: number;
+}
+
+export interface ReconcileReport {
+  tasks: number;
+  events: number;
+  requeued: number;
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
+  const limit = deps.limit ?? 1000;
+  const cutoff = new Date(Date.now() - deps.graceMs);
+  const tasks = await deps.prisma.task.findMany({
+    where: { status: "labeling", labelsNeeded: 0, lastLabelAt: { lt: cutoff }, lastLabelId: { not: null } },
+    select: { id: true, lastLabelId: true },
+    take: limit,
+  });
+  const events = await deps.prisma.event.findMany({
+    where: { recordedAt: null, createdAt: { lt: cutoff } },
+    select: { id: true },
+    take: limit,
+  });
+  let requeued = 0;
+  for (const t of tasks) {
+    const r = await deps.queue.requeue("consensus", { taskId: t.id, labelId: t.lastLabelId as string });
+    if (r !== "pending") requeued++;
+  }
+  for (const e of events) {
+    const r = await deps.queue.requeue("taskSettled", { eventId: e.id });
+    if (r !== "pending") requeued++;
+  }
+  if (requeued > 0) deps.logger.warn({ tasks: tasks.length, events: events.length, requeued }, "reconciliation requeued lost work");
+  return { tasks: tasks.length, events: events.length, requeued };
+}

@@ -1,0 +1,299 @@
+/**
+ * The gateway's express app: `createApp(deps)` wires routes to plain handler functions. No slow work
+ * happens inline: requests touch Postgres and enqueue BullMQ jobs, nothing else (DESIGN §1).
+ */
+import { randomUUID } from "node:crypto";
+import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
+import { Prisma, type PrismaClient } from "@labelgate/db";
+import type { QueueClient } from "@labelgate/queue";
+import express, { type Request, type RequestHandler, type Response, Router } from "express";
+import { pinoHttp } from "pino-http";
+import type { z } from "zod";
+import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
+import { ApiError, errorHandler, zodDetails } from "./errors";
+import { claimTask, recordLabel } from "./labeling";
+import {
+  batchBody,
+  claimBody,
+  customerPatchBody,
+  idempotencyKey as idempotencyKeySchema,
+  labelBody,
+  labelerBody,
+  pathId,
+  registrationBody,
+  taskBody,
+} from "./schemas";
+import { cancelTask, createBatch, createTask } from "./tasks";
+import { batchView, customerView, type TaskCounts, taskView } from "./views";
+
+export interface GatewayDeps {
+  prisma: PrismaClient;
+  queue: QueueClient;
+  logger: Logger;
+  config: {
+    adminToken: string | undefined;
+    claimTtlSeconds: number;
+    sandboxLabelQuota: number;
+    /** `service` of the health body */
+    serviceName: string;
+  };
+}
+
+/** Body limits (DESIGN §2): 1 MB for single requests, 10 MB for batches. */
+export const BODY_LIMIT = { single: "1mb", batch: "10mb" } as const;
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
+  return result.data;
+}
+
+function param(req: Request, name: string, prefix: string, notFound: ApiError["kind"]): string {
+  const value = req.params[name];
+  if (typeof value !== "string" || !pathId(prefix).safeParse(value).success) throw new ApiError(notFound);
+  return value;
+}
+
+/** `Idempotency-Key` header (wins) or the body field (DESIGN §2). */
+function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
+  const header = req.get("Idempotency-Key");
+  if (header === undefined) return bodyKey;
+  const parsed = idempotencyKeySchema.safeParse(header);
+  if (!parsed.success)
+    throw new ApiError("validation", [{ path: "Idempotency-Key", message: "printable ASCII without spaces, 1..255 characters" }]);
+  return parsed.data;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002";
+}
+
+const ZERO_COUNTS: TaskCounts = { pending: 0, labeling: 0, settling: 0, settled: 0, canceled: 0 };
+
+export function createApp(deps: GatewayDeps): express.Express {
+  const { prisma, queue, logger, config } = deps;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", false);
+
+  app.use((req, res, next) => {
+    const incoming = req.get("X-Request-Id");
+    const id = incoming && /^[A-Za-z0-9._:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader("X-Request-Id", id);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (_req, res) => String(res.getHeader("X-Request-Id")),
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
+      autoLogging: { ignore: (req) => req.url === "/v1/health" },
+    }),
+  );
+
+  const jsonSingle = express.json({ limit: BODY_LIMIT.single });
+  const jsonBatch = express.json({ limit: BODY_LIMIT.batch });
+  const customer = requireCustomer(prisma);
+  const labeler = requireLabeler(prisma);
+  const admin = requireAdmin(config.adminToken);
+
+  const v1 = Router();
+
+  // --- system ---------------------------------------------------------------------------------
+  v1.get("/health", async (_req, res) => {
+    const [database, queueOk] = await Promise.all([
+      prisma.$queryRaw`SELECT 1`.then(
+        () => true,
+        () => false,
+      ),
+      queue.ping(),
+    ]);
+    const checks = { database: database ? "ok" : "unavailable", queue: queueOk ? "ok" : "unavailable" };
+    if (database && queueOk) {
+      res.json({ ok: true, service: config.serviceName, checks });
+    } else {
+      res.setHeader("Retry-After", "5");
+      res.status(503).json({ error: "service unavailable", ok: false, service: config.serviceName, checks });
+    }
+  });
+
+  // --- customers ------------------------------------------------------------------------------
+  v1.post("/customers", jsonSingle, async (req, res) => {
+    const body = parse(registrationBody, req.body);
+    const key = issueKey(KEY_PREFIX.sandbox);
+    const customerId = newId("customer");
+    try {
+      const created = await prisma.customer.create({
+        data: {
+          id: customerId,
+          name: body.name,
+          email: body.email,
+          tier: "sandbox",
+          labelQuota: config.sandboxLabelQuota,
+          apiKeys: { create: { id: newId("apiKey"), keyHash: key.hash, hint: key.hint, tier: "sandbox" } },
+        },
+      });
+      res.status(201).json({
+        customer_id: created.id,
+        name: created.name,
+        email: created.email,
+        api_key: key.key,
+        tier: created.tier,
+        label_quota: created.labelQuota,
+        created_at: Math.floor(created.createdAt.getTime() / 1000),
+        message: "Store this API key now: it is shown only once and cannot be retrieved again.",
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError("emailTaken");
+      throw err;
+    }
+  });
+
+  v1.get("/customers/me", customer, async (_req, res) => {
+    const { customerId } = customerOf(res);
+    const found = await prisma.customer.findUniqueOrThrow({ where: { id: customerId } });
+    const key = await prisma.apiKey.findFirst({
+      where: { customerId, revokedAt: null },
+      orderBy: { createdAt: "desc" },
+      select: { hint: true },
+    });
+    res.json(customerView(found, key?.hint ?? null));
+  });
+
+  // --- tasks ----------------------------------------------------------------------------------
+  v1.post("/tasks", customer, jsonSingle, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const input = parse(taskBody, req.body);
+    const { task } = await createTask(prisma, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    res.status(202).json({ task_id: task.id, status: task.status, created_at: task.createdAt.toISOString() });
+  });
+
+  v1.post("/tasks/batch", customer, jsonBatch, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const input = parse(batchBody, req.body);
+    const batch = await createBatch(prisma, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    res.status(202).json({
+      batch_id: batch.batchId,
+      task_count: batch.taskIds.length,
+      status: "accepted",
+      created_at: batch.createdAt.toISOString(),
+      task_ids: batch.taskIds,
+    });
+  });
+
+  const ownTask = async (req: Request, res: Response) => {
+    const { customerId } = customerOf(res);
+    const id = param(req, "id", "tsk_", "taskNotFound");
+    const task = await prisma.task.findFirst({ where: { id, customerId } });
+    if (!task) throw new ApiError("taskNotFound");
+    return task;
+  };
+
+  v1.get("/tasks/:id", customer, async (req, res) => {
+    res.json(taskView(await ownTask(req, res)));
+  });
+
+  v1.get("/tasks/:id/result", customer, async (req, res) => {
+    const task = await ownTask(req, res);
+    if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
+    if (task.status !== "settled") {
+      res.status(202).json({
+        task_id: task.id,
+        status: task.status,
+        labels_collected: task.labelsCollected,
+        consensus_threshold: task.consensusThreshold,
+      });
+      return;
+    }
+    const entry = await prisma.ledgerEntry.findUnique({ where: { taskId: task.id } });
+    if (!entry || !task.settledAt || task.consensusLabel === null) {
+      throw new Error(`settled task ${task.id} has no ledger entry`);
+    }
+    res.json({
+      task_id: task.id,
+      status: task.status,
+      consensus_label: task.consensusLabel,
+      confidence: task.confidence,
+      resolution: task.resolution,
+      label_counts: task.labelCounts,
+      labels_collected: task.labelsCollected,
+      settled_at: task.settledAt.toISOString(),
+      settlement: {
+        ledger_txid: entry.txid,
+        ledger: "local",
+        sequence: Number(entry.seq),
+        prev_hash: entry.prevHash,
+        recorded_at: entry.createdAt.toISOString(),
+      },
+    });
+  });
+
+  v1.post("/tasks/:id/cancel", customer, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const id = param(req, "id", "tsk_", "taskNotFound");
+    res.json(taskView(await cancelTask(prisma, customerId, id)));
+  });
+
+  v1.get("/batches/:id", customer, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const id = param(req, "id", "bat_", "batchNotFound");
+    const batch = await prisma.batch.findFirst({ where: { id, customerId } });
+    if (!batch) throw new ApiError("batchNotFound");
+    const grouped = await prisma.task.groupBy({ by: ["status"], where: { batchId: id }, _count: { _all: true } });
+    const counts = { ...ZERO_COUNTS };
+    for (const g of grouped) counts[g.status] = g._count._all;
+    res.json(batchView(batch, counts));
+  });
+
+  // --- labelers -------------------------------------------------------------------------------
+  v1.post("/labeling/claims", labeler, jsonSingle, async (req, res) => {
+    const { labelerId } = labelerOf(res);
+    const body = parse(claimBody, req.body);
+    const claim = await claimTask(prisma, labelerId, body.task_id, config.claimTtlSeconds);
+    if (!claim) {
+      res.status(204).end();
+      return;
+    }
+    res.status(201).json(claim);
+  });
+
+  v1.post("/labeling/claims/:claimId/label", labeler, jsonSingle, async (req, res) => {
+    const { labelerId } = labelerOf(res);
+    const claimId = param(req, "claimId", "clm_", "claimNotFound");
+    const body = parse(labelBody, req.body);
+    const label = await recordLabel(prisma, labelerId, claimId, body.label);
+    // The label is committed. If the queue is down, the reconciliation enqueues the consensus later.
+    await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id }).catch((err: unknown) => {
+      logger.warn({ err, task_id: label.task_id, label_id: label.label_id }, "consensus enqueue deferred to reconciliation");
+    });
+    res.status(201).json(label);
+  });
+
+  // --- operators ------------------------------------------------------------------------------
+  v1.post("/admin/labelers", admin, jsonSingle, async (req, res) => {
+    const body = parse(labelerBody, req.body);
+    const key = issueKey(KEY_PREFIX.labeler);
+    const created = await prisma.labeler.create({ data: { id: newId("labeler"), name: body.name, keyHash: key.hash, hint: key.hint } });
+    res.status(201).json({ labeler_id: created.id, name: created.name, api_key: key.key, created_at: created.createdAt.toISOString() });
+  });
+
+  v1.patch("/admin/customers/:id", admin, jsonSingle, async (req, res) => {
+    const id = param(req, "id", "cust_", "customerNotFound");
+    const body = parse(customerPatchBody, req.body);
+    const updated = await prisma.customer.updateMany({ where: { id }, data: { labelQuota: body.label_quota } });
+    if (updated.count === 0) throw new ApiError("customerNotFound");
+    const found = await prisma.customer.findUniqueOrThrow({ where: { id } });
+    const key = await prisma.apiKey.findFirst({
+      where: { customerId: id, revokedAt: null },
+      orderBy: { createdAt: "desc" },
+      select: { hint: true },
+    });
+    res.json(customerView(found, key?.hint ?? null));
+  });
+
+  app.use("/v1", v1);
+  app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);
+  app.use(errorHandler(logger));
+  return app;
+}

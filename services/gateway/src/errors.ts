@@ -1,0 +1,89 @@
+/**
+ * The one table that maps error kinds to HTTP status and message (SPEC §7, DESIGN §2).
+ * Handlers throw `new ApiError(kind)`; the error middleware renders `{"error": message, ...}`.
+ */
+
+import type { Logger } from "@labelgate/core";
+import { isDatabaseUnavailable } from "@labelgate/db";
+import { QueueUnavailableError } from "@labelgate/queue";
+import type { ErrorRequestHandler } from "express";
+import { ZodError } from "zod";
+
+export const ERRORS = {
+  validation: { status: 400, message: "validation failed" },
+  invalidJson: { status: 400, message: "invalid JSON" },
+  unauthorized: { status: 401, message: "invalid API key" },
+  quotaExhausted: { status: 403, message: "quota exhausted" },
+  taskNotFound: { status: 404, message: "task not found" },
+  batchNotFound: { status: 404, message: "batch not found" },
+  claimNotFound: { status: 404, message: "claim not found" },
+  customerNotFound: { status: 404, message: "customer not found" },
+  routeNotFound: { status: 404, message: "not found" },
+  methodNotAllowed: { status: 405, message: "method not allowed" },
+  emailTaken: { status: 409, message: "email already registered" },
+  claimAlreadyLabeled: { status: 409, message: "claim already labeled" },
+  claimExpired: { status: 409, message: "claim expired" },
+  taskNotOpen: { status: 409, message: "task no longer accepts labels" },
+  taskNotCancelable: { status: 409, message: "task cannot be canceled" },
+  taskCanceled: { status: 409, message: "task canceled" },
+  payloadTooLarge: { status: 413, message: "payload too large" },
+  unsupportedMediaType: { status: 415, message: "content type must be application/json" },
+  idempotencyMismatch: { status: 422, message: "idempotency key reused with a different request" },
+  internal: { status: 500, message: "internal error" },
+  unavailable: { status: 503, message: "service unavailable" },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorKind = keyof typeof ERRORS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    readonly details?: ErrorDetail[],
+    /** extra fields merged into the body, e.g. the task status on a 409 */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(ERRORS[kind].message);
+    this.name = "ApiError";
+  }
+  get status(): number {
+    return ERRORS[this.kind].status;
+  }
+}
+
+/** zod issues → DESIGN §2 `details` (`path` dotted, array indexes included). */
+export function zodDetails(err: ZodError): ErrorDetail[] {
+  return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+/** Maps any thrown value to an ApiError: known kinds pass through, outages become 503, the rest 500. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof ZodError) return new ApiError("validation", zodDetails(err));
+  const e = err as { type?: string; status?: number };
+  if (e?.type === "entity.too.large") return new ApiError("payloadTooLarge");
+  if (e?.type === "entity.parse.failed") return new ApiError("invalidJson");
+  if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError("unsupportedMediaType");
+  if (err instanceof QueueUnavailableError || isDatabaseUnavailable(err)) return new ApiError("unavailable");
+  return new ApiError("internal");
+}
+
+/** Express error middleware: the only place an error becomes a response. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const apiError = toApiError(err);
+    const requestId = String(res.getHeader("X-Request-Id") ?? "");
+    if (apiError.status >= 500) {
+      logger.error({ err, request_id: requestId, method: req.method, path: req.path }, apiError.message);
+    }
+    const body: Record<string, unknown> = { error: apiError.message, ...apiError.extra };
+    if (apiError.details) body.details = apiError.details;
+    if (apiError.status >= 500) body.request_id = requestId;
+    if (apiError.kind === "unavailable") res.setHeader("Retry-After", "5");
+    res.status(apiError.status).json(body);
+  };
+}

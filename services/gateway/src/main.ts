@@ -1,0 +1,37 @@
+/** Entry point of a gateway replica (distributed mode: DATABASE_URL and REDIS_URL set). */
+import { gatewayEnv, parseEnv, requireDistributed } from "@labelgate/config";
+import { createLogger, onShutdown } from "@labelgate/core";
+import { createDb } from "@labelgate/db";
+import { QueueClient } from "@labelgate/queue";
+import { createApp } from "./app";
+
+async function main(): Promise<void> {
+  const env = parseEnv(gatewayEnv, process.env);
+  const { databaseUrl, redisUrl } = requireDistributed(env);
+  const logger = createLogger("gateway", env.LOG_LEVEL);
+  if (!env.ADMIN_TOKEN) logger.warn("ADMIN_TOKEN is not set: admin routes answer 401");
+  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const queue = new QueueClient({ kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX });
+  const app = createApp({
+    prisma: db.prisma,
+    queue,
+    logger,
+    config: {
+      adminToken: env.ADMIN_TOKEN,
+      claimTtlSeconds: env.CLAIM_TTL_SECONDS,
+      sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
+      serviceName: "labelgate-gateway",
+    },
+  });
+  const server = app.listen(env.PORT, env.HOST, () => logger.info({ port: env.PORT }, "gateway listening"));
+  onShutdown(logger, async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await queue.close();
+    await db.close();
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

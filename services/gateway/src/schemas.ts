@@ -1,0 +1,113 @@
+/**
+ * Request schemas (zod) of every gateway route: the single source of validation (and, later, of OpenAPI).
+ * Wire names follow SPEC §4 and DESIGN §2. Unknown fields are rejected so typos surface as 400s.
+ */
+import { z } from "zod";
+
+/** default `max_labels` for a threshold: 2t+1, capped at 50 (DESIGN §2) */
+export function defaultMaxLabels(threshold: number): number {
+  return Math.min(2 * threshold + 1, 50);
+}
+
+const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
+
+const dataUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      return DATA_URL_SCHEMES.has(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, "must be an http(s), s3:// or gs:// URL");
+
+export const callbackUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === "https:" || u.protocol === "http:") && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL without credentials");
+
+export const labelSpec = z
+  .object({
+    question: z.string().trim().min(1).max(2000),
+    options: z
+      .array(z.string().trim().min(1).max(200))
+      .min(2)
+      .max(50)
+      .refine((o) => new Set(o).size === o.length, "options must be unique"),
+  })
+  .strict();
+
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces");
+
+export const taskBody = z
+  .object({
+    type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)"),
+    data_url: dataUrl,
+    label_spec: labelSpec,
+    callback_url: callbackUrl.optional(),
+    consensus_threshold: z.number().int().min(1).max(25).default(3),
+    max_labels: z.number().int().min(1).max(50).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    idempotency_key: idempotencyKey.optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.max_labels !== undefined && t.max_labels < t.consensus_threshold) {
+      ctx.addIssue({ code: "custom", path: ["max_labels"], message: "must be at least consensus_threshold" });
+    }
+  })
+  .transform((t) => ({ ...t, max_labels: t.max_labels ?? defaultMaxLabels(t.consensus_threshold) }));
+
+export type TaskInput = z.infer<typeof taskBody>;
+
+export const MAX_BATCH_TASKS = 10_000;
+
+export const batchBody = z
+  .object({
+    tasks: z.array(taskBody).min(1).max(MAX_BATCH_TASKS),
+    callback_url: callbackUrl.optional(),
+    idempotency_key: idempotencyKey.optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const seen = new Map<string, number>();
+    b.tasks.forEach((t, i) => {
+      if (!t.idempotency_key) return;
+      if (seen.has(t.idempotency_key)) {
+        ctx.addIssue({ code: "custom", path: ["tasks", i, "idempotency_key"], message: "duplicate idempotency_key in batch" });
+      }
+      seen.set(t.idempotency_key, i);
+    });
+  });
+
+export type BatchInput = z.infer<typeof batchBody>;
+
+export const registrationBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    email: z.string().trim().toLowerCase().pipe(z.email().max(320)),
+  })
+  .strict();
+
+export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(64).optional() }).strict();
+
+export const labelBody = z.object({ label: z.string().min(1).max(200) }).strict();
+
+export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
+
+export const customerPatchBody = z.object({ label_quota: z.number().int().min(0).max(1_000_000_000) }).strict();
+
+/** `/v1/tasks/{id}`-style path ids: prefix + base62 */
+export const pathId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9]{1,64}$`));

@@ -1,0 +1,65 @@
+/** Response bodies: database rows → wire shapes of SPEC §4 and DESIGN §3. */
+import type { Batch, Customer, Task } from "@labelgate/db";
+
+export function iso(d: Date | null | undefined): string | null {
+  return d ? d.toISOString() : null;
+}
+
+/** `GET /v1/tasks/{id}` (SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
+export function taskView(t: Task) {
+  return {
+    task_id: t.id,
+    status: t.status,
+    task_type: t.taskType,
+    data_url: t.dataUrl,
+    label_spec: { question: t.question, options: t.options },
+    created_at: t.createdAt.toISOString(),
+    callback_url: t.callbackUrl,
+    consensus_threshold: t.consensusThreshold,
+    max_labels: t.maxLabels,
+    metadata: t.metadata ?? null,
+    idempotency_key: t.idempotencyKey,
+    batch_id: t.batchId,
+    labels_collected: t.labelsCollected,
+    consensus_label: t.consensusLabel,
+    confidence: t.confidence,
+    resolution: t.resolution,
+    ledger_txid: t.ledgerTxid,
+    settled_at: iso(t.settledAt),
+    canceled_at: iso(t.canceledAt),
+  };
+}
+
+/** `GET /v1/customers/me` (SPEC §4) plus the quota left (DESIGN §6). */
+export function customerView(c: Customer, apiKeyHint: string | null) {
+  return {
+    customer_id: c.id,
+    name: c.name,
+    email: c.email,
+    tier: c.tier,
+    label_quota: c.labelQuota,
+    label_quota_used: c.quotaUsed,
+    label_quota_remaining: Math.max(0, c.labelQuota - c.quotaUsed),
+    created_at: Math.floor(c.createdAt.getTime() / 1000),
+    api_key_hint: apiKeyHint,
+  };
+}
+
+export type TaskCounts = Record<"pending" | "labeling" | "settling" | "settled" | "canceled", number>;
+
+/**
+ * `GET /v1/batches/{id}`: status is `accepted` until a task gets a label, `in_progress` while any task is
+ * open, `completed` when every task is settled or canceled.
+ */
+export function batchView(b: Batch, counts: TaskCounts) {
+  const open = counts.pending + counts.labeling + counts.settling;
+  const status = open === 0 ? "completed" : counts.pending === b.taskCount ? "accepted" : "in_progress";
+  return {
+    batch_id: b.id,
+    task_count: b.taskCount,
+    status,
+    callback_url: b.callbackUrl,
+    created_at: b.createdAt.toISOString(),
+    counts,
+  };
+}
