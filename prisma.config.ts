@@ -33,6 +33,8 @@ function patchQueryable(proto: Queryable): void {
 }
 
 const url = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/labelgate";
+// `prisma generate` reads the schema datasource but never connects: give it a value on a fresh clone.
+process.env.DATABASE_URL ??= url;
 
 export default defineConfig({
   experimental: { adapter: true },

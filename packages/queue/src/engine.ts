@@ -23,6 +23,7 @@ interface ProducerQueue {
   add(name: string, data: unknown, opts: object): Promise<unknown>;
   getJob(id: string): Promise<StoredJob | undefined>;
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
+  on(event: "error", listener: (err: Error) => void): unknown;
   upsertJobScheduler(id: string, repeat: { every: number }, template: { name: string; data: unknown; opts?: object }): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -63,6 +64,17 @@ export class QueueClient {
     }
   }
 
+  /**
+   * Waits (up to the timeout) for the Redis connection to be ready: with no offline queue, a command
+   * sent while it is still connecting would fail even though Redis is up.
+   */
+  private async ready(): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === "ready") return;
+    if (redis.status === "end") throw new QueueUnavailableError("queue client is closed");
+    await withTimeout(new Promise<void>((resolve) => redis.once("ready", () => resolve())), this.timeoutMs, "connect to Redis");
+  }
+
   private queue(key: QueueKey): ProducerQueue {
     let q = this.queues.get(key);
     if (!q) {
@@ -72,6 +84,8 @@ export class QueueClient {
       } else {
         q = new Queue(name, { connection: postgresConnection(this.config, 4) }, createPostgresBackend);
       }
+      // Connection errors surface as QueueUnavailableError on the call that needed the queue.
+      q.on("error", () => undefined);
       this.queues.set(key, q);
     }
     return q;
@@ -86,6 +100,7 @@ export class QueueClient {
     const data = spec.payload.parse(payload);
     const jobId = (spec.jobId as (p: Payload<K>) => string)(data as Payload<K>);
     try {
+      await this.ready();
       await withTimeout(this.queue(key).add(spec.name, data, { ...spec.jobOptions, jobId }), this.timeoutMs, `enqueue ${spec.name}`);
     } catch (err) {
       if (err instanceof QueueUnavailableError) throw err;
@@ -119,6 +134,7 @@ export class QueueClient {
       return "pending" as const;
     };
     try {
+      await this.ready();
       return await withTimeout(run(), this.timeoutMs * 2, `requeue ${spec.name}`);
     } catch (err) {
       if (err instanceof QueueUnavailableError) throw err;
@@ -128,6 +144,7 @@ export class QueueClient {
 
   /** Job counts by state for one queue (waiting, active, delayed, failed, completed). */
   async counts(key: QueueKey): Promise<Record<string, number>> {
+    await this.ready();
     return withTimeout(
       this.queue(key).getJobCounts("waiting", "active", "delayed", "failed", "completed", "prioritized"),
       this.timeoutMs,
@@ -138,6 +155,7 @@ export class QueueClient {
   /** Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. */
   async schedule<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
     const spec = catalog[key];
+    await this.ready();
     await withTimeout(
       this.queue(key).upsertJobScheduler(
         `${spec.name}-scheduler`,
@@ -152,7 +170,10 @@ export class QueueClient {
   /** Readiness: the backend answers within the timeout. */
   async ping(): Promise<boolean> {
     try {
-      if (this.redis) return (await withTimeout(this.redis.ping(), this.timeoutMs, "ping")) === "PONG";
+      if (this.redis) {
+        await this.ready();
+        return (await withTimeout(this.redis.ping(), this.timeoutMs, "ping")) === "PONG";
+      }
       await this.counts("consensus");
       return true;
     } catch {

@@ -1,0 +1,113 @@
+/**
+ * Outages: Redis or Postgres unreachable. Simulated with clients pointed at a closed local port (the
+ * machine's servers are shared with other runs and are never stopped by tests).
+ */
+import net from "node:net";
+import { consensusHandlers, DEFAULT_PRIOR, reconcile } from "@labelgate/consensus-worker";
+import { QueueClient, startWorkers } from "@labelgate/queue";
+import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
+
+/** A local port with nothing listening (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("Redis unavailable", () => {
+  let healthy: System;
+  let noRedis: System;
+  beforeAll(async () => {
+    healthy = await startSystem({ workers: false });
+    noRedis = await startSystem({ workers: false, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+  });
+  afterAll(async () => {
+    await noRedis.close();
+    await healthy.close();
+  });
+
+  it("health answers 503 service unavailable fast", async () => {
+    const started = Date.now();
+    const res = await noRedis.api("GET", "/v1/health");
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: "service unavailable", ok: false, checks: { database: "ok", queue: "unavailable" } });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("a label committed while Redis is down is not lost: reconciliation settles the task", async () => {
+    const c = await registerCustomer(noRedis);
+    const taskId = await createTask(noRedis, c.key, { consensus_threshold: 2 });
+    const labelers = [await createLabeler(noRedis), await createLabeler(noRedis)];
+    for (const l of labelers) {
+      const started = Date.now();
+      const res = await label(noRedis, l.key, taskId, "dog");
+      expect(res.status).toBe(201);
+      expect(Date.now() - started).toBeLessThan(3000);
+    }
+    // Nothing reached a queue: the task stays decidable but open.
+    const stuck = await noRedis.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(stuck).toMatchObject({ status: "labeling", labelsNeeded: 0 });
+
+    // Redis is back (the healthy system's queue): the periodic reconciliation requeues the consensus work.
+    const report = await reconcile({ prisma: healthy.db.prisma, queue: healthy.queue, logger: healthy.logger, graceMs: 0 });
+    expect(report.requeued).toBeGreaterThanOrEqual(1);
+    const workers = startWorkers(
+      healthy.backend,
+      consensusHandlers({
+        prisma: healthy.db.prisma,
+        queue: healthy.queue,
+        logger: healthy.logger,
+        prior: DEFAULT_PRIOR,
+        reconcileGraceMs: 0,
+      }),
+      { concurrency: { consensus: 4, reconcile: 1 } },
+    );
+    try {
+      const settled = await eventually(async () => {
+        const t = await healthy.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+        return t.status === "settled" ? t : undefined;
+      });
+      expect(settled.consensusLabel).toBe("dog");
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("enqueue fails fast with QueueUnavailableError", async () => {
+    const queue = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
+    const started = Date.now();
+    await expect(queue.enqueue("consensus", { taskId: "tsk_x", labelId: "lab_x" })).rejects.toThrow(/enqueue consensus/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await queue.close();
+  });
+});
+
+describe("Postgres unavailable", () => {
+  let sys: System;
+  beforeAll(async () => {
+    sys = await startSystem({ workers: false, databaseUrl: `postgresql://postgres@127.0.0.1:${await closedPort()}/nothing` });
+  });
+  afterAll(() => sys.close());
+
+  it.each([
+    ["POST", "/v1/customers", { name: "A", email: "down@example.com" }, undefined],
+    ["POST", "/v1/tasks", taskBody(), "sk_sandbox_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
+    ["GET", "/v1/customers/me", undefined, "sk_sandbox_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
+    ["POST", "/v1/labeling/claims", {}, "lk_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"],
+  ])("%s %s answers 503 service unavailable fast", async (method, path, body, token) => {
+    const started = Date.now();
+    const res = await sys.api(method, path, { body, token });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: "service unavailable" });
+    expect(res.headers.get("retry-after")).toBe("5");
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("health answers 503 naming the database", async () => {
+    const res = await sys.api("GET", "/v1/health");
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ ok: false, checks: { database: "unavailable", queue: "ok" } });
+  });
+});

@@ -1,0 +1,12 @@
+import { randomBytes } from "node:crypto";
+import { migrateDatabase, withDatabase } from "@labelgate/db";
+import { SERVER_PG_URL } from "./env";
+
+/** Creates and migrates this run's database; its name and the run id reach the workers via env. */
+export default async function globalSetup(): Promise<void> {
+  const run = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
+  const url = withDatabase(SERVER_PG_URL, `lgtest_${run}`);
+  await migrateDatabase(url);
+  process.env.LABELGATE_TEST_RUN = run;
+  process.env.LABELGATE_TEST_DATABASE_URL = url;
+}

@@ -1,0 +1,193 @@
+/**
+ * An in-process labelgate for tests: the real gateway app on an ephemeral port, and (optionally) the real
+ * consensus and webhook workers, against this run's Postgres database and Redis under a unique prefix.
+ */
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
+import { createLogger, type Logger } from "@labelgate/core";
+import { createDb, type Db } from "@labelgate/db";
+import { createApp } from "@labelgate/gateway";
+import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { webhookHandlers } from "@labelgate/webhook-worker";
+import { REDIS_URL, runPrefix, testDatabaseUrl } from "./env";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+
+export interface SystemOptions {
+  /** run the consensus and webhook workers in-process (default true) */
+  workers?: boolean;
+  /** override the database (e.g. a dead port to test outages) */
+  databaseUrl?: string;
+  /** override Redis (e.g. a dead port) */
+  redisUrl?: string;
+  claimTtlSeconds?: number;
+  sandboxLabelQuota?: number;
+  logger?: Logger;
+}
+
+export interface ApiResponse<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface System {
+  baseUrl: string;
+  db: Db;
+  queue: QueueClient;
+  backend: QueueBackendConfig;
+  prefix: string;
+  logger: Logger;
+  /** JSON request; `token` becomes `Authorization: Bearer <token>` */
+  api<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string; headers?: Record<string, string>; raw?: string },
+  ): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export async function startSystem(options: SystemOptions = {}): Promise<System> {
+  const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
+  const db = createDb({ url: options.databaseUrl ?? testDatabaseUrl(), poolMax: 20 });
+  const prefix = `${runPrefix()}:${randomBytes(4).toString("hex")}`;
+  const backend: QueueBackendConfig = { kind: "redis", url: options.redisUrl ?? REDIS_URL, prefix };
+  const queue = new QueueClient(backend, 1000);
+  const app = createApp({
+    prisma: db.prisma,
+    queue,
+    logger,
+    config: {
+      adminToken: ADMIN_TOKEN,
+      claimTtlSeconds: options.claimTtlSeconds ?? 600,
+      sandboxLabelQuota: options.sandboxLabelQuota ?? 500,
+      serviceName: "labelgate-gateway",
+    },
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const workers: RunningWorkers[] = [];
+  if (options.workers !== false) {
+    workers.push(
+      startWorkers(backend, consensusHandlers({ prisma: db.prisma, queue, logger, prior: DEFAULT_PRIOR, reconcileGraceMs: 1000 }), {
+        concurrency: { consensus: 8, reconcile: 1 },
+      }),
+      startWorkers(backend, webhookHandlers({ prisma: db.prisma, logger }), { concurrency: { taskSettled: 8 } }),
+    );
+  }
+
+  const api: System["api"] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    } else if (opts.raw !== undefined) {
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(baseUrl + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: parsed as never, headers: res.headers };
+  };
+
+  return {
+    baseUrl,
+    db,
+    queue,
+    backend,
+    prefix,
+    logger,
+    api,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all(workers.map((w) => w.close()));
+      await queue.close();
+      await db.close();
+    },
+  };
+}
+
+let emailCounter = 0;
+
+/** Registers a customer and (optionally) grants it quota. Returns its id and key. */
+export async function registerCustomer(sys: System, quota?: number): Promise<{ id: string; key: string; email: string }> {
+  const email = `c${Date.now()}-${++emailCounter}-${randomBytes(3).toString("hex")}@example.com`;
+  const res = await sys.api<{ customer_id: string; api_key: string }>("POST", "/v1/customers", { body: { name: "Test Co", email } });
+  if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
+  if (quota !== undefined) {
+    const patch = await sys.api("PATCH", `/v1/admin/customers/${res.body.customer_id}`, {
+      token: ADMIN_TOKEN,
+      body: { label_quota: quota },
+    });
+    if (patch.status !== 200) throw new Error(`quota grant failed: ${patch.status}`);
+  }
+  return { id: res.body.customer_id, key: res.body.api_key, email };
+}
+
+export async function createLabeler(sys: System, name = "labeler"): Promise<{ id: string; key: string }> {
+  const res = await sys.api<{ labeler_id: string; api_key: string }>("POST", "/v1/admin/labelers", { token: ADMIN_TOKEN, body: { name } });
+  if (res.status !== 201) throw new Error(`labeler creation failed: ${res.status}`);
+  return { id: res.body.labeler_id, key: res.body.api_key };
+}
+
+export const OPTIONS = ["cat", "dog", "bird"];
+
+export function taskBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: "image_classification",
+    data_url: "https://images.example/1.jpg",
+    label_spec: { question: "What animal is this?", options: OPTIONS },
+    ...overrides,
+  };
+}
+
+export async function createTask(sys: System, key: string, overrides: Record<string, unknown> = {}): Promise<string> {
+  const res = await sys.api<{ task_id: string }>("POST", "/v1/tasks", { token: key, body: taskBody(overrides) });
+  if (res.status !== 202) throw new Error(`task creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.task_id;
+}
+
+/** Claims `taskId` for a labeler and labels it. Returns the label response. */
+export async function label(sys: System, labelerKey: string, taskId: string, value: string): Promise<ApiResponse> {
+  const claim = await sys.api<{ claim_id: string }>("POST", "/v1/labeling/claims", { token: labelerKey, body: { task_id: taskId } });
+  if (claim.status !== 201) throw new Error(`claim failed: ${claim.status} ${JSON.stringify(claim.body)}`);
+  return sys.api("POST", `/v1/labeling/claims/${claim.body.claim_id}/label`, { token: labelerKey, body: { label: value } });
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 20;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 200);
+  }
+}
+
+/** Waits until the task's result is 200 and returns it. */
+export async function settledResult(sys: System, key: string, taskId: string): Promise<Record<string, unknown>> {
+  return eventually(
+    async () => {
+      const res = await sys.api("GET", `/v1/tasks/${taskId}/result`, { token: key });
+      return res.status === 200 ? res.body : undefined;
+    },
+    20000,
+    `task ${taskId} to settle`,
+  );
+}
