@@ -7,11 +7,11 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
 import { createLogger, type Logger } from "@labelgate/core";
-import { createDb, type Db } from "@labelgate/db";
+import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
 import { createApp } from "@labelgate/gateway";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { webhookHandlers } from "@labelgate/webhook-worker";
-import { REDIS_URL, runPrefix, testDatabaseUrl } from "./env";
+import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
@@ -20,6 +20,11 @@ export interface SystemOptions {
   workers?: boolean;
   /** override the database (e.g. a dead port to test outages) */
   databaseUrl?: string;
+  /**
+   * use a database of its own (created, migrated, dropped on close): for tests whose generic claims
+   * (`{}`) would otherwise take slots of other test files' tasks in the shared run database
+   */
+  isolatedDatabase?: boolean;
   /** override Redis (e.g. a dead port) */
   redisUrl?: string;
   claimTtlSeconds?: number;
@@ -51,7 +56,12 @@ export interface System {
 
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const db = createDb({ url: options.databaseUrl ?? testDatabaseUrl(), poolMax: 20 });
+  let databaseUrl = options.databaseUrl ?? testDatabaseUrl();
+  if (options.isolatedDatabase) {
+    databaseUrl = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_${randomBytes(3).toString("hex")}`);
+    await migrateDatabase(databaseUrl);
+  }
+  const db = createDb({ url: databaseUrl, poolMax: 20 });
   const prefix = `${runPrefix()}:${randomBytes(4).toString("hex")}`;
   const backend: QueueBackendConfig = { kind: "redis", url: options.redisUrl ?? REDIS_URL, prefix };
   const queue = new QueueClient(backend, 1000);
@@ -116,6 +126,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       await Promise.all(workers.map((w) => w.close()));
       await queue.close();
       await db.close();
+      if (options.isolatedDatabase) await dropDatabase(databaseUrl);
     },
   };
 }

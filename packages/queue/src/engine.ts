@@ -103,7 +103,6 @@ export class QueueClient {
       await this.ready();
       await withTimeout(this.queue(key).add(spec.name, data, { ...spec.jobOptions, jobId }), this.timeoutMs, `enqueue ${spec.name}`);
     } catch (err) {
-      if (err instanceof QueueUnavailableError) throw err;
       throw new QueueUnavailableError(`enqueue ${spec.name} failed: ${(err as Error).message}`, { cause: err });
     }
   }
