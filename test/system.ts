@@ -40,6 +40,7 @@ export interface ApiResponse<T = Record<string, unknown>> {
 
 export interface System {
   baseUrl: string;
+  databaseUrl: string;
   db: Db;
   queue: QueueClient;
   backend: QueueBackendConfig;
@@ -114,6 +115,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
 
   return {
     baseUrl,
+    databaseUrl,
     db,
     queue,
     backend,

@@ -112,8 +112,18 @@ export function decide(task: TaskState, accuracy: ReadonlyMap<string, number>, p
   return { settle: true, label, confidence: post[label] ?? 0, resolution, counts };
 }
 
+/**
+ * Posteriors closer than this are a tie: they are sums of the same log terms in another order, so exact
+ * ties on paper differ in the last bits, and rounding must not pick the winner.
+ */
+const POSTERIOR_TIE = 1e-9;
+
 function pickBest(candidates: string[], counts: Record<string, number>, post: Record<string, number>, options: readonly string[]): string {
+  const byPosterior = (a: string, b: string) => {
+    const diff = (post[b] ?? 0) - (post[a] ?? 0);
+    return Math.abs(diff) < POSTERIOR_TIE ? 0 : diff;
+  };
   return [...candidates].sort(
-    (a, b) => (counts[b] ?? 0) - (counts[a] ?? 0) || (post[b] ?? 0) - (post[a] ?? 0) || options.indexOf(a) - options.indexOf(b),
+    (a, b) => (counts[b] ?? 0) - (counts[a] ?? 0) || byPosterior(a, b) || options.indexOf(a) - options.indexOf(b),
   )[0] as string;
 }

@@ -20,8 +20,9 @@ describe("Redis unavailable", () => {
   let healthy: System;
   let noRedis: System;
   beforeAll(async () => {
-    healthy = await startSystem({ workers: false });
-    noRedis = await startSystem({ workers: false, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+    // One isolated database for both: reconciliation below scans every task of its database.
+    healthy = await startSystem({ workers: false, isolatedDatabase: true });
+    noRedis = await startSystem({ workers: false, databaseUrl: healthy.databaseUrl, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
   });
   afterAll(async () => {
     await noRedis.close();

@@ -1,0 +1,751 @@
+/**
+ * Replays recorded crowdsourcing data (answers.csv + gold.csv) through a running labelgate: one customer,
+ * one labeler per crowd worker, one task per item, every item's answers fed in recorded order until the
+ * task can be decided. The pure pieces (CSV, grouping, per-item settings, baseline, accuracy) are exported
+ * for tests; `runReplay` does the whole run and returns the summary that `scripts/replay.ts` prints.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+
+// --- dataset ----------------------------------------------------------------------------------------
+
+/** One recorded crowd answer: `worker` said `label` about `item`. */
+export interface Answer {
+  item: string;
+  worker: string;
+  label: string;
+}
+
+/** Parses simple CSV (no quoting): strips a BOM, trims cells, skips blank lines. Returns every row, header included. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  for (const raw of text.replace(/^\uFEFF/, "").split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === "") continue;
+    rows.push(line.split(",").map((cell) => cell.trim()));
+  }
+  return rows;
+}
+
+function checkHeader(rows: string[][], expected: readonly string[], file: string): string[][] {
+  const header = rows[0];
+  if (!header || header.length !== expected.length || header.some((h, i) => h.toLowerCase() !== expected[i])) {
+    throw new Error(`${file}: expected header "${expected.join(",")}", got "${header?.join(",") ?? ""}"`);
+  }
+  const body = rows.slice(1);
+  body.forEach((row, i) => {
+    if (row.length !== expected.length || row.some((cell) => cell === "")) {
+      throw new Error(`${file}: data row ${i + 1} must have ${expected.length} non-empty fields, got "${row.join(",")}"`);
+    }
+  });
+  return body;
+}
+
+/** Parses answers.csv (`item,worker,label`), keeping the recorded order. */
+export function parseAnswers(text: string, file = "answers.csv"): Answer[] {
+  return checkHeader(parseCsv(text), ["item", "worker", "label"], file).map(([item, worker, label]) => ({
+    item: item as string,
+    worker: worker as string,
+    label: label as string,
+  }));
+}
+
+/** Parses gold.csv (`item,label`) into item → true label; a conflicting duplicate is an error. */
+export function parseGold(text: string, file = "gold.csv"): Map<string, string> {
+  const gold = new Map<string, string>();
+  for (const [item, label] of checkHeader(parseCsv(text), ["item", "label"], file) as [string, string][]) {
+    const earlier = gold.get(item);
+    if (earlier !== undefined && earlier !== label) throw new Error(`${file}: item ${item} has two gold labels (${earlier}, ${label})`);
+    gold.set(item, label);
+  }
+  return gold;
+}
+
+/** Groups answers by item: items in order of first appearance, each item's answers in recorded order. */
+export function groupByItem(answers: readonly Answer[]): Map<string, Answer[]> {
+  const groups = new Map<string, Answer[]>();
+  for (const a of answers) {
+    const list = groups.get(a.item);
+    if (list) list.push(a);
+    else groups.set(a.item, [a]);
+  }
+  return groups;
+}
+
+/** Drops repeated answers of the same worker on the same item (a labeler can label a task once), keeping the first. */
+export function dedupeWorkers(answers: readonly Answer[]): Answer[] {
+  const seen = new Set<string>();
+  return answers.filter((a) => {
+    if (seen.has(a.worker)) return false;
+    seen.add(a.worker);
+    return true;
+  });
+}
+
+/** Sorted distinct label values (numerically when every value is a number, else lexicographically). */
+export function distinctLabels(answers: readonly Answer[]): string[] {
+  const values = [...new Set(answers.map((a) => a.label))];
+  const numeric = values.every((v) => v.trim() !== "" && Number.isFinite(Number(v)));
+  return numeric ? values.sort((a, b) => Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0)) : values.sort();
+}
+
+export interface ItemSettings {
+  consensusThreshold: number;
+  maxLabels: number;
+  /** true when the item has fewer answers than the default max_labels, so its settings were lowered */
+  reduced: boolean;
+}
+
+/** Highest max_labels the API accepts. */
+export const API_MAX_LABELS = 50;
+
+/** Default max_labels for a threshold: 2t+1, capped at the API's limit (same rule as the gateway). */
+export function defaultMaxLabels(threshold: number): number {
+  return Math.min(2 * threshold + 1, API_MAX_LABELS);
+}
+
+/**
+ * Task settings for an item with `answerCount` recorded answers: a task can only settle once it has
+ * max_labels labels (or a threshold-sized agreement), so max_labels = min(2t+1, n) and
+ * consensus_threshold = min(t, max_labels).
+ */
+export function itemSettings(answerCount: number, threshold: number): ItemSettings {
+  if (answerCount < 1) throw new Error("an item needs at least one answer");
+  const full = defaultMaxLabels(threshold);
+  const maxLabels = Math.min(full, answerCount);
+  return { consensusThreshold: Math.min(threshold, maxLabels), maxLabels, reduced: maxLabels < full };
+}
+
+/** Share of correct predictions among items that have a gold label (`null` when none has). */
+export interface AccuracyResult {
+  correct: number;
+  total: number;
+  accuracy: number | null;
+}
+
+/** Accuracy of `predictions` (item → label) against gold; only items present in both count. */
+export function computeAccuracy(predictions: ReadonlyMap<string, string>, gold: ReadonlyMap<string, string>): AccuracyResult {
+  let correct = 0;
+  let total = 0;
+  for (const [item, label] of predictions) {
+    const truth = gold.get(item);
+    if (truth === undefined) continue;
+    total++;
+    if (truth === label) correct++;
+  }
+  return { correct, total, accuracy: total === 0 ? null : correct / total };
+}
+
+/**
+ * Baseline: plain majority vote over all recorded answers of each item with gold. A tie among k labels
+ * earns 1/k when gold is among them (the expected accuracy of a uniformly random tie-break).
+ */
+export function majorityVoteAccuracy(groups: ReadonlyMap<string, readonly Answer[]>, gold: ReadonlyMap<string, string>): AccuracyResult {
+  let credit = 0;
+  let total = 0;
+  for (const [item, answers] of groups) {
+    const truth = gold.get(item);
+    if (truth === undefined || answers.length === 0) continue;
+    const counts = new Map<string, number>();
+    for (const a of answers) counts.set(a.label, (counts.get(a.label) ?? 0) + 1);
+    const top = Math.max(...counts.values());
+    const tied = [...counts.entries()].filter(([, c]) => c === top).map(([label]) => label);
+    total++;
+    if (tied.includes(truth)) credit += 1 / tied.length;
+  }
+  return { correct: credit, total, accuracy: total === 0 ? null : credit / total };
+}
+
+/** Rounds to `digits` decimals. */
+export function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+/** A dataset folder: answers.csv (required) and gold.csv (optional). */
+export interface Dataset {
+  name: string;
+  answers: Answer[];
+  gold: Map<string, string>;
+}
+
+/** Reads a dataset folder; its name is the folder's base name. */
+export function loadDataset(dir: string): Dataset {
+  const abs = path.resolve(dir);
+  const answersFile = path.join(abs, "answers.csv");
+  if (!existsSync(answersFile)) throw new Error(`no answers.csv in ${abs}`);
+  const answers = parseAnswers(readFileSync(answersFile, "utf8"), answersFile);
+  if (answers.length === 0) throw new Error(`${answersFile} has no answers`);
+  const goldFile = path.join(abs, "gold.csv");
+  const gold = existsSync(goldFile) ? parseGold(readFileSync(goldFile, "utf8"), goldFile) : new Map<string, string>();
+  return { name: path.basename(abs), answers, gold };
+}
+
+/** Admin token: the explicit value, else `ADMIN_TOKEN`, else the file `.data/admin-token` under `cwd`. */
+export function resolveAdminToken(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  if (explicit?.trim()) return explicit.trim();
+  const fromEnv = env["ADMIN_TOKEN"]?.trim();
+  if (fromEnv) return fromEnv;
+  const file = path.resolve(cwd, ".data", "admin-token");
+  const fromFile = existsSync(file) ? readFileSync(file, "utf8").trim() : "";
+  if (fromFile) return fromFile;
+  throw new Error(
+    `no admin token: pass --admin-token, set ADMIN_TOKEN, or run from the folder whose ${file} was written by \`pnpm start\``,
+  );
+}
+
+// --- HTTP -------------------------------------------------------------------------------------------
+
+/** An unexpected HTTP answer (or a request that kept failing); the message carries the response body. */
+export class HttpError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    readonly body: string,
+  ) {
+    super(message);
+    this.name = "HttpError";
+  }
+}
+
+export interface HttpResponse {
+  status: number;
+  /** parsed JSON body (undefined when empty) */
+  body: unknown;
+  /** attempts made; > 1 means an earlier attempt may have reached the server */
+  attempts: number;
+}
+
+export interface RequestOptions {
+  /** bearer token */
+  token?: string;
+  body?: unknown;
+  /** statuses returned to the caller; any other (after retries) throws HttpError */
+  expect: readonly number[];
+}
+
+export interface HttpClientOptions {
+  /** attempts per request, first included (default 5) */
+  attempts?: number;
+  /** first backoff, doubled per retry (default 200 ms) */
+  backoffMs?: number;
+  /** longest wait between attempts, Retry-After included (default 5 s) */
+  maxBackoffMs?: number;
+  /** per-attempt timeout (default 60 s) */
+  timeoutMs?: number;
+}
+
+const RETRY_STATUSES = new Set([429, 503]);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Small JSON client: retries 429/503 and network errors with exponential backoff (honouring Retry-After
+ * up to `maxBackoffMs`); any status outside `expect` is an HttpError with the response body.
+ */
+export class HttpClient {
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly timeoutMs: number;
+  /** retries made so far (all requests) */
+  retries = 0;
+  /** attempts made so far (all requests) */
+  requests = 0;
+  /** wall time of every request (retries included), ms, by route (ids replaced by `:id`) */
+  private readonly timings = new Map<string, number[]>();
+
+  constructor(
+    readonly baseUrl: string,
+    options: HttpClientOptions = {},
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.attempts = options.attempts ?? 5;
+    this.backoffMs = options.backoffMs ?? 200;
+    this.maxBackoffMs = options.maxBackoffMs ?? 5000;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  async request(method: string, urlPath: string, options: RequestOptions): Promise<HttpResponse> {
+    const started = performance.now();
+    try {
+      return await this.attempt(method, urlPath, options);
+    } finally {
+      const route = `${method} ${urlPath.replace(/\/[a-z]+_[A-Za-z0-9]+/g, "/:id")}`;
+      const list = this.timings.get(route);
+      const ms = performance.now() - started;
+      if (list) list.push(ms);
+      else this.timings.set(route, [ms]);
+    }
+  }
+
+  /** One line per route: count, mean, p50, p95 and max latency. */
+  latencyReport(): string[] {
+    return [...this.timings].map(([route, list]) => {
+      const sorted = [...list].sort((a, b) => a - b);
+      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+      const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
+      const f = (ms: number) => ms.toFixed(0);
+      return `${route}: n=${sorted.length} mean ${f(mean)} ms, p50 ${f(at(0.5))}, p95 ${f(at(0.95))}, max ${f(at(1))}`;
+    });
+  }
+
+  private async attempt(method: string, urlPath: string, options: RequestOptions): Promise<HttpResponse> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (options.token) headers["authorization"] = `Bearer ${options.token}`;
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const what = `${method} ${urlPath}`;
+    let lastProblem = "";
+    for (let attempt = 1; attempt <= this.attempts; attempt++) {
+      if (attempt > 1) this.retries++;
+      this.requests++;
+      let res: Response;
+      let text: string;
+      try {
+        res = await fetch(this.baseUrl + urlPath, { method, headers, body: payload, signal: AbortSignal.timeout(this.timeoutMs) });
+        text = await res.text();
+      } catch (err) {
+        lastProblem = `network error: ${describeError(err)}`;
+        if (attempt < this.attempts) await sleep(this.backoff(attempt, undefined));
+        continue;
+      }
+      if (RETRY_STATUSES.has(res.status) && attempt < this.attempts) {
+        lastProblem = `HTTP ${res.status}: ${text}`;
+        await sleep(this.backoff(attempt, res.headers.get("retry-after")));
+        continue;
+      }
+      if (!options.expect.includes(res.status)) {
+        throw new HttpError(
+          `${what} answered HTTP ${res.status} (expected ${options.expect.join("/")}): ${text || "<empty body>"}`,
+          res.status,
+          text,
+        );
+      }
+      let body: unknown;
+      if (text !== "") {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new HttpError(`${what} answered HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 500)}`, res.status, text);
+        }
+      }
+      return { status: res.status, body, attempts: attempt };
+    }
+    throw new HttpError(`${what} failed after ${this.attempts} attempts; last: ${lastProblem}`, undefined, lastProblem);
+  }
+
+  private backoff(attempt: number, retryAfter: string | null | undefined): number {
+    const exponential = this.backoffMs * 2 ** (attempt - 1);
+    const seconds = retryAfter ? Number(retryAfter) : Number.NaN;
+    const hinted = Number.isFinite(seconds) ? seconds * 1000 : 0;
+    const jitter = Math.random() * this.backoffMs;
+    return Math.min(this.maxBackoffMs, Math.max(exponential, hinted) + jitter);
+  }
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+    return `${err.name}: ${err.message}${cause}`;
+  }
+  return String(err);
+}
+
+/** Reads a JSON object, or throws naming the request. */
+export function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new Error(`${what}: expected a JSON object, got ${JSON.stringify(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A string field of a response, or throws. */
+export function stringField(o: Record<string, unknown>, key: string, what: string): string {
+  const v = o[key];
+  if (typeof v !== "string") throw new Error(`${what}: field "${key}" should be a string, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** A numeric field of a response, or throws. */
+export function numberField(o: Record<string, unknown>, key: string, what: string): number {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new Error(`${what}: field "${key}" should be a number, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** Runs `fn` over `items`, at most `concurrency` at a time; the first failure stops new work and rejects. */
+export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i] as T, i);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+  return results;
+}
+
+// --- replay -----------------------------------------------------------------------------------------
+
+export interface ReplayOptions {
+  /** dataset folder with answers.csv and gold.csv */
+  dataset: string;
+  baseUrl: string;
+  adminToken: string;
+  /** consensus threshold T (default 3); max_labels is 2T+1, lowered for items with fewer answers */
+  threshold?: number;
+  /** tasks per POST /v1/tasks/batch (default 500) */
+  batchSize?: number;
+  /** items labeled at a time, and the concurrency of setup and result requests (default 32) */
+  concurrency?: number;
+  /** only the first N items (in order of first appearance in answers.csv) */
+  limit?: number;
+  /** how long to wait for every task to settle once labeling ends (default 120 s) */
+  settleTimeoutMs?: number;
+  /** progress and info lines (default: discarded) */
+  log?: (line: string) => void;
+}
+
+/** The replay's result: the fields of the JSON line, in its order. */
+export interface ReplaySummary {
+  dataset: string;
+  tasks: number;
+  settled: number;
+  /** share of tasks with gold whose consensus label equals gold (null when no task has gold) */
+  accuracy: number | null;
+  /** mean labels_collected over settled tasks */
+  labels_per_task: number;
+  /** majority vote over all recorded answers vs gold (ties: 1/k credit) */
+  majority_vote_accuracy_all_labels: number | null;
+  /** wall time of the whole replay */
+  seconds: number;
+}
+
+interface ItemPlan {
+  item: string;
+  answers: Answer[];
+  settings: ItemSettings;
+  taskId?: string;
+  batchId?: string;
+}
+
+interface TaskResult {
+  item: string;
+  consensusLabel: string;
+  labelsCollected: number;
+  resolution: string;
+  confidence: number | null;
+}
+
+function positiveInt(value: number | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`${name} must be an integer between 1 and ${max}, got ${v}`);
+  return v;
+}
+
+/** Throttled progress line: the latest state is printed at most once per second. */
+class Progress {
+  private line: (() => string) | undefined;
+  private printed = "";
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly log: (line: string) => void,
+    private readonly started: number,
+  ) {
+    this.timer = setInterval(() => this.flush(), 1000);
+    this.timer.unref();
+  }
+
+  set(render: () => string): void {
+    this.line = render;
+  }
+
+  elapsed(): string {
+    return `${((Date.now() - this.started) / 1000).toFixed(1)} s`;
+  }
+
+  private flush(): void {
+    if (!this.line) return;
+    const text = `${this.line()}, ${this.elapsed()}`;
+    if (text !== this.printed) this.log(text);
+    this.printed = text;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.line = undefined;
+  }
+}
+
+function emailFor(dataset: string): string {
+  const slug =
+    dataset
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "") || "dataset";
+  return `replay-${slug}-${Date.now()}-${randomBytes(4).toString("hex")}@example.com`;
+}
+
+/**
+ * Replays a dataset through a running labelgate and returns the summary. Phases: set up (labelers, customer,
+ * quota), submit the tasks in batches, label (items concurrently, each item's answers in
+ * recorded order until `labels_needed` reaches 0), wait until every batch is settled, fetch the results.
+ */
+export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> {
+  const started = Date.now();
+  const log = options.log ?? (() => undefined);
+  const threshold = positiveInt(options.threshold, 3, "threshold", 25);
+  const batchSize = positiveInt(options.batchSize, 500, "batchSize", 10_000);
+  const concurrency = positiveInt(options.concurrency, 32, "concurrency", 1024);
+  const limit = options.limit === undefined ? undefined : positiveInt(options.limit, 1, "limit");
+  const settleTimeoutMs = options.settleTimeoutMs ?? 120_000;
+  if (!options.adminToken) throw new Error("no admin token");
+
+  const dataset = loadDataset(options.dataset);
+  const labelOptions = distinctLabels(dataset.answers);
+  if (labelOptions.length < 2) throw new Error(`${dataset.name}: a classification task needs at least 2 distinct labels`);
+  const grouped = [...groupByItem(dataset.answers)];
+  const selected = limit === undefined ? grouped : grouped.slice(0, limit);
+  const plans: ItemPlan[] = selected.map(([item, answers]) => {
+    const unique = dedupeWorkers(answers);
+    return { item, answers: unique, settings: itemSettings(unique.length, threshold) };
+  });
+  const totalAnswers = plans.reduce((s, p) => s + p.answers.length, 0);
+  const duplicates = selected.reduce((s, [, a]) => s + a.length, 0) - totalAnswers;
+  const workers = [...new Set(plans.flatMap((p) => p.answers.map((a) => a.worker)))];
+  const reduced = plans.filter((p) => p.settings.reduced).length;
+  const reducedThreshold = plans.filter((p) => p.settings.consensusThreshold < threshold).length;
+  const full = defaultMaxLabels(threshold);
+  log(
+    `${dataset.name}: ${plans.length} items, ${totalAnswers} answers, ${workers.length} workers, options [${labelOptions.join(", ")}], ` +
+      `threshold ${threshold}, max_labels ${full}; ${reduced} tasks with reduced max_labels (fewer than ${full} answers), ` +
+      `${reducedThreshold} of them with a reduced threshold` +
+      (duplicates > 0 ? `; ${duplicates} repeated worker answers skipped` : ""),
+  );
+
+  const http = new HttpClient(options.baseUrl);
+  const progress = new Progress(log, started);
+  const phaseTimes: string[] = [];
+  let phaseStart = Date.now();
+  const endPhase = (name: string) => {
+    phaseTimes.push(`${name} ${((Date.now() - phaseStart) / 1000).toFixed(1)} s`);
+    phaseStart = Date.now();
+  };
+
+  try {
+    // --- setup: labelers first (an admin call: a wrong token fails before anything is created), customer, quota ---
+    const adminCall = async (method: string, urlPath: string, body: unknown, expect: number): Promise<HttpResponse> => {
+      try {
+        return await http.request(method, urlPath, { token: options.adminToken, body, expect: [expect] });
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 401) {
+          throw new Error(`${err.message} (the admin token was rejected: check --admin-token, ADMIN_TOKEN or .data/admin-token)`);
+        }
+        throw err;
+      }
+    };
+    const labelerKeys = new Map<string, string>();
+    progress.set(() => `labelers ${labelerKeys.size}/${workers.length}`);
+    const createLabeler = async (worker: string) => {
+      const res = await adminCall("POST", "/v1/admin/labelers", { name: `crowd-${worker}` }, 201);
+      labelerKeys.set(worker, stringField(asObject(res.body, "POST /v1/admin/labelers"), "api_key", "POST /v1/admin/labelers"));
+    };
+    await createLabeler(workers[0] as string);
+    await mapPool(workers.slice(1), concurrency, createLabeler);
+
+    const created = asObject(
+      (
+        await http.request("POST", "/v1/customers", {
+          body: { name: `replay ${dataset.name}`, email: emailFor(dataset.name) },
+          expect: [201],
+        })
+      ).body,
+      "POST /v1/customers",
+    );
+    const customerId = stringField(created, "customer_id", "POST /v1/customers");
+    const apiKey = stringField(created, "api_key", "POST /v1/customers");
+    const quota = plans.reduce((s, p) => s + p.settings.consensusThreshold, 0) + totalAnswers;
+    await adminCall("PATCH", `/v1/admin/customers/${encodeURIComponent(customerId)}`, { label_quota: quota }, 200);
+    endPhase(`setup (${workers.length} labelers)`);
+
+    // --- submit ---
+    const batches: { id: string; size: number }[] = [];
+    let submitted = 0;
+    progress.set(() => `submitting ${submitted}/${plans.length} tasks`);
+    for (let start = 0; start < plans.length; start += batchSize) {
+      const chunk = plans.slice(start, start + batchSize);
+      const tasks = chunk.map((p) => ({
+        type: "classification",
+        data_url: `https://data.example/${encodeURIComponent(dataset.name)}/${encodeURIComponent(p.item)}`,
+        label_spec: { question: `${dataset.name} item ${p.item}: which label?`, options: labelOptions },
+        consensus_threshold: p.settings.consensusThreshold,
+        max_labels: p.settings.maxLabels,
+        metadata: { item: p.item },
+      }));
+      const res = await http.request("POST", "/v1/tasks/batch", { token: apiKey, body: { tasks }, expect: [202] });
+      const what = "POST /v1/tasks/batch";
+      const body = asObject(res.body, what);
+      const batchId = stringField(body, "batch_id", what);
+      const ids = body["task_ids"];
+      if (!Array.isArray(ids) || ids.length !== chunk.length || !ids.every((id): id is string => typeof id === "string")) {
+        throw new Error(`${what}: expected ${chunk.length} task_ids, got ${JSON.stringify(ids)}`);
+      }
+      chunk.forEach((p, i) => {
+        p.taskId = ids[i];
+        p.batchId = batchId;
+      });
+      batches.push({ id: batchId, size: chunk.length });
+      submitted += chunk.length;
+    }
+    endPhase(`submit (${batches.length} batches)`);
+
+    // --- label ---
+    let answersDone = 0;
+    let labelsPosted = 0;
+    let decidable = 0;
+    let closedOnClaim = 0;
+    let closedOnLabel = 0;
+    const undecided: string[] = [];
+    progress.set(
+      () => `labeling ${answersDone}/${totalAnswers} answers (${labelsPosted} labels), ${decidable}/${plans.length} tasks decidable`,
+    );
+    await mapPool(plans, concurrency, async (plan) => {
+      const taskId = plan.taskId as string;
+      let handled = 0;
+      let open = true;
+      for (const answer of plan.answers) {
+        handled++;
+        answersDone++;
+        const key = labelerKeys.get(answer.worker) as string;
+        const claim = await http.request("POST", "/v1/labeling/claims", { token: key, body: { task_id: taskId }, expect: [201, 204] });
+        if (claim.status === 204) {
+          if (claim.attempts > 1) log(`warning: claim on ${taskId} answered 204 after a retry (a lost claim may hold a slot)`);
+          closedOnClaim++;
+          decidable++;
+          open = false;
+          break;
+        }
+        const claimId = stringField(asObject(claim.body, "POST /v1/labeling/claims"), "claim_id", "POST /v1/labeling/claims");
+        const labelPath = `/v1/labeling/claims/${encodeURIComponent(claimId)}/label`;
+        const res = await http.request("POST", labelPath, { token: key, body: { label: answer.label }, expect: [201, 409] });
+        if (res.status === 409) {
+          const error = asObject(res.body, `POST ${labelPath}`)["error"];
+          // A retried request whose first attempt was recorded: the label is in, its labels_needed unknown.
+          if (error === "claim already labeled" && res.attempts > 1) {
+            labelsPosted++;
+            continue;
+          }
+          if (error !== "task no longer accepts labels") {
+            throw new HttpError(`POST ${labelPath} answered HTTP 409: ${JSON.stringify(res.body)}`, 409, JSON.stringify(res.body));
+          }
+          closedOnLabel++;
+          decidable++;
+          open = false;
+          break;
+        }
+        labelsPosted++;
+        if (numberField(asObject(res.body, `POST ${labelPath}`), "labels_needed", `POST ${labelPath}`) === 0) {
+          decidable++;
+          open = false;
+          break;
+        }
+      }
+      answersDone += plan.answers.length - handled;
+      if (open) undecided.push(plan.item);
+    });
+    endPhase(`label (${labelsPosted} labels)`);
+    log(
+      `labeling done: ${labelsPosted} labels posted for ${totalAnswers} recorded answers; ${decidable}/${plans.length} tasks decidable` +
+        (closedOnClaim + closedOnLabel > 0 ? ` (${closedOnClaim} closed at claim, ${closedOnLabel} closed at label)` : ""),
+    );
+    if (undecided.length > 0) {
+      log(`warning: ${undecided.length} tasks still need labels after all answers (items ${undecided.slice(0, 10).join(", ")}...)`);
+    }
+
+    // --- wait for settlement ---
+    const deadline = Date.now() + settleTimeoutMs;
+    const settledBy = new Map<string, number>();
+    const settledCount = () => [...settledBy.values()].reduce((a, b) => a + b, 0);
+    progress.set(() => `settling ${settledCount()}/${plans.length} tasks settled`);
+    for (;;) {
+      let canceled = 0;
+      await mapPool(batches, concurrency, async (b) => {
+        const what = `GET /v1/batches/${b.id}`;
+        const res = await http.request("GET", `/v1/batches/${encodeURIComponent(b.id)}`, { token: apiKey, expect: [200] });
+        const counts = asObject(asObject(res.body, what)["counts"], `${what} counts`);
+        settledBy.set(b.id, numberField(counts, "settled", what));
+        canceled += numberField(counts, "canceled", what);
+      });
+      if (canceled > 0) throw new Error(`${canceled} tasks were canceled; the replay never cancels tasks`);
+      if (batches.every((b) => settledBy.get(b.id) === b.size)) break;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `timed out after ${settleTimeoutMs / 1000} s waiting for settlement: ${settledCount()}/${plans.length} tasks settled ` +
+            `(${undecided.length} never became decidable)`,
+        );
+      }
+      await sleep(250);
+    }
+    endPhase("settle");
+
+    // --- results ---
+    let fetched = 0;
+    progress.set(() => `results ${fetched}/${plans.length} tasks`);
+    const results = await mapPool(plans, concurrency, async (plan): Promise<TaskResult> => {
+      const what = `GET /v1/tasks/${plan.taskId}/result`;
+      const res = await http.request("GET", `/v1/tasks/${encodeURIComponent(plan.taskId as string)}/result`, {
+        token: apiKey,
+        expect: [200],
+      });
+      const body = asObject(res.body, what);
+      fetched++;
+      const confidence = body["confidence"];
+      return {
+        item: plan.item,
+        consensusLabel: stringField(body, "consensus_label", what),
+        labelsCollected: numberField(body, "labels_collected", what),
+        resolution: stringField(body, "resolution", what),
+        confidence: typeof confidence === "number" ? confidence : null,
+      };
+    });
+    endPhase("results");
+    progress.stop();
+
+    const predictions = new Map(results.map((r) => [r.item, r.consensusLabel]));
+    const acc = computeAccuracy(predictions, dataset.gold);
+    const baseline = majorityVoteAccuracy(new Map(selected), dataset.gold);
+    const labels = results.reduce((s, r) => s + r.labelsCollected, 0);
+    const resolutions = new Map<string, number>();
+    for (const r of results) resolutions.set(r.resolution, (resolutions.get(r.resolution) ?? 0) + 1);
+    const confidences = results.flatMap((r) => (r.confidence === null ? [] : [r.confidence]));
+    const meanConfidence = confidences.length ? confidences.reduce((a, b) => a + b, 0) / confidences.length : Number.NaN;
+    log(
+      `results: ${acc.correct}/${acc.total} correct vs gold; resolutions ${[...resolutions].map(([k, v]) => `${k} ${v}`).join(", ")}; ` +
+        `mean confidence ${meanConfidence.toFixed(3)}; ${http.requests} requests, ${http.retries} retries; ${phaseTimes.join(", ")}`,
+    );
+    for (const line of http.latencyReport()) log(`  latency ${line}`);
+
+    return {
+      dataset: dataset.name,
+      tasks: plans.length,
+      settled: settledCount(),
+      accuracy: acc.accuracy === null ? null : round(acc.accuracy, 4),
+      labels_per_task: results.length === 0 ? 0 : round(labels / results.length, 2),
+      majority_vote_accuracy_all_labels: baseline.accuracy === null ? null : round(baseline.accuracy, 4),
+      seconds: round((Date.now() - started) / 1000, 1),
+    };
+  } finally {
+    progress.stop();
+  }
+}

@@ -1,0 +1,579 @@
+/**
+ * Settlement end to end (DESIGN §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
+ * all real. Exactly-once settlement under concurrency and duplicate jobs, the hash-chained ledger, and the
+ * reconciliation of consensus jobs lost by Redis.
+ *
+ * The database is shared with every other test file of the run: each test uses its own customer, labelers
+ * and tasks, never rewrites shared rows, and checks the ledger chain as a whole (others append concurrently).
+ */
+import type { LedgerEntry } from "@labelgate/db";
+import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { recordEvent } from "@labelgate/webhook-worker";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { REDIS_URL } from "../../../test/env";
+import {
+  createLabeler,
+  createTask,
+  eventually,
+  label,
+  registerCustomer,
+  type System,
+  settledResult,
+  startSystem,
+} from "../../../test/system";
+import {
+  type ConsensusDeps,
+  consensusHandlers,
+  DEFAULT_PRIOR,
+  evaluateTask,
+  GENESIS_HASH,
+  labelerAccuracy,
+  posterior,
+  reconcile,
+  recordHash,
+  verifyLedger,
+} from "../src";
+
+const HASH = /^[0-9a-f]{64}$/;
+const TXID = /^0x[0-9a-f]{64}$/;
+
+function depsOf(s: System): ConsensusDeps {
+  return { prisma: s.db.prisma, queue: s.queue, logger: s.logger, prior: DEFAULT_PRIOR };
+}
+
+/** Labels `taskId` once per value, each by its own labeler (in order); every label must be accepted (201). */
+async function labelAll(s: System, labelers: { key: string }[], taskId: string, values: string[]): Promise<void> {
+  for (const [i, value] of values.entries()) {
+    const labeler = labelers[i];
+    if (!labeler) throw new Error(`no labeler #${i}`);
+    const res = await label(s, labeler.key, taskId, value);
+    expect(res.status).toBe(201);
+  }
+}
+
+async function labelers(s: System, n: number): Promise<{ id: string; key: string }[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => createLabeler(s, `settlement-${i}`)));
+}
+
+async function counts(s: System, taskId: string): Promise<{ ledger: number; events: number }> {
+  const [ledger, events] = await Promise.all([
+    s.db.prisma.ledgerEntry.count({ where: { taskId } }),
+    s.db.prisma.event.count({ where: { taskId, type: "task.settled" } }),
+  ]);
+  return { ledger, events };
+}
+
+async function labelerCounts(s: System, ids: string[]): Promise<{ settled: number; agreed: number }[]> {
+  const rows = await s.db.prisma.labeler.findMany({
+    where: { id: { in: ids } },
+    select: { id: true, settledLabels: true, agreedLabels: true },
+  });
+  return ids.map((id) => {
+    const row = rows.find((r) => r.id === id);
+    if (!row) throw new Error(`labeler ${id} not found`);
+    return { settled: row.settledLabels, agreed: row.agreedLabels };
+  });
+}
+
+/** Every queue of this system's prefix is idle (nothing waiting, delayed or active). */
+async function queueIdle(s: System, key: QueueKey): Promise<true | undefined> {
+  const c = await s.queue.counts(key);
+  return (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0) === 0 ? true : undefined;
+}
+
+// --- a pure chain check over an array of records, the same rules as verifyLedger ----------------------
+
+interface ChainRecord {
+  seq: bigint;
+  txid: string;
+  prevHash: string;
+  hash: string;
+  payload: unknown;
+}
+
+/** Verifies a contiguous run of records starting after `startPrev`. @returns the index of the first bad record, or -1. */
+function firstBroken(records: readonly ChainRecord[], startPrev: string): number {
+  let prev = startPrev;
+  for (const [i, r] of records.entries()) {
+    if (r.prevHash !== prev || recordHash(r.prevHash, r.payload) !== r.hash || r.txid !== `0x${r.hash}`) return i;
+    prev = r.hash;
+  }
+  return -1;
+}
+
+/** A deep copy of ledger rows (bigint seq kept), so tampering never touches the shared table. */
+function copyOf(entries: readonly LedgerEntry[]): ChainRecord[] {
+  return entries.map((e) => ({
+    seq: e.seq,
+    txid: e.txid,
+    prevHash: e.prevHash,
+    hash: e.hash,
+    payload: JSON.parse(JSON.stringify(e.payload)) as unknown,
+  }));
+}
+
+let sys: System;
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.close());
+
+/** tasks settled by this file (the ledger must hold at least these) */
+const settledHere: string[] = [];
+
+describe("settlement with the workers running", () => {
+  it("settles three agreeing labels on a threshold-3 task: result 200, task view and ledger agree", async () => {
+    const customer = await registerCustomer(sys);
+    const [l0, l1, l2] = await labelers(sys, 3);
+    if (!l0 || !l1 || !l2) throw new Error("labelers");
+    const taskId = await createTask(sys, customer.key, { consensus_threshold: 3 });
+
+    const before = await sys.api("GET", `/v1/tasks/${taskId}/result`, { token: customer.key });
+    expect(before.status).toBe(202);
+    expect(before.body).toEqual({ task_id: taskId, status: "pending", labels_collected: 0, consensus_threshold: 3 });
+
+    await labelAll(sys, [l0, l1], taskId, ["cat", "cat"]);
+    const midway = await sys.api("GET", `/v1/tasks/${taskId}/result`, { token: customer.key });
+    expect(midway.status).toBe(202);
+    expect(midway.body).toEqual({ task_id: taskId, status: "labeling", labels_collected: 2, consensus_threshold: 3 });
+
+    await labelAll(sys, [l2], taskId, ["cat"]);
+    const result = await settledResult(sys, customer.key, taskId);
+    settledHere.push(taskId);
+    expect(result).toMatchObject({
+      task_id: taskId,
+      status: "settled",
+      consensus_label: "cat",
+      resolution: "consensus",
+      label_counts: { cat: 3, dog: 0, bird: 0 },
+      labels_collected: 3,
+      settlement: { ledger: "local" },
+    });
+    // three newcomers (q = 0.8) over three options: 0.512 / (0.512 + 0.001 + 0.001)
+    const confidence = result.confidence as number;
+    expect(confidence).toBeGreaterThan(0.9);
+    expect(confidence).toBeLessThanOrEqual(1);
+    expect(confidence).toBeCloseTo(0.512 / 0.514, 10);
+    expect(new Date(result.settled_at as string).toISOString()).toBe(result.settled_at);
+    const settlement = result.settlement as Record<string, unknown>;
+    expect(settlement.ledger_txid).toMatch(TXID);
+    expect(settlement.prev_hash).toMatch(HASH);
+
+    const view = await sys.api("GET", `/v1/tasks/${taskId}`, { token: customer.key });
+    expect(view.status).toBe(200);
+    expect(view.body).toMatchObject({
+      task_id: taskId,
+      status: "settled",
+      consensus_label: "cat",
+      resolution: "consensus",
+      ledger_txid: settlement.ledger_txid,
+      settled_at: result.settled_at,
+      labels_collected: 3,
+    });
+
+    // the ledger record is the settlement: same txid, the payload commits to the result and every label
+    const entry = await sys.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
+    expect(entry.txid).toBe(settlement.ledger_txid);
+    expect(entry.txid).toBe(`0x${recordHash(entry.prevHash, entry.payload)}`);
+    const labels = await sys.db.prisma.label.findMany({ where: { taskId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    expect(entry.payload).toEqual({
+      task_id: taskId,
+      customer_id: customer.id,
+      consensus_label: "cat",
+      confidence,
+      resolution: "consensus",
+      label_counts: { cat: 3, dog: 0, bird: 0 },
+      labels: labels.map((l) => ({ label_id: l.id, labeler_id: l.labelerId, value: l.value })),
+      settled_at: result.settled_at,
+    });
+    expect(await counts(sys, taskId)).toEqual({ ledger: 1, events: 1 });
+
+    // the webhook worker records the task.settled event, whose payload carries the same txid
+    const event = await eventually(
+      async () => {
+        const e = await sys.db.prisma.event.findFirstOrThrow({ where: { taskId, type: "task.settled" } });
+        return e.recordedAt ? e : undefined;
+      },
+      15000,
+      "task.settled recorded",
+    );
+    expect(event.customerId).toBe(customer.id);
+    expect(event.payload).toEqual({
+      event: "task.settled",
+      task_id: taskId,
+      consensus_label: "cat",
+      confidence,
+      ledger_txid: entry.txid,
+      settled_at: result.settled_at,
+    });
+  });
+
+  it("settles a disagreement at max_labels with resolution max_labels (threshold 2, labels cat, dog, bird)", async () => {
+    const customer = await registerCustomer(sys);
+    const ls = await labelers(sys, 3);
+    const taskId = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
+    await labelAll(sys, ls.slice(0, 2), taskId, ["cat", "dog"]);
+    const open = await sys.api("GET", `/v1/tasks/${taskId}/result`, { token: customer.key });
+    expect(open.status).toBe(202);
+    expect(open.body).toMatchObject({ status: "labeling", labels_collected: 2, consensus_threshold: 2 });
+
+    await labelAll(sys, ls.slice(2), taskId, ["bird"]);
+    const result = await settledResult(sys, customer.key, taskId);
+    settledHere.push(taskId);
+    // a three-way tie of newcomers: equal posteriors, so the option order decides (cat) at 1/3
+    expect(result).toMatchObject({
+      task_id: taskId,
+      status: "settled",
+      consensus_label: "cat",
+      resolution: "max_labels",
+      label_counts: { cat: 1, dog: 1, bird: 1 },
+      labels_collected: 3,
+    });
+    expect(result.confidence as number).toBeCloseTo(1 / 3, 10);
+    expect((result.settlement as Record<string, unknown>).ledger_txid).toMatch(TXID);
+    expect(
+      await labelerCounts(
+        sys,
+        ls.map((l) => l.id),
+      ),
+    ).toEqual([
+      { settled: 1, agreed: 1 },
+      { settled: 1, agreed: 0 },
+      { settled: 1, agreed: 0 },
+    ]);
+  });
+
+  it("updates labelers' settled/agreed counts once per settled task and feeds them into the next confidence", async () => {
+    const customer = await registerCustomer(sys);
+    const [a, b, c] = await labelers(sys, 3);
+    if (!a || !b || !c) throw new Error("labelers");
+    const ids = [a.id, b.id, c.id];
+    expect(await labelerCounts(sys, ids)).toEqual([
+      { settled: 0, agreed: 0 },
+      { settled: 0, agreed: 0 },
+      { settled: 0, agreed: 0 },
+    ]);
+
+    const first = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
+    await labelAll(sys, [a, b], first, ["cat", "cat"]);
+    await settledResult(sys, customer.key, first);
+    settledHere.push(first);
+    expect(await labelerCounts(sys, ids)).toEqual([
+      { settled: 1, agreed: 1 },
+      { settled: 1, agreed: 1 },
+      { settled: 0, agreed: 0 },
+    ]);
+
+    const second = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
+    await labelAll(sys, [a, c, b], second, ["dog", "cat", "dog"]);
+    const result = await settledResult(sys, customer.key, second);
+    settledHere.push(second);
+    expect(result).toMatchObject({ consensus_label: "dog", resolution: "consensus", label_counts: { cat: 1, dog: 2, bird: 0 } });
+    expect(await labelerCounts(sys, ids)).toEqual([
+      { settled: 2, agreed: 2 },
+      { settled: 2, agreed: 2 },
+      { settled: 1, agreed: 0 },
+    ]);
+    // the second settlement used the accuracies after the first: a and b at 5/6, c a newcomer at 0.8
+    const qa = labelerAccuracy({ settled: 1, agreed: 1 });
+    expect(qa).toBeCloseTo(5 / 6, 12);
+    const expected = posterior(
+      ["cat", "dog", "bird"],
+      [
+        { labelerId: a.id, value: "dog" },
+        { labelerId: c.id, value: "cat" },
+        { labelerId: b.id, value: "dog" },
+      ],
+      new Map([
+        [a.id, qa],
+        [b.id, qa],
+        [c.id, 0.8],
+      ]),
+    ).dog as number;
+    expect(result.confidence as number).toBeCloseTo(expected, 10);
+
+    // re-running the settlement of either task changes nothing
+    for (const taskId of [first, second]) {
+      expect(await evaluateTask(depsOf(sys), taskId)).toBe("closed");
+      await sys.queue.requeue("consensus", {
+        taskId,
+        labelId: (await sys.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).lastLabelId as string,
+      });
+    }
+    await eventually(() => queueIdle(sys, "consensus"), 15000, "consensus queue idle");
+    expect(await labelerCounts(sys, ids)).toEqual([
+      { settled: 2, agreed: 2 },
+      { settled: 2, agreed: 2 },
+      { settled: 1, agreed: 0 },
+    ]);
+    expect(await counts(sys, first)).toEqual({ ledger: 1, events: 1 });
+    expect(await counts(sys, second)).toEqual({ ledger: 1, events: 1 });
+  });
+});
+
+describe("exactly-once settlement", () => {
+  let off: System;
+  beforeEach(async () => {
+    off = await startSystem({ workers: false });
+  });
+  afterEach(() => off.close());
+
+  it("10 concurrent evaluations of a decidable task: one settles, nine find it closed; one ledger row, one event", async () => {
+    const customer = await registerCustomer(off);
+    const ls = await labelers(off, 2);
+    const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
+    await labelAll(off, ls, taskId, ["dog", "dog"]);
+    // workers are off: the labels are recorded, the task is still open
+    const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task).toMatchObject({ status: "labeling", labelsNeeded: 0, labelsCollected: 2 });
+    expect(await counts(off, taskId)).toEqual({ ledger: 0, events: 0 });
+
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => evaluateTask(depsOf(off), taskId)));
+    settledHere.push(taskId);
+    expect(outcomes.filter((o) => o === "settled")).toHaveLength(1);
+    expect(outcomes.filter((o) => o === "closed")).toHaveLength(9);
+    expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
+
+    const settled = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+    const entry = await off.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
+    expect(settled).toMatchObject({ status: "settled", consensusLabel: "dog", resolution: "consensus", ledgerTxid: entry.txid });
+    expect(
+      await labelerCounts(
+        off,
+        ls.map((l) => l.id),
+      ),
+    ).toEqual([
+      { settled: 1, agreed: 1 },
+      { settled: 1, agreed: 1 },
+    ]);
+    // one more evaluation afterwards is still a no-op
+    expect(await evaluateTask(depsOf(off), taskId)).toBe("closed");
+    expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
+  });
+
+  it("duplicate consensus jobs and two racing worker sets settle once; the event is recorded once", async () => {
+    const customer = await registerCustomer(off);
+    const ls = await labelers(off, 3);
+    const taskId = await createTask(off, customer.key, { consensus_threshold: 3 });
+    await labelAll(off, ls, taskId, ["bird", "bird", "bird"]);
+    const labels = await off.db.prisma.label.findMany({ where: { taskId } });
+    expect(labels).toHaveLength(3);
+    // the gateway enqueued one job per label; enqueue each again (deduplicated by job id) and once more
+    for (const l of labels) {
+      await off.queue.enqueue("consensus", { taskId, labelId: l.id });
+      await off.queue.enqueue("consensus", { taskId, labelId: l.id });
+    }
+    const waiting = await off.queue.counts("consensus");
+    expect(waiting.waiting).toBe(3);
+
+    const failures: string[] = [];
+    let recording = true;
+    const onFailed = (q: QueueKey, jobId: string | undefined, err: Error) => {
+      if (recording) failures.push(`${q} ${jobId ?? "-"}: ${err.message}`);
+    };
+    const recorded: string[] = [];
+    const webhook: HandlersFor<"webhook-worker"> = {
+      taskSettled: async ({ eventId }) => {
+        if (await recordEvent({ prisma: off.db.prisma, logger: off.logger }, eventId)) recorded.push(eventId);
+      },
+    };
+    const deps = { ...depsOf(off), reconcileGraceMs: 60_000 };
+    const running: RunningWorkers[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        running.push(
+          startWorkers(off.backend, consensusHandlers(deps), { concurrency: { consensus: 4, reconcile: 1 }, onFailed }),
+          startWorkers(off.backend, webhook, { concurrency: { taskSettled: 4 }, onFailed }),
+        );
+      }
+      const event = await eventually(
+        async () => {
+          const e = await off.db.prisma.event.findFirst({ where: { taskId, type: "task.settled" } });
+          return e?.recordedAt ? e : undefined;
+        },
+        20000,
+        "the task.settled event to be recorded",
+      );
+      settledHere.push(taskId);
+      await eventually(() => queueIdle(off, "consensus"), 15000, "consensus queue idle");
+
+      // deliver the event twice more (a duplicate enqueue is a no-op; a requeue re-runs the completed job)
+      await off.queue.enqueue("taskSettled", { eventId: event.id });
+      expect(await off.queue.requeue("taskSettled", { eventId: event.id })).toBe("retried");
+      await eventually(() => queueIdle(off, "taskSettled"), 15000, "task-settled queue idle");
+      // and the consensus jobs too
+      for (const l of labels) await off.queue.requeue("consensus", { taskId, labelId: l.id });
+      await eventually(() => queueIdle(off, "consensus"), 15000, "consensus queue idle");
+
+      expect(recorded).toEqual([event.id]);
+      const after = await off.db.prisma.event.findUniqueOrThrow({ where: { id: event.id } });
+      expect(after.recordedAt).toEqual(event.recordedAt);
+      expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
+      expect(
+        await labelerCounts(
+          off,
+          ls.map((l) => l.id),
+        ),
+      ).toEqual([
+        { settled: 1, agreed: 1 },
+        { settled: 1, agreed: 1 },
+        { settled: 1, agreed: 1 },
+      ]);
+      const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      expect(task).toMatchObject({ status: "settled", consensusLabel: "bird", resolution: "consensus" });
+      expect(failures).toEqual([]);
+    } finally {
+      recording = false;
+      await Promise.all(running.map((w) => w.close()));
+    }
+  });
+});
+
+describe("ledger", () => {
+  beforeAll(async () => {
+    // self-sufficient when run alone (-t ledger): two settlements of its own, the first with a successor
+    const customer = await registerCustomer(sys);
+    const [l0] = await labelers(sys, 1);
+    if (!l0) throw new Error("labeler");
+    for (const value of ["cat", "dog"]) {
+      const taskId = await createTask(sys, customer.key, { consensus_threshold: 1 });
+      await labelAll(sys, [l0], taskId, [value]);
+      await settledResult(sys, customer.key, taskId);
+      settledHere.push(taskId);
+    }
+  });
+
+  it("verifies as a whole chain holding at least every settlement of this file", async () => {
+    expect(settledHere.length).toBeGreaterThan(0);
+    const ours = await sys.db.prisma.ledgerEntry.count({ where: { taskId: { in: settledHere } } });
+    expect(ours).toBe(settledHere.length);
+    const total = await sys.db.prisma.ledgerEntry.count();
+    const verification = await verifyLedger(sys.db.prisma);
+    expect(verification).toMatchObject({ ok: true });
+    expect(verification.brokenAt).toBeUndefined();
+    expect(verification.records).toBeGreaterThanOrEqual(total);
+    expect(verification.records).toBeGreaterThanOrEqual(settledHere.length);
+  });
+
+  it("chains every record to the previous one: txid = 0x + hash, prev_hash = previous hash, genesis first", async () => {
+    const entries = await sys.db.prisma.ledgerEntry.findMany({ orderBy: { seq: "asc" } });
+    expect(entries.length).toBeGreaterThanOrEqual(settledHere.length);
+    const first = entries[0];
+    if (!first) throw new Error("empty ledger");
+    const minSeq = await sys.db.prisma.ledgerEntry.aggregate({ _min: { seq: true } });
+    expect(first.seq).toBe(minSeq._min.seq);
+    expect(first.prevHash).toBe(GENESIS_HASH);
+    expect(GENESIS_HASH).toBe("0".repeat(64));
+    for (const [i, e] of entries.entries()) {
+      expect(e.hash).toMatch(HASH);
+      expect(e.txid).toBe(`0x${e.hash}`);
+      expect(recordHash(e.prevHash, e.payload)).toBe(e.hash);
+      if (i > 0) expect(e.prevHash).toBe(entries[i - 1]?.hash);
+    }
+    expect(firstBroken(copyOf(entries), GENESIS_HASH)).toBe(-1);
+    // hashes are unique: no fork, no replay
+    expect(new Set(entries.map((e) => e.hash)).size).toBe(entries.length);
+    expect(new Set(entries.map((e) => e.prevHash)).size).toBe(entries.length);
+  });
+
+  it("detects tampering (on an in-memory copy): an altered payload no longer matches its hash nor the next link", async () => {
+    const entries = copyOf(await sys.db.prisma.ledgerEntry.findMany({ orderBy: { seq: "asc" } }));
+    // tamper with one of this file's records that has a successor
+    const index = entries.findIndex((e, i) => i < entries.length - 1 && settledHere.includes((e.payload as { task_id: string }).task_id));
+    expect(index).toBeGreaterThanOrEqual(0);
+    const target = entries[index] as ChainRecord;
+    const next = entries[index + 1] as ChainRecord;
+    expect(firstBroken(entries, GENESIS_HASH)).toBe(-1);
+
+    // 1. rewrite the consensus label and leave the hashes: the record itself no longer verifies
+    const original = target.payload as Record<string, unknown>;
+    const forged = { ...original, consensus_label: original.consensus_label === "cat" ? "dog" : "cat" };
+    const tampered = entries.map((e, i) => (i === index ? { ...e, payload: forged } : e));
+    const forgedHash = recordHash(target.prevHash, forged);
+    expect(forgedHash).not.toBe(target.hash);
+    expect(forgedHash).not.toBe(next.prevHash);
+    expect(firstBroken(tampered, GENESIS_HASH)).toBe(index);
+
+    // 2. rewrite it and recompute its hash and txid: the next record's prev_hash exposes it
+    const rehashed = entries.map((e, i) => (i === index ? { ...e, payload: forged, hash: forgedHash, txid: `0x${forgedHash}` } : e));
+    expect(firstBroken(rehashed, GENESIS_HASH)).toBe(index + 1);
+
+    // 3. even a change of a number in the payload (confidence) is detected
+    const nudged = { ...original, confidence: (original.confidence as number) - 1e-9 };
+    expect(recordHash(target.prevHash, nudged)).not.toBe(target.hash);
+    expect(
+      firstBroken(
+        entries.map((e, i) => (i === index ? { ...e, payload: nudged } : e)),
+        GENESIS_HASH,
+      ),
+    ).toBe(index);
+
+    // 4. dropping a record breaks the chain at its successor; swapping two breaks it too
+    expect(firstBroken([...entries.slice(0, index), ...entries.slice(index + 1)], GENESIS_HASH)).toBe(index);
+    const swapped = [...entries];
+    swapped[index] = next;
+    swapped[index + 1] = target;
+    expect(firstBroken(swapped, GENESIS_HASH)).toBe(index);
+
+    // the stored table is untouched
+    expect((await verifyLedger(sys.db.prisma)).ok).toBe(true);
+  });
+});
+
+describe("reconciliation", () => {
+  it("requeues the consensus job of a decidable task after Redis lost it, and the task then settles", async () => {
+    const off = await startSystem({ workers: false });
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const consensusQueue = new Queue("consensus", { connection: redis, prefix: off.prefix });
+    let workers: RunningWorkers | undefined;
+    try {
+      const customer = await registerCustomer(off);
+      const ls = await labelers(off, 2);
+      const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
+      await labelAll(off, ls, taskId, ["cat", "cat"]);
+      const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      expect(task).toMatchObject({ status: "labeling", labelsNeeded: 0 });
+      const lastLabelId = task.lastLabelId as string;
+      const jobId = `consensus-${lastLabelId}`;
+      expect(await (await consensusQueue.getJob(jobId))?.getState()).toBe("waiting");
+
+      // Redis loses the work
+      await consensusQueue.obliterate({ force: true });
+      expect(await consensusQueue.getJob(jobId)).toBeUndefined();
+      expect(await queueIdle(off, "consensus")).toBe(true);
+
+      // work younger than the grace period is left alone
+      await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 3_600_000 });
+      expect(await consensusQueue.getJob(jobId)).toBeUndefined();
+
+      const report = await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 0 });
+      expect(report.tasks).toBeGreaterThanOrEqual(1);
+      expect(report.requeued).toBeGreaterThanOrEqual(1);
+      const requeued = await consensusQueue.getJob(jobId);
+      expect(requeued?.data).toEqual({ taskId, labelId: lastLabelId });
+      expect(await requeued?.getState()).toBe("waiting");
+      // a job still pending is not queued twice
+      expect(await off.queue.requeue("consensus", { taskId, labelId: lastLabelId })).toBe("pending");
+
+      // The reconciliation is global (the database is shared with other test files): it may have requeued
+      // their decidable tasks into this prefix too. Run the real handlers, but only for this test's task,
+      // so that other files' open tasks are not settled behind their back.
+      const handlers = consensusHandlers({ ...depsOf(off), reconcileGraceMs: 0 });
+      const onlyThisTask: HandlersFor<"consensus-worker"> = {
+        consensus: (payload, ctx) => (payload.taskId === taskId ? handlers.consensus(payload, ctx) : Promise.resolve()),
+        reconcile: handlers.reconcile,
+      };
+      workers = startWorkers(off.backend, onlyThisTask, {});
+      const result = await settledResult(off, customer.key, taskId);
+      settledHere.push(taskId);
+      expect(result).toMatchObject({ status: "settled", consensus_label: "cat", resolution: "consensus", labels_collected: 2 });
+      expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
+    } finally {
+      await workers?.close();
+      await consensusQueue.close();
+      redis.disconnect();
+      await off.close();
+    }
+  });
+});
