@@ -6,6 +6,7 @@
  * open task in it. So tests on specific tasks use the named form `{"task_id": ...}`, and where another
  * file's generic claim could take a slot of one of our tasks, assertions account for such foreign claims.
  */
+
 import {
   type ApiResponse,
   createLabeler,
@@ -19,6 +20,7 @@ import {
   startSystem,
   taskBody,
 } from "../../../test/system";
+import type { ClaimResult, RecordedLabel } from "../src/labeling";
 
 /** Error fields a response body may carry instead (DESIGN §2). */
 interface ErrorFields {
@@ -26,22 +28,9 @@ interface ErrorFields {
   details?: { path: string; message: string }[];
 }
 
-interface ClaimBody extends ErrorFields {
-  claim_id: string;
-  task_id: string;
-  data_url: string;
-  label_spec: { question: string; options: string[] };
-  expires_at: string;
-}
-
-interface LabelBody extends ErrorFields {
-  label_id: string;
-  claim_id: string;
-  task_id: string;
-  label: string;
-  created_at: string;
-  labels_needed: number;
-}
+/** The wire shapes of the claim and label routes, as the gateway declares them, plus error fields. */
+type ClaimBody = ErrorFields & ClaimResult;
+type LabelBody = ErrorFields & RecordedLabel;
 
 type Labeler = { id: string; key: string };
 
