@@ -8,12 +8,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv, standaloneEnv } from "@labelgate/config";
 import { consensusHandlers } from "@labelgate/consensus-worker";
-import { createLogger, onShutdown } from "@labelgate/core";
+import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb, migrateDatabase } from "@labelgate/db";
 import { createApp } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { type QueueBackendConfig, QueueClient, startWorkers } from "@labelgate/queue";
-import { webhookHandlers } from "@labelgate/webhook-worker";
+import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
 
 interface Embedded {
   url: string;
@@ -41,13 +41,14 @@ async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: str
   return { url: `postgresql://postgres:postgres@127.0.0.1:${port}/labelgate`, stop: () => pg.stop() };
 }
 
-function adminTokenFor(dataDir: string, fromEnv: string | undefined): string {
+/** A value from the environment, else one generated once and kept in DATA_DIR/<name> (mode 600). */
+function persistentSecret(dataDir: string, name: string, fromEnv: string | undefined, generate: () => string): string {
   if (fromEnv) return fromEnv;
-  const file = path.resolve(dataDir, "admin-token");
+  const file = path.resolve(dataDir, name);
   if (existsSync(file)) return readFileSync(file, "utf8").trim();
-  const token = `adm_${randomBytes(24).toString("base64url")}`;
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return token;
+  const value = generate();
+  writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  return value;
 }
 
 async function main(): Promise<void> {
@@ -64,7 +65,10 @@ async function main(): Promise<void> {
     : { kind: "postgres", url: databaseUrl, schema: "bullmq" };
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const queue = new QueueClient(backend, 5000);
-  const adminToken = adminTokenFor(env.DATA_DIR, env.ADMIN_TOKEN);
+  const adminToken = persistentSecret(env.DATA_DIR, "admin-token", env.ADMIN_TOKEN, () => `adm_${randomBytes(24).toString("base64url")}`);
+  const secretBox = new SecretBox(
+    parseEncryptionKey(persistentSecret(env.DATA_DIR, "encryption-key", env.ENCRYPTION_KEY, () => randomBytes(32).toString("hex"))),
+  );
   const prior = { correct: env.LABELER_PRIOR_CORRECT, wrong: env.LABELER_PRIOR_WRONG };
   const onFailed = (q: string, jobId: string | undefined, err: Error) => logger.error({ err, queue: q, job_id: jobId }, "job failed");
 
@@ -73,10 +77,23 @@ async function main(): Promise<void> {
       concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
       onFailed,
     }),
-    startWorkers(backend, webhookHandlers({ prisma: db.prisma, logger }), {
-      concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY },
-      onFailed,
-    }),
+    startWorkers(
+      backend,
+      webhookHandlers({
+        prisma: db.prisma,
+        queue,
+        logger,
+        secretBox,
+        allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+        timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+      }),
+      {
+        concurrency: { taskSettled: 16, webhookDelivery: env.WEBHOOK_CONCURRENCY },
+        backoffStrategy: { webhookDelivery: webhookBackoffMs },
+        onFailed,
+      },
+    ),
     startWorkers(backend, manifestHandlers(), { onFailed }),
   ];
   await queue.schedule("reconcile", env.RECONCILE_INTERVAL_MS, {});
@@ -85,8 +102,11 @@ async function main(): Promise<void> {
     prisma: db.prisma,
     queue,
     logger,
+    secretBox,
     config: {
       adminToken,
+      allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
       claimTtlSeconds: env.CLAIM_TTL_SECONDS,
       sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
       serviceName: "labelgate-gateway",

@@ -6,14 +6,17 @@ import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
-import { createLogger, type Logger } from "@labelgate/core";
+import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
 import { createApp } from "@labelgate/gateway";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { webhookHandlers } from "@labelgate/webhook-worker";
+import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+/** ENCRYPTION_KEY of the tests (64 hex characters) and the box it opens */
+export const TEST_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+export const TEST_SECRET_BOX = new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY));
 
 export interface SystemOptions {
   /** run the consensus and webhook workers in-process (default true) */
@@ -28,6 +31,12 @@ export interface SystemOptions {
   /** override Redis (e.g. a dead port) */
   redisUrl?: string;
   claimTtlSeconds?: number;
+  /** ALLOW_PRIVATE_URLS (default true: receivers in tests are local) */
+  allowPrivateUrls?: boolean;
+  /** WEBHOOK_TIMEOUT_MS (default 10 s) */
+  webhookTimeoutMs?: number;
+  /** WEBHOOK_RETRY_MAX (default 3) */
+  webhookRetryMax?: number;
   sandboxLabelQuota?: number;
   logger?: Logger;
 }
@@ -70,7 +79,10 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     prisma: db.prisma,
     queue,
     logger,
+    secretBox: TEST_SECRET_BOX,
     config: {
+      allowPrivateUrls: options.allowPrivateUrls ?? true,
+      webhookRetryMax: options.webhookRetryMax ?? 3,
       adminToken: ADMIN_TOKEN,
       claimTtlSeconds: options.claimTtlSeconds ?? 600,
       sandboxLabelQuota: options.sandboxLabelQuota ?? 500,
@@ -88,7 +100,19 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       startWorkers(backend, consensusHandlers({ prisma: db.prisma, queue, logger, prior: DEFAULT_PRIOR, reconcileGraceMs: 1000 }), {
         concurrency: { consensus: 8, reconcile: 1 },
       }),
-      startWorkers(backend, webhookHandlers({ prisma: db.prisma, logger }), { concurrency: { taskSettled: 8 } }),
+      startWorkers(
+        backend,
+        webhookHandlers({
+          prisma: db.prisma,
+          queue,
+          logger,
+          secretBox: TEST_SECRET_BOX,
+          allowPrivateUrls: options.allowPrivateUrls ?? true,
+          timeoutMs: options.webhookTimeoutMs ?? 10_000,
+          webhookRetryMax: options.webhookRetryMax ?? 3,
+        }),
+        { concurrency: { taskSettled: 8, webhookDelivery: 32 }, backoffStrategy: { webhookDelivery: webhookBackoffMs } },
+      ),
     );
   }
 

@@ -29,6 +29,8 @@ export const commonEnv = z.object({
   WEBHOOK_RETRY_MAX: int(3, 1, 20),
   /** pg pool size per process */
   DB_POOL_MAX: int(10, 1, 200),
+  /** 32 bytes (64 hex or base64): seals webhook secrets and storage credentials (AES-256-GCM) */
+  ENCRYPTION_KEY: z.string().min(32).optional(),
 });
 
 export const gatewayEnv = commonEnv.extend({
@@ -56,6 +58,8 @@ export const consensusWorkerEnv = commonEnv.extend({
 
 export const webhookWorkerEnv = commonEnv.extend({
   WEBHOOK_CONCURRENCY: int(64, 1, 1024),
+  /** a delivery attempt succeeds on a 2xx within this time, ms (DESIGN §7: 10 s) */
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
 });
 
 export const manifestWorkerEnv = commonEnv.extend({
@@ -88,6 +92,14 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   return result.data;
 }
 
+/** The ENCRYPTION_KEY of a service that seals or opens secrets. @throws ConfigError when unset. */
+export function requireEncryptionKey(env: CommonEnv): string {
+  if (!env.ENCRYPTION_KEY) {
+    throw new ConfigError("ENCRYPTION_KEY is required (32 bytes as 64 hex characters, e.g. `openssl rand -hex 32`)");
+  }
+  return env.ENCRYPTION_KEY;
+}
+
 /** Distributed mode needs both URLs; returns them or throws ConfigError naming the missing one. */
 export function requireDistributed(env: CommonEnv): { databaseUrl: string; redisUrl: string } {
   if (!env.DATABASE_URL || !env.REDIS_URL) {
@@ -99,7 +111,7 @@ export function requireDistributed(env: CommonEnv): { databaseUrl: string; redis
 /** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
 export const standaloneEnv = gatewayEnv
   .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true }).shape)
-  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true }).shape)
+  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true }).shape)
   .extend({
     /** where the embedded Postgres keeps its files and the generated admin token is stored */
     DATA_DIR: z.string().default(".data"),

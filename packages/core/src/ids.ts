@@ -30,6 +30,8 @@ export const ID_PREFIX = {
   webhook: "whk_",
   job: "job_",
   invoice: "inv_",
+  delivery: "dlv_",
+  attempt: "att_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

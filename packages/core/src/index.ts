@@ -4,4 +4,6 @@ export * from "./canonical-json";
 export * from "./ids";
 export * from "./keys";
 export * from "./logger";
+export * from "./outbound-url";
+export * from "./secrets";
 export * from "./shutdown";

@@ -7,8 +7,20 @@ import { Prisma, PrismaClient } from "./generated/client";
 import { pgConfigFromUrl } from "./url";
 
 export { isDatabaseUnavailable } from "./errors";
-export type { Batch, Claim, Customer, Event, Label, Labeler, LedgerEntry, Task } from "./generated/client";
-export { ClaimStatus, Resolution, TaskStatus, Tier } from "./generated/client";
+export type {
+  Batch,
+  Claim,
+  Customer,
+  Delivery,
+  DeliveryAttempt,
+  Event,
+  Label,
+  Labeler,
+  LedgerEntry,
+  Task,
+  Webhook,
+} from "./generated/client";
+export { ClaimStatus, Resolution, TaskStatus, Tier, WebhookStatus } from "./generated/client";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export { Prisma, PrismaClient };

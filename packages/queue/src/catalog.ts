@@ -45,6 +45,18 @@ export const catalog = {
     jobId: () => "reconcile",
     jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
   }),
+  /**
+   * one job per delivery (event × webhook): `attempts` is set per enqueue from WEBHOOK_RETRY_MAX, the
+   * backoff is the webhook worker's custom strategy (4^(k−1) s). A manual redelivery is a separate job
+   * (`redelivery` = its attempt id) with one attempt.
+   */
+  webhookDelivery: defineQueue({
+    name: "webhook-delivery",
+    consumer: "webhook-worker",
+    payload: z.object({ deliveryId: z.string().startsWith("dlv_"), redelivery: z.string().startsWith("att_").optional() }),
+    jobId: (p) => (p.redelivery ? `redeliver-${p.redelivery}` : `delivery-${p.deliveryId}`),
+    jobOptions: { attempts: 3, backoff: { type: "webhook" }, ...keepFinished },
+  }),
   /** one job per `task.settled` event (outbox row in `events`) */
   taskSettled: defineQueue({
     name: "task-settled",
@@ -65,6 +77,8 @@ export interface JobContext {
   jobId: string;
   /** attempts already made before this one (0 on the first run) */
   attemptsMade: number;
+  /** total attempts this job may make (its `attempts` option) */
+  maxAttempts: number;
 }
 
 export type Handler<K extends QueueKey> = (payload: Payload<K>, ctx: JobContext) => Promise<void>;

@@ -95,13 +95,17 @@ export class QueueClient {
    * Adds one job with the catalog's job id and retry policy. The payload is validated against the schema.
    * @throws QueueUnavailableError when the backend does not answer in time; ZodError on a bad payload.
    */
-  async enqueue<K extends QueueKey>(key: K, payload: Payload<K>): Promise<void> {
+  async enqueue<K extends QueueKey>(key: K, payload: Payload<K>, overrides: { attempts?: number } = {}): Promise<void> {
     const spec = catalog[key];
     const data = spec.payload.parse(payload);
     const jobId = (spec.jobId as (p: Payload<K>) => string)(data as Payload<K>);
     try {
       await this.ready();
-      await withTimeout(this.queue(key).add(spec.name, data, { ...spec.jobOptions, jobId }), this.timeoutMs, `enqueue ${spec.name}`);
+      await withTimeout(
+        this.queue(key).add(spec.name, data, { ...spec.jobOptions, ...overrides, jobId }),
+        this.timeoutMs,
+        `enqueue ${spec.name}`,
+      );
     } catch (err) {
       throw new QueueUnavailableError(`enqueue ${spec.name} failed: ${(err as Error).message}`, { cause: err });
     }
@@ -222,7 +226,7 @@ export function startWorkers<S extends ServiceName>(
     const handler = (handlers as unknown as Record<QueueKey, Handler<QueueKey>>)[key];
     const processor = async (job: Job) => {
       const payload = spec.payload.parse(job.data) as Payload<QueueKey>;
-      await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade });
+      await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 });
     };
     const concurrency = options.concurrency?.[key] ?? 8;
     const strategy = options.backoffStrategy?.[key];

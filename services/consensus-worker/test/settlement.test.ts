@@ -8,7 +8,7 @@
  */
 import type { LedgerEntry } from "@labelgate/db";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { recordEvent } from "@labelgate/webhook-worker";
+import { routeEvent } from "@labelgate/webhook-worker";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
@@ -375,8 +375,10 @@ describe("exactly-once settlement", () => {
     const recorded: string[] = [];
     const webhook: HandlersFor<"webhook-worker"> = {
       taskSettled: async ({ eventId }) => {
-        if (await recordEvent({ prisma: off.db.prisma, logger: off.logger }, eventId)) recorded.push(eventId);
+        if ((await routeEvent({ prisma: off.db.prisma, queue: off.queue, webhookRetryMax: 3 }, eventId)).recorded) recorded.push(eventId);
       },
+      // no webhook is registered in this test: nothing is ever delivered
+      webhookDelivery: async () => undefined,
     };
     const deps = { ...depsOf(off), reconcileGraceMs: 60_000 };
     const running: RunningWorkers[] = [];

@@ -3,6 +3,7 @@
  * happens inline: requests touch Postgres and enqueue BullMQ jobs, nothing else (DESIGN §1).
  */
 import { randomUUID } from "node:crypto";
+import type { SecretBox } from "@labelgate/core";
 import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
 import { Prisma, type PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
@@ -25,13 +26,22 @@ import {
 } from "./schemas";
 import { cancelTask, createBatch, createTask } from "./tasks";
 import { batchView, customerView, type TaskCounts, taskView } from "./views";
+import { requireWebhooksFor, webhookRoutes } from "./webhooks";
 
 export interface GatewayDeps {
   prisma: PrismaClient;
   queue: QueueClient;
   logger: Logger;
+  /** seals webhook secrets (AES-256-GCM under ENCRYPTION_KEY) */
+  secretBox: SecretBox;
+  /** DNS resolver of outbound URL checks (default: the system's) */
+  resolve?: (host: string) => Promise<string[]>;
   config: {
     adminToken: string | undefined;
+    /** ALLOW_PRIVATE_URLS */
+    allowPrivateUrls: boolean;
+    /** WEBHOOK_RETRY_MAX: total delivery attempts */
+    webhookRetryMax: number;
     claimTtlSeconds: number;
     sandboxLabelQuota: number;
     /** `service` of the health body */
@@ -165,6 +175,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   v1.post("/tasks", customer, jsonSingle, async (req, res) => {
     const { customerId } = customerOf(res);
     const input = parse(taskBody, req.body);
+    await requireWebhooksFor(prisma, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
     const { task } = await createTask(prisma, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
     res.status(202).json({ task_id: task.id, status: task.status, created_at: task.createdAt.toISOString() });
   });
@@ -172,6 +183,14 @@ export function createApp(deps: GatewayDeps): express.Express {
   v1.post("/tasks/batch", customer, jsonBatch, async (req, res) => {
     const { customerId } = customerOf(res);
     const input = parse(batchBody, req.body);
+    await requireWebhooksFor(
+      prisma,
+      customerId,
+      input.tasks.flatMap((t, i) => {
+        const url = t.callback_url ?? input.callback_url;
+        return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
+      }),
+    );
     const batch = await createBatch(prisma, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
     res.status(202).json({
       batch_id: batch.batchId,
@@ -245,6 +264,23 @@ export function createApp(deps: GatewayDeps): express.Express {
     for (const g of grouped) counts[g.status] = g._count._all;
     res.json(batchView(batch, counts));
   });
+
+  // --- webhooks -------------------------------------------------------------------------------
+  v1.use(
+    "/webhooks",
+    webhookRoutes(
+      {
+        prisma,
+        queue,
+        secretBox: deps.secretBox,
+        allowPrivateUrls: config.allowPrivateUrls,
+        webhookRetryMax: config.webhookRetryMax,
+        resolve: deps.resolve,
+      },
+      customer,
+      jsonSingle,
+    ),
+  );
 
   // --- labelers -------------------------------------------------------------------------------
   v1.post("/labeling/claims", labeler, jsonSingle, async (req, res) => {

@@ -1,6 +1,6 @@
 /** Entry point of a gateway replica (distributed mode: DATABASE_URL and REDIS_URL set). */
-import { gatewayEnv, parseEnv, requireDistributed } from "@labelgate/config";
-import { createLogger, onShutdown } from "@labelgate/core";
+import { gatewayEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
+import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb } from "@labelgate/db";
 import { QueueClient } from "@labelgate/queue";
 import { createApp } from "./app";
@@ -8,6 +8,7 @@ import { createApp } from "./app";
 async function main(): Promise<void> {
   const env = parseEnv(gatewayEnv, process.env);
   const { databaseUrl, redisUrl } = requireDistributed(env);
+  const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
   const logger = createLogger("gateway", env.LOG_LEVEL);
   if (!env.ADMIN_TOKEN) logger.warn("ADMIN_TOKEN is not set: admin routes answer 401");
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
@@ -16,8 +17,11 @@ async function main(): Promise<void> {
     prisma: db.prisma,
     queue,
     logger,
+    secretBox,
     config: {
       adminToken: env.ADMIN_TOKEN,
+      allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
       claimTtlSeconds: env.CLAIM_TTL_SECONDS,
       sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
       serviceName: "labelgate-gateway",

@@ -27,6 +27,8 @@ export function taskView(t: Task) {
     ledger_txid: t.ledgerTxid,
     settled_at: iso(t.settledAt),
     canceled_at: iso(t.canceledAt),
+    /** delivery of the task.settled webhook: pending | delivered | failed (`webhook_fail`), null without a webhook */
+    webhook_status: t.webhookStatus,
   };
 }
 

@@ -197,6 +197,9 @@ describe("quota", () => {
 describe("POST /v1/tasks/batch", () => {
   it("creates every task atomically, applies callback_url to tasks without their own, and reports counts", async () => {
     const c = await registerCustomer(sys);
+    for (const url of ["https://hooks.example/all", "https://hooks.example/own"]) {
+      expect((await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: url, secret: "0123456789abcdef" } })).status).toBe(201);
+    }
     const res = await sys.api("POST", "/v1/tasks/batch", {
       token: c.key,
       body: {
@@ -226,6 +229,24 @@ describe("POST /v1/tasks/batch", () => {
       status: "accepted",
       counts: { pending: 3, labeling: 0, settled: 0, canceled: 0 },
     });
+  });
+
+  it("rejects a callback_url without an active webhook (400 naming the path) and creates nothing", async () => {
+    const c = await registerCustomer(sys);
+    await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: "https://hooks.example/ok", secret: "0123456789abcdef" } });
+    const single = await sys.api("POST", "/v1/tasks", { token: c.key, body: taskBody({ callback_url: "https://hooks.example/unknown" }) });
+    expect(single.status).toBe(400);
+    expect(single.body.details).toEqual([{ path: "callback_url", message: expect.stringContaining("no active webhook") }]);
+    const batch = await sys.api("POST", "/v1/tasks/batch", {
+      token: c.key,
+      body: { callback_url: "https://hooks.example/ok", tasks: [taskBody(), taskBody({ callback_url: "https://hooks.example/unknown" })] },
+    });
+    expect(batch.status).toBe(400);
+    expect((batch.body.details as { path: string }[]).map((d) => d.path)).toEqual(["tasks.1.callback_url"]);
+    const top = await sys.api("POST", "/v1/tasks/batch", { token: c.key, body: { callback_url: "https://hooks.example/unknown", tasks: [taskBody()] } });
+    expect((top.body.details as { path: string }[]).map((d) => d.path)).toEqual(["callback_url"]);
+    expect(await taskCount(c.id)).toBe(0);
+    expect(await quotaUsed(c.key)).toBe(0);
   });
 
   it("rejects the whole batch when one task is invalid, pointing at it", async () => {
