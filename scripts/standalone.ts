@@ -73,10 +73,21 @@ async function main(): Promise<void> {
   const onFailed = (q: string, jobId: string | undefined, err: Error) => logger.error({ err, queue: q, job_id: jobId }, "job failed");
 
   const workers = [
-    startWorkers(backend, consensusHandlers({ prisma: db.prisma, queue, logger, prior, reconcileGraceMs: env.RECONCILE_GRACE_MS }), {
-      concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
-      onFailed,
-    }),
+    startWorkers(
+      backend,
+      consensusHandlers({
+        prisma: db.prisma,
+        queue,
+        logger,
+        prior,
+        reconcileGraceMs: env.RECONCILE_GRACE_MS,
+        webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+      }),
+      {
+        concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
+        onFailed,
+      },
+    ),
     startWorkers(
       backend,
       webhookHandlers({

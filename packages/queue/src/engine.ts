@@ -116,13 +116,17 @@ export class QueueClient {
    * retries it when that job failed or completed, leaves it alone while it is waiting, delayed or active.
    * @returns what was done. @throws QueueUnavailableError.
    */
-  async requeue<K extends QueueKey>(key: K, payload: Payload<K>): Promise<"added" | "retried" | "pending"> {
+  async requeue<K extends QueueKey>(
+    key: K,
+    payload: Payload<K>,
+    overrides: { attempts?: number } = {},
+  ): Promise<"added" | "retried" | "pending"> {
     const spec = catalog[key];
     const jobId = (spec.jobId as (p: Payload<K>) => string)(spec.payload.parse(payload) as Payload<K>);
     const run = async () => {
       const job = await this.queue(key).getJob(jobId);
       if (!job) {
-        await this.enqueue(key, payload);
+        await this.enqueue(key, payload, overrides);
         return "added" as const;
       }
       const state = await job.getState();
@@ -131,7 +135,7 @@ export class QueueClient {
         return "retried" as const;
       }
       if (state === "unknown") {
-        await this.enqueue(key, payload);
+        await this.enqueue(key, payload, overrides);
         return "added" as const;
       }
       return "pending" as const;

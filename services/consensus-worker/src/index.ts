@@ -9,9 +9,11 @@ export * from "./reconcile";
 export * from "./settle";
 
 /** The handlers of every queue this service consumes (the type fails to compile if one is missing). */
-export function consensusHandlers(deps: ConsensusDeps & { reconcileGraceMs: number }): HandlersFor<"consensus-worker"> {
+export function consensusHandlers(
+  deps: ConsensusDeps & { reconcileGraceMs: number; webhookRetryMax?: number },
+): HandlersFor<"consensus-worker"> {
   return {
     consensus: async ({ taskId }) => void (await evaluateTask(deps, taskId)),
-    reconcile: async () => void (await reconcile({ ...deps, graceMs: deps.reconcileGraceMs })),
+    reconcile: async () => void (await reconcile({ ...deps, graceMs: deps.reconcileGraceMs, webhookRetryMax: deps.webhookRetryMax ?? 3 })),
   };
 }

@@ -15,7 +15,14 @@ async function main(): Promise<void> {
   const prior = { correct: env.LABELER_PRIOR_CORRECT, wrong: env.LABELER_PRIOR_WRONG };
   const workers = startWorkers(
     backend,
-    consensusHandlers({ prisma: db.prisma, queue, logger, prior, reconcileGraceMs: env.RECONCILE_GRACE_MS }),
+    consensusHandlers({
+      prisma: db.prisma,
+      queue,
+      logger,
+      prior,
+      reconcileGraceMs: env.RECONCILE_GRACE_MS,
+      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+    }),
     {
       concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
       onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),

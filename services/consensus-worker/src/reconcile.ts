@@ -1,8 +1,10 @@
 /**
  * Reconciliation: nothing accepted is lost when Redis drops work. Runs periodically (a BullMQ job
  * scheduler) and requeues, by their deterministic job ids, (1) the consensus job of every task that
- * could be decided (labels_needed = 0) but is still open after `graceMs`, and (2) every `task.settled`
- * event the webhook worker has not recorded after `graceMs`. Requeue is a no-op for jobs still pending.
+ * could be decided (labels_needed = 0) but is still open after `graceMs`, (2) every `task.settled`
+ * event the webhook worker has not recorded after `graceMs`, and (3) every webhook delivery still
+ * pending after `graceMs` whose job is gone. Requeue is a no-op for jobs still waiting, delayed or active
+ * (a delivery between retries is a delayed job).
  */
 import type { Logger } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
@@ -16,11 +18,14 @@ export interface ReconcileDeps {
   graceMs: number;
   /** most rows handled per run */
   limit?: number;
+  /** WEBHOOK_RETRY_MAX: attempts of a requeued delivery job */
+  webhookRetryMax: number;
 }
 
 export interface ReconcileReport {
   tasks: number;
   events: number;
+  deliveries: number;
   requeued: number;
 }
 
@@ -37,6 +42,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     select: { id: true },
     take: limit,
   });
+  const deliveries = await deps.prisma.delivery.findMany({
+    where: { status: "pending", updatedAt: { lt: cutoff } },
+    select: { id: true },
+    take: limit,
+  });
   let requeued = 0;
   for (const t of tasks) {
     const r = await deps.queue.requeue("consensus", { taskId: t.id, labelId: t.lastLabelId as string });
@@ -46,6 +56,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     const r = await deps.queue.requeue("taskSettled", { eventId: e.id });
     if (r !== "pending") requeued++;
   }
-  if (requeued > 0) deps.logger.warn({ tasks: tasks.length, events: events.length, requeued }, "reconciliation requeued lost work");
-  return { tasks: tasks.length, events: events.length, requeued };
+  for (const d of deliveries) {
+    const r = await deps.queue.requeue("webhookDelivery", { deliveryId: d.id }, { attempts: deps.webhookRetryMax });
+    if (r !== "pending") requeued++;
+  }
+  const report = { tasks: tasks.length, events: events.length, deliveries: deliveries.length, requeued };
+  if (requeued > 0) deps.logger.warn(report, "reconciliation requeued lost work");
+  return report;
 }

@@ -546,10 +546,10 @@ describe("reconciliation", () => {
       expect(await queueIdle(off, "consensus")).toBe(true);
 
       // work younger than the grace period is left alone
-      await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 3_600_000 });
+      await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 3_600_000, webhookRetryMax: 3 });
       expect(await consensusQueue.getJob(jobId)).toBeUndefined();
 
-      const report = await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 0 });
+      const report = await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 0, webhookRetryMax: 3 });
       expect(report.tasks).toBeGreaterThanOrEqual(1);
       expect(report.requeued).toBeGreaterThanOrEqual(1);
       const requeued = await consensusQueue.getJob(jobId);

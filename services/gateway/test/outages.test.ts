@@ -52,7 +52,13 @@ describe("Redis unavailable", () => {
     expect(stuck).toMatchObject({ status: "labeling", labelsNeeded: 0 });
 
     // Redis is back (the healthy system's queue): the periodic reconciliation requeues the consensus work.
-    const report = await reconcile({ prisma: healthy.db.prisma, queue: healthy.queue, logger: healthy.logger, graceMs: 0 });
+    const report = await reconcile({
+      prisma: healthy.db.prisma,
+      queue: healthy.queue,
+      logger: healthy.logger,
+      graceMs: 0,
+      webhookRetryMax: 3,
+    });
     expect(report.requeued).toBeGreaterThanOrEqual(1);
     const workers = startWorkers(
       healthy.backend,

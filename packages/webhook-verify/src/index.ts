@@ -1,0 +1,199 @@
+/**
+ * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (SPEC §6, DESIGN §7).
+ *
+ * Signature: `X-SVC-Signature: sha256=<hex>`, the HMAC-SHA256 (RFC 2104, SHA-256 per FIPS 180-4) of the
+ * raw request body bytes, keyed with the webhook secret. Replay protection: the signed body carries
+ * `timestamp` (ISO 8601 UTC of the delivery attempt), accepted within a tolerance of 300 s either way,
+ * as in Stripe's webhook signatures. No dependencies besides node:crypto; this file can be copied as is.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+/** Body of a `task.settled` delivery (SPEC §6). Unknown extra fields are kept as sent. */
+export interface TaskSettledEvent {
+  event: "task.settled";
+  task_id: string;
+  consensus_label: string;
+  confidence: number;
+  /** On-chain transaction id of the settlement. */
+  ledger_txid: string;
+  /** ISO 8601 UTC. */
+  settled_at: string;
+  /** ISO 8601 UTC of this delivery attempt (differs between retries of one event). */
+  timestamp: string;
+}
+
+export interface VerifyOptions {
+  /** Largest accepted distance between `timestamp` and `now`, in seconds, past or future. Default 300; `Infinity` disables the check. */
+  toleranceSeconds?: number;
+  /** Clock to compare `timestamp` against. Default: the current time. */
+  now?: Date;
+}
+
+export type WebhookVerificationReason =
+  | "missing_signature"
+  | "malformed_signature"
+  | "signature_mismatch"
+  | "malformed_body"
+  | "timestamp_outside_tolerance";
+
+/** Thrown by {@link constructEvent} when a delivery is not authentic, not fresh or not a `task.settled` body. */
+export class WebhookVerificationError extends Error {
+  readonly reason: WebhookVerificationReason;
+
+  constructor(reason: WebhookVerificationReason, message: string) {
+    super(message);
+    this.name = "WebhookVerificationError";
+    this.reason = reason;
+  }
+}
+
+/** Default timestamp tolerance in seconds (Stripe's default). */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+const SIGNATURE_PREFIX = "sha256=";
+const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
+// ISO 8601 date-time with a zone designator; labelgate sends `Z` (Date#toISOString).
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Header value for `rawBody`: `sha256=` + lowercase hex HMAC-SHA256 (RFC 2104) of the body bytes
+ * (strings are encoded as UTF-8), keyed with `secret`. Sign exactly the bytes you send.
+ */
+export function signPayload(rawBody: string | Uint8Array, secret: string): string {
+  return SIGNATURE_PREFIX + hmacSha256(toBytes(rawBody), checkSecret(secret)).toString("hex");
+}
+
+/**
+ * True only if `header` is `sha256=<64 hex>`, it matches the HMAC-SHA256 of `rawBody` under `secret`
+ * (constant-time comparison), and the body is JSON whose `timestamp` is a valid ISO 8601 date within
+ * `toleranceSeconds` (default 300 s) of `now`, past or future. Never throws: any bad input gives false.
+ * Pass the raw body exactly as received, before any JSON parsing.
+ */
+export function verifyWebhookSignature(
+  rawBody: string | Uint8Array,
+  header: string | undefined | null,
+  secret: string,
+  options?: VerifyOptions,
+): boolean {
+  try {
+    return verify(rawBody, header, secret, options).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Verifies like {@link verifyWebhookSignature} and returns the parsed `task.settled` event; also checks
+ * the body's fields and their types. Throws {@link WebhookVerificationError} (see `reason`) on a failed
+ * check, and TypeError/RangeError on a misuse (empty secret, negative tolerance, invalid `now`).
+ */
+export function constructEvent(
+  rawBody: string | Uint8Array,
+  header: string | undefined | null,
+  secret: string,
+  options?: VerifyOptions,
+): TaskSettledEvent {
+  const result = verify(rawBody, header, secret, options);
+  if (!result.ok) throw new WebhookVerificationError(result.reason, result.message);
+  const event = result.body;
+  const problem = taskSettledProblem(event);
+  if (problem) throw new WebhookVerificationError("malformed_body", problem);
+  return event as unknown as TaskSettledEvent;
+}
+
+type VerifyResult = { ok: true; body: Record<string, unknown> } | { ok: false; reason: WebhookVerificationReason; message: string };
+
+function verify(rawBody: string | Uint8Array, header: string | undefined | null, secret: string, options?: VerifyOptions): VerifyResult {
+  const key = checkSecret(secret);
+  const toleranceMs = checkTolerance(options?.toleranceSeconds) * 1000;
+  const nowMs = checkNow(options?.now);
+  const body = toBytes(rawBody);
+
+  if (header === undefined || header === null || header === "") {
+    return fail("missing_signature", "X-SVC-Signature header is missing");
+  }
+  if (typeof header !== "string" || !SIGNATURE_PATTERN.test(header)) {
+    return fail("malformed_signature", "X-SVC-Signature is not of the form sha256=<64 hex digits>");
+  }
+  // Both buffers are 32 bytes: the pattern above fixes the length, never the content.
+  const received = Buffer.from(header.slice(SIGNATURE_PREFIX.length), "hex");
+  const expected = hmacSha256(body, key);
+  if (received.length !== expected.length || !timingSafeEqual(received, expected)) {
+    return fail("signature_mismatch", "X-SVC-Signature does not match the body and secret");
+  }
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    return fail("malformed_body", "body is not UTF-8 JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return fail("malformed_body", "body is not a JSON object");
+  }
+  const fields = parsed as Record<string, unknown>;
+  const timestamp = fields["timestamp"];
+  if (typeof timestamp !== "string") return fail("malformed_body", "body has no string timestamp");
+  const sentMs = parseIsoTimestamp(timestamp);
+  if (sentMs === undefined) return fail("malformed_body", "timestamp is not a valid ISO 8601 date-time");
+  if (Math.abs(nowMs - sentMs) > toleranceMs) {
+    return fail("timestamp_outside_tolerance", `timestamp ${timestamp} is more than ${toleranceMs / 1000} s from now`);
+  }
+  return { ok: true, body: fields };
+}
+
+function fail(reason: WebhookVerificationReason, message: string): VerifyResult {
+  return { ok: false, reason, message };
+}
+
+function hmacSha256(body: Uint8Array, key: string): Buffer {
+  return createHmac("sha256", key).update(body).digest();
+}
+
+function toBytes(rawBody: string | Uint8Array): Uint8Array {
+  if (typeof rawBody === "string") return Buffer.from(rawBody, "utf8");
+  if (rawBody instanceof Uint8Array) return rawBody;
+  throw new TypeError("rawBody must be a string or a Uint8Array/Buffer (the raw request body)");
+}
+
+function checkSecret(secret: string): string {
+  if (typeof secret !== "string" || secret.length === 0) throw new TypeError("secret must be a non-empty string");
+  return secret;
+}
+
+function checkTolerance(toleranceSeconds: number | undefined): number {
+  if (toleranceSeconds === undefined) return DEFAULT_TOLERANCE_SECONDS;
+  if (typeof toleranceSeconds !== "number" || Number.isNaN(toleranceSeconds) || toleranceSeconds < 0) {
+    throw new RangeError("toleranceSeconds must be a number >= 0 (seconds)");
+  }
+  return toleranceSeconds;
+}
+
+function checkNow(now: Date | undefined): number {
+  if (now === undefined) return Date.now();
+  const ms = now instanceof Date ? now.getTime() : Number.NaN;
+  if (Number.isNaN(ms)) throw new RangeError("now must be a valid Date");
+  return ms;
+}
+
+/** Milliseconds since the epoch of an ISO 8601 date-time with zone, or undefined if invalid (e.g. Feb 30). */
+function parseIsoTimestamp(value: string): number | undefined {
+  const m = ISO_TIMESTAMP.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function taskSettledProblem(body: Record<string, unknown>): string | undefined {
+  if (body["event"] !== "task.settled") return "event is not task.settled";
+  for (const field of ["task_id", "consensus_label", "ledger_txid", "settled_at"] as const) {
+    if (typeof body[field] !== "string") return `${field} is not a string`;
+  }
+  const confidence = body["confidence"];
+  if (typeof confidence !== "number" || !Number.isFinite(confidence)) return "confidence is not a number";
+  return undefined;
+}
