@@ -38,12 +38,12 @@ export function requireCustomer(prisma: PrismaClient): Middleware {
     if (!token || !(token.startsWith(KEY_PREFIX.sandbox) || token.startsWith(KEY_PREFIX.production))) {
       throw new ApiError("unauthorized");
     }
-    const key = await prisma.apiKey.findUnique({
-      where: { keyHash: hashKey(token) },
-      select: { customerId: true, tier: true, revokedAt: true },
-    });
-    if (!key || key.revokedAt) throw new ApiError("unauthorized");
-    customers.set(res, { customerId: key.customerId, tier: key.tier });
+    // One raw statement on the unique key_hash index: this runs on every customer request.
+    const keys = await prisma.$queryRaw<{ customer_id: string; tier: CustomerPrincipal["tier"] }[]>`
+      SELECT customer_id, tier::text AS tier FROM api_keys WHERE key_hash = ${hashKey(token)} AND revoked_at IS NULL`;
+    const key = keys[0];
+    if (!key) throw new ApiError("unauthorized");
+    customers.set(res, { customerId: key.customer_id, tier: key.tier });
     next();
   };
 }
@@ -53,8 +53,11 @@ export function requireLabeler(prisma: PrismaClient): Middleware {
   return async (req, res, next) => {
     const token = bearerToken(req);
     if (!token?.startsWith(KEY_PREFIX.labeler)) throw new ApiError("unauthorized");
-    const labeler = await prisma.labeler.findUnique({ where: { keyHash: hashKey(token) }, select: { id: true, disabledAt: true } });
-    if (!labeler || labeler.disabledAt) throw new ApiError("unauthorized");
+    // One raw statement on the unique key_hash index: this runs on every claim and label.
+    const found = await prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM labelers WHERE key_hash = ${hashKey(token)} AND disabled_at IS NULL`;
+    const labeler = found[0];
+    if (!labeler) throw new ApiError("unauthorized");
     labelers.set(res, { labelerId: labeler.id });
     next();
   };
