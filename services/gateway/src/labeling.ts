@@ -1,15 +1,23 @@
 /**
  * Claims and labels (DESIGN §4). A task is claimable by a labeler when it is open, the labeler has not
  * labeled it nor holds a live claim on it, and its live claims are fewer than `labels_needed` (the
- * smallest number of further labels that could settle it). Claims lock the task row
- * (`FOR UPDATE SKIP LOCKED`) and re-check under the lock, so concurrent claims never over-assign.
- * Expired claims stop counting by themselves (`expires_at`), which returns their slot.
+ * smallest number of further labels that could settle it). Expired claims stop counting by themselves
+ * (`expires_at`), which returns their slot.
+ *
+ * Concurrency: a task's claims and labels are only written under the task's row lock (`FOR UPDATE`),
+ * taken first in the transaction (the same order as cancellation and settlement). The checks run in a
+ * later statement than the lock: under READ COMMITTED each statement takes a fresh snapshot, so they see
+ * every claim and label committed by the lock's previous holders. (A check in the locking statement
+ * itself would not: its snapshot predates the wait for the lock.) So concurrent claims never over-assign
+ * and a claim is never labeled twice. A claim attempt and a label are each ONE transaction of two fixed
+ * SQL statements sent as a batch (`$transaction([...])`): no interactive transaction, no model queries.
+ * Since a batch cannot branch between its statements, a claim inserts its row tentatively in the locking
+ * statement, and the second statement deletes it again if the re-check fails; as the transaction is
+ * still open, no other transaction ever sees a withdrawn claim.
  */
 import { newId } from "@labelgate/core";
-import type { Prisma, PrismaClient } from "@labelgate/db";
+import { Prisma, type PrismaClient } from "@labelgate/db";
 import { ApiError } from "./errors";
-
-type Tx = Prisma.TransactionClient;
 
 export interface ClaimResult {
   claim_id: string;
@@ -19,41 +27,73 @@ export interface ClaimResult {
   expires_at: string;
 }
 
-/** Re-checks, under the task's row lock and with a fresh snapshot, that the task is claimable. */
-async function stillClaimable(tx: Tx, taskId: string, labelerId: string): Promise<boolean> {
-  const rows = await tx.$queryRaw<{ ok: boolean }[]>`
-    SELECT (t.status IN ('pending', 'labeling')
-      AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId}
-                      AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())))
-      AND (SELECT count(*) FROM claims c WHERE c.task_id = t.id AND c.status = 'active' AND c.expires_at > now())
-          < t.labels_needed) AS ok
-    FROM tasks t WHERE t.id = ${taskId}`;
-  return rows[0]?.ok === true;
+/** How many candidates a generic claim tries before answering that nothing is open. */
+const CLAIM_ATTEMPTS = 8;
+
+/**
+ * SQL condition: task `t` is claimable by `labelerId`, not counting the claim `exceptClaimId` (the
+ * tentative claim of the current transaction, which must not count against itself).
+ */
+function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
+  return Prisma.sql`t.status IN ('pending', 'labeling')
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId} AND c.id <> ${exceptClaimId}
+                    AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())))
+    AND (SELECT count(*) FROM claims c WHERE c.task_id = t.id AND c.id <> ${exceptClaimId}
+           AND c.status = 'active' AND c.expires_at > now()) < t.labels_needed`;
 }
 
-async function lockCandidate(tx: Tx, labelerId: string, taskId: string | undefined, skip: string[]): Promise<string | undefined> {
-  if (taskId) {
-    // A named task: wait for its lock rather than skip it.
-    const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM tasks WHERE id = ${taskId} FOR UPDATE`;
-    return rows[0]?.id;
-  }
-  const rows = await tx.$queryRaw<{ id: string }[]>`
-    SELECT t.id FROM tasks t
-    WHERE t.status IN ('pending', 'labeling') AND t.labels_needed > 0
-      AND t.id <> ALL(${skip}::text[])
-      AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId}
-                      AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())))
-      AND (SELECT count(*) FROM claims c WHERE c.task_id = t.id AND c.status = 'active' AND c.expires_at > now())
-          < t.labels_needed
-    ORDER BY t.created_at, t.id
-    LIMIT 1
-    FOR UPDATE OF t SKIP LOCKED`;
-  return rows[0]?.id;
+/**
+ * Statement 1 of a claim: locks the task row and inserts a tentative claim on it. A named task is
+ * locked waiting for its lock (whatever its state: the next statement decides); a generic claim takes
+ * the oldest task that looks claimable in this statement's snapshot and is not locked by anyone
+ * (`SKIP LOCKED`). Returns the task id, or no row (named: no such task; generic: nothing to claim).
+ */
+function lockAndClaim(claimId: string, labelerId: string, taskId: string | undefined, skip: string[], ttlSeconds: number): Prisma.Sql {
+  const target = taskId
+    ? Prisma.sql`SELECT t.id FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`
+    : Prisma.sql`SELECT t.id FROM tasks t
+        WHERE t.labels_needed > 0 AND t.id <> ALL(${skip}::text[]) AND ${claimable(labelerId, claimId)}
+        ORDER BY t.created_at, t.id
+        LIMIT 1
+        FOR UPDATE OF t SKIP LOCKED`;
+  return Prisma.sql`
+    WITH target AS (${target})
+    INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
+    SELECT ${claimId}, target.id, ${labelerId}, 'active'::"ClaimStatus", now() + make_interval(secs => ${ttlSeconds})
+    FROM target
+    RETURNING task_id`;
+}
+
+/**
+ * Statement 2 of a claim, under the task lock with a fresh snapshot: re-checks that the task was
+ * claimable without the tentative claim, withdraws (deletes) the claim if it was not, and returns the
+ * task's data. A withdrawn claim was never visible to any other transaction.
+ */
+function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
+  return Prisma.sql`
+    WITH checked AS (
+      SELECT m.task_id, m.expires_at, t.data_url, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok
+      FROM claims m JOIN tasks t ON t.id = m.task_id
+      WHERE m.id = ${claimId}
+    ),
+    withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok))
+    SELECT task_id, expires_at, data_url, question, options, ok FROM checked`;
+}
+
+interface ConfirmedRow {
+  task_id: string;
+  expires_at: Date;
+  data_url: string;
+  question: string;
+  options: string[];
+  ok: boolean;
 }
 
 /**
  * Claims the oldest open task for a labeler, or the named one. Returns undefined when nothing is open
- * for this labeler (the route answers 204).
+ * for this labeler (the route answers 204). Each attempt is one transaction: lock the task and insert a
+ * tentative claim, then re-check under the lock with a fresh snapshot (see the module comment). A
+ * generic claim whose candidate fails the re-check tries the next one, up to 8.
  * @throws ApiError taskNotFound when `taskId` names no task.
  */
 export async function claimTask(
@@ -62,35 +102,32 @@ export async function claimTask(
   taskId: string | undefined,
   ttlSeconds: number,
 ): Promise<ClaimResult | undefined> {
-  if (taskId && !(await prisma.task.findUnique({ where: { id: taskId }, select: { id: true } }))) {
-    throw new ApiError("taskNotFound");
-  }
-  return prisma.$transaction(async (tx) => {
-    const skipped: string[] = [];
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const candidate = await lockCandidate(tx, labelerId, taskId, skipped);
-      if (!candidate) return undefined;
-      if (!(await stillClaimable(tx, candidate, labelerId))) {
-        if (taskId) return undefined;
-        skipped.push(candidate);
-        continue;
-      }
-      const claimId = newId("claim");
-      const rows = await tx.$queryRaw<{ expires_at: Date }[]>`
-        INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
-        VALUES (${claimId}, ${candidate}, ${labelerId}, 'active', now() + make_interval(secs => ${ttlSeconds}))
-        RETURNING expires_at`;
-      const task = await tx.task.findUniqueOrThrow({ where: { id: candidate }, select: { dataUrl: true, question: true, options: true } });
+  const skipped: string[] = [];
+  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+    const claimId = newId("claim");
+    const [locked, confirmed] = await prisma.$transaction([
+      prisma.$queryRaw<{ task_id: string }[]>(lockAndClaim(claimId, labelerId, taskId, skipped, ttlSeconds)),
+      prisma.$queryRaw<ConfirmedRow[]>(confirmClaim(claimId, labelerId)),
+    ]);
+    const candidate = locked[0]?.task_id;
+    const row = confirmed[0];
+    if (!candidate || !row) {
+      if (taskId) throw new ApiError("taskNotFound");
+      return undefined;
+    }
+    if (row.ok) {
       return {
         claim_id: claimId,
-        task_id: candidate,
-        data_url: task.dataUrl,
-        label_spec: { question: task.question, options: task.options },
-        expires_at: (rows[0] as { expires_at: Date }).expires_at.toISOString(),
+        task_id: row.task_id,
+        data_url: row.data_url,
+        label_spec: { question: row.question, options: row.options },
+        expires_at: row.expires_at.toISOString(),
       };
     }
-    return undefined;
-  });
+    if (taskId) return undefined;
+    skipped.push(candidate);
+  }
+  return undefined;
 }
 
 export interface RecordedLabel {
@@ -103,65 +140,100 @@ export interface RecordedLabel {
   labels_needed: number;
 }
 
-/** labels_needed = min(max_labels − n, threshold − top count), never negative. */
-export function labelsNeeded(maxLabels: number, threshold: number, counts: Record<string, number>): number {
-  const n = Object.values(counts).reduce((a, b) => a + b, 0);
-  const top = Math.max(0, ...Object.values(counts));
-  return Math.max(0, Math.min(maxLabels - n, threshold - top));
+interface LabelStateRow {
+  claim_status: string;
+  expired: boolean;
+  task_id: string;
+  task_status: string;
+  options: string[];
+  /** set when the label was recorded */
+  created_at: Date | null;
+  labels_needed: number | null;
 }
 
 /**
  * Records a label on a claim: one label per claim, the value one of the task's options. Charges one
  * quota unit when the task's reservation is already used (DESIGN §6). The caller enqueues consensus.
+ *
+ * One transaction of two statements: (1) lock the claim's task; (2) under the lock, with a fresh snapshot,
+ * read the claim and the task and, only if the label is acceptable, insert it, mark the claim labeled,
+ * update the task's counts and `labels_needed` = min(max_labels − n, threshold − top count) (never
+ * negative; n labels and the top count including this one) and, beyond the task's reservation, charge
+ * one quota unit (an in-flight task always finishes, even past the quota). Statement 2 always returns the
+ * states it read, from which a refusal is explained; a refused label writes nothing. A label's
+ * `created_at` is the time it is recorded (under the lock, not the transaction's start), so a task's
+ * labels in `created_at` order are in the order they were recorded.
  * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
  */
 export async function recordLabel(prisma: PrismaClient, labelerId: string, claimId: string, value: string): Promise<RecordedLabel> {
-  return prisma.$transaction(async (tx) => {
-    const claim = await tx.claim.findFirst({ where: { id: claimId, labelerId }, select: { taskId: true } });
-    if (!claim) throw new ApiError("claimNotFound");
+  const labelId = newId("label");
+  const [, states] = await prisma.$transaction([
     // Lock the task first (same order as claims and settlement), then read the claim under the lock.
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM tasks WHERE id = ${claim.taskId} FOR UPDATE`;
-    if (locked.length === 0) throw new ApiError("taskNotFound");
-    const state = await tx.$queryRaw<{ status: string; expired: boolean }[]>`
-      SELECT status::text AS status, (status = 'expired' OR expires_at <= now()) AS expired FROM claims WHERE id = ${claimId}`;
-    const task = await tx.task.findUniqueOrThrow({ where: { id: claim.taskId } });
-    const claimState = state[0] as { status: string; expired: boolean };
-    if (claimState.status === "labeled") throw new ApiError("claimAlreadyLabeled");
-    if (task.status !== "pending" && task.status !== "labeling") throw new ApiError("taskNotOpen", undefined, { status: task.status });
-    if (claimState.expired) throw new ApiError("claimExpired");
-    if (!task.options.includes(value)) {
-      throw new ApiError("validation", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
-    }
-    const counts = { ...(task.labelCounts as Record<string, number>) };
-    counts[value] = (counts[value] ?? 0) + 1;
-    const needed = labelsNeeded(task.maxLabels, task.consensusThreshold, counts);
-    const labelId = newId("label");
-    const label = await tx.label.create({
-      data: { id: labelId, taskId: task.id, customerId: task.customerId, labelerId, claimId, value },
-    });
-    await tx.claim.update({ where: { id: claimId }, data: { status: "labeled" } });
-    await tx.task.update({
-      where: { id: task.id },
-      data: {
-        status: "labeling",
-        labelsCollected: { increment: 1 },
-        labelCounts: counts,
-        labelsNeeded: needed,
-        lastLabelId: labelId,
-        lastLabelAt: label.createdAt,
-      },
-    });
-    if (task.labelsCollected >= task.quotaReserved) {
-      // Beyond the reservation: charged as collected; an in-flight task always finishes (may exceed quota).
-      await tx.$executeRaw`UPDATE customers SET quota_used = quota_used + 1 WHERE id = ${task.customerId}`;
-    }
-    return {
-      label_id: labelId,
-      claim_id: claimId,
-      task_id: task.id,
-      label: value,
-      created_at: label.createdAt.toISOString(),
-      labels_needed: needed,
-    };
-  });
+    prisma.$queryRaw`
+      SELECT t.id FROM tasks t
+      WHERE t.id = (SELECT c.task_id FROM claims c WHERE c.id = ${claimId} AND c.labeler_id = ${labelerId})
+      FOR UPDATE OF t`,
+    prisma.$queryRaw<LabelStateRow[]>`
+      WITH state AS (
+        SELECT c.status::text AS claim_status, (c.status = 'expired' OR c.expires_at <= now()) AS expired,
+          t.id AS task_id, t.customer_id, t.status::text AS task_status, t.options, t.label_counts,
+          t.labels_collected, t.quota_reserved, t.max_labels, t.consensus_threshold
+        FROM claims c JOIN tasks t ON t.id = c.task_id
+        WHERE c.id = ${claimId} AND c.labeler_id = ${labelerId}
+      ),
+      accepted AS (
+        SELECT s.*, n.counts
+        FROM state s
+        CROSS JOIN LATERAL (
+          SELECT s.label_counts || jsonb_build_object(${value}::text, COALESCE((s.label_counts ->> ${value}::text)::int, 0) + 1) AS counts
+        ) n
+        WHERE s.claim_status <> 'labeled' AND s.task_status IN ('pending', 'labeling') AND NOT s.expired
+          AND ${value}::text = ANY(s.options)
+      ),
+      decided AS (
+        SELECT a.*, GREATEST(0, LEAST(a.max_labels - x.n, a.consensus_threshold - x.top))::int AS needed
+        FROM accepted a
+        CROSS JOIN LATERAL (SELECT sum(v::int) AS n, max(v::int) AS top FROM jsonb_each_text(a.counts) AS e(k, v)) x
+      ),
+      label AS (
+        INSERT INTO labels (id, task_id, customer_id, labeler_id, claim_id, value, created_at)
+        SELECT ${labelId}, d.task_id, d.customer_id, ${labelerId}, ${claimId}, ${value}::text, clock_timestamp() FROM decided d
+        RETURNING created_at
+      ),
+      claim AS (
+        UPDATE claims SET status = 'labeled'::"ClaimStatus" WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM decided)
+      ),
+      task AS (
+        UPDATE tasks t SET status = 'labeling'::"TaskStatus", labels_collected = t.labels_collected + 1,
+          label_counts = d.counts, labels_needed = d.needed, last_label_id = ${labelId}, last_label_at = l.created_at,
+          updated_at = now()
+        FROM decided d, label l
+        WHERE t.id = d.task_id
+      ),
+      quota AS (
+        UPDATE customers SET quota_used = quota_used + 1
+        WHERE id = (SELECT d.customer_id FROM decided d WHERE d.labels_collected >= d.quota_reserved)
+      )
+      SELECT s.claim_status, s.expired, s.task_id, s.task_status, s.options, l.created_at, d.needed AS labels_needed
+      FROM state s LEFT JOIN decided d ON true LEFT JOIN label l ON true`,
+  ]);
+  const state = states[0];
+  if (!state) throw new ApiError("claimNotFound");
+  if (state.claim_status === "labeled") throw new ApiError("claimAlreadyLabeled");
+  if (state.task_status !== "pending" && state.task_status !== "labeling") {
+    throw new ApiError("taskNotOpen", undefined, { status: state.task_status });
+  }
+  if (state.expired) throw new ApiError("claimExpired");
+  if (!state.options.includes(value)) {
+    throw new ApiError("validation", [{ path: "label", message: `must be one of the task's options: ${state.options.join(", ")}` }]);
+  }
+  if (!state.created_at || state.labels_needed === null) throw new Error(`label on claim ${claimId} was accepted but not recorded`);
+  return {
+    label_id: labelId,
+    claim_id: claimId,
+    task_id: state.task_id,
+    label: value,
+    created_at: state.created_at.toISOString(),
+    labels_needed: state.labels_needed,
+  };
 }
