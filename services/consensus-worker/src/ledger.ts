@@ -30,17 +30,21 @@ export function recordHash(prevHash: string, payload: unknown): string {
 
 /**
  * Appends a settlement record inside the caller's transaction. Call it last in the transaction: the
- * advisory lock is held until commit. @returns the txid ("0x" + 64 hex).
+ * advisory lock is held until commit. Three raw statements: the lock; then, in a later statement (a fresh
+ * snapshot, so the head committed by the lock's previous holder is seen), the chain head; then the insert.
+ * @returns the txid ("0x" + 64 hex).
  */
 export async function appendSettlement(tx: Prisma.TransactionClient, record: SettlementRecord): Promise<{ txid: string; seq: bigint }> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`;
-  const head = await tx.ledgerEntry.findFirst({ orderBy: { seq: "desc" }, select: { hash: true } });
-  const prevHash = head?.hash ?? GENESIS_HASH;
+  const head = await tx.$queryRaw<{ hash: string }[]>`SELECT hash FROM ledger_entries ORDER BY seq DESC LIMIT 1`;
+  const prevHash = head[0]?.hash ?? GENESIS_HASH;
   const hash = recordHash(prevHash, record);
-  const entry = await tx.ledgerEntry.create({
-    data: { txid: `0x${hash}`, taskId: record.task_id, prevHash, hash, payload: record as unknown as Prisma.InputJsonValue },
-  });
-  return { txid: entry.txid, seq: entry.seq };
+  const txid = `0x${hash}`;
+  const inserted = await tx.$queryRaw<{ seq: bigint }[]>`
+    INSERT INTO ledger_entries (txid, task_id, prev_hash, hash, payload)
+    VALUES (${txid}, ${record.task_id}, ${prevHash}, ${hash}, ${JSON.stringify(record)}::jsonb)
+    RETURNING seq`;
+  return { txid, seq: BigInt((inserted[0] as { seq: bigint }).seq) };
 }
 
 export interface LedgerVerification {

@@ -1,13 +1,17 @@
 /**
- * The consensus handler: re-evaluates one task and, when decided, settles it in ONE transaction:
- * task row (locked `FOR UPDATE`) → labelers' accuracy counts → ledger record → `task.settled` outbox row.
+ * The consensus handler: re-evaluates one task and, when decided, settles it in ONE transaction.
+ * Locks, always in this order: the task row (`FOR UPDATE`) → its labelers' rows (in id order) → the
+ * ledger's advisory lock (last, held until commit). Writes: the ledger record, then in one statement the
+ * labelers' accuracy counts, the task, its remaining claims and the `task.settled` outbox row.
  * Exactly once: a second run (duplicate job, racing replica) finds the task settled and does nothing;
  * the unique `events(task_id, type)` and `ledger_entries(task_id)` make a double write impossible.
+ * Every statement is raw SQL; reads that must see the latest commits run in a later statement than the
+ * lock they depend on (READ COMMITTED: each statement takes a fresh snapshot).
  */
 import { type Logger, newId } from "@labelgate/core";
 import type { Prisma, PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
-import { type AccuracyPrior, decide, labelerAccuracy } from "./consensus";
+import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
 import { appendSettlement } from "./ledger";
 
 export interface ConsensusDeps {
@@ -29,6 +33,17 @@ export interface TaskSettledPayload {
   settled_at: string;
 }
 
+interface TaskState {
+  customer_id: string;
+  options: string[];
+  consensus_threshold: number;
+  max_labels: number;
+  /** the task's labels in recording order (created_at, id) */
+  labels: { id: string; labeler_id: string; value: string }[];
+  /** the labelers of those labels, locked in id order */
+  labelers: { id: string; settled_labels: number; agreed_labels: number }[];
+}
+
 async function settleInTransaction(
   tx: Prisma.TransactionClient,
   taskId: string,
@@ -37,68 +52,80 @@ async function settleInTransaction(
   const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`;
   const status = locked[0]?.status;
   if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
-  const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
-  const labels = await tx.label.findMany({ where: { taskId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
-  const labelerIds = [...new Set(labels.map((l) => l.labelerId))].sort();
-  // Lock the labelers in id order: concurrent settlements sharing labelers cannot deadlock.
-  const labelers = await tx.$queryRaw<{ id: string; settled_labels: number; agreed_labels: number }[]>`
-    SELECT id, settled_labels, agreed_labels FROM labelers WHERE id = ANY(${labelerIds}::text[]) ORDER BY id FOR UPDATE`;
-  const accuracy = new Map(labelers.map((l) => [l.id, labelerAccuracy({ settled: l.settled_labels, agreed: l.agreed_labels }, prior)]));
+  // Under the task lock, with a fresh snapshot: the task, all its labels (no label can be added while we
+  // hold the lock), and its labelers, locked in id order so that concurrent settlements sharing labelers
+  // cannot deadlock. FOR NO KEY UPDATE suffices for the counters (it serializes settlements) and, unlike
+  // FOR UPDATE, does not block the key-share locks that claims and labels of these labelers take.
+  const rows = await tx.$queryRaw<TaskState[]>`
+    WITH task_labels AS (
+      SELECT id, labeler_id, value, created_at FROM labels WHERE task_id = ${taskId}
+    ),
+    labelers_locked AS (
+      SELECT id, settled_labels, agreed_labels FROM labelers
+      WHERE id IN (SELECT labeler_id FROM task_labels)
+      ORDER BY id
+      FOR NO KEY UPDATE
+    )
+    SELECT t.customer_id, t.options, t.consensus_threshold, t.max_labels,
+      COALESCE((SELECT json_agg(json_build_object('id', l.id, 'labeler_id', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id)
+                FROM task_labels l), '[]'::json) AS labels,
+      COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
+                FROM labelers_locked b), '[]'::json) AS labelers
+    FROM tasks t WHERE t.id = ${taskId}`;
+  const task = rows[0] as TaskState;
+  const votes: LabelVote[] = task.labels.map((l) => ({ labelerId: l.labeler_id, value: l.value }));
+  const accuracy = new Map(
+    task.labelers.map((l) => [l.id, labelerAccuracy({ settled: l.settled_labels, agreed: l.agreed_labels }, prior)]),
+  );
   const decision = decide(
-    { options: task.options, consensusThreshold: task.consensusThreshold, maxLabels: task.maxLabels, votes: labels },
+    { options: task.options, consensusThreshold: task.consensus_threshold, maxLabels: task.max_labels, votes },
     accuracy,
     prior,
   );
   if (!decision.settle) return { outcome: "open" };
 
   const settledAt = new Date();
-  const agreeing = labels.filter((l) => l.value === decision.label).map((l) => l.labelerId);
-  await tx.$executeRaw`
-    UPDATE labelers SET settled_labels = settled_labels + 1,
-      agreed_labels = agreed_labels + CASE WHEN id = ANY(${agreeing}::text[]) THEN 1 ELSE 0 END
-    WHERE id = ANY(${labelerIds}::text[])`;
   const { txid } = await appendSettlement(tx, {
-    task_id: task.id,
-    customer_id: task.customerId,
+    task_id: taskId,
+    customer_id: task.customer_id,
     consensus_label: decision.label,
     confidence: decision.confidence,
     resolution: decision.resolution,
     label_counts: decision.counts,
-    labels: labels.map((l) => ({ label_id: l.id, labeler_id: l.labelerId, value: l.value })),
+    labels: task.labels.map((l) => ({ label_id: l.id, labeler_id: l.labeler_id, value: l.value })),
     settled_at: settledAt.toISOString(),
   });
-  await tx.task.update({
-    where: { id: task.id },
-    data: {
-      status: "settled",
-      consensusLabel: decision.label,
-      confidence: decision.confidence,
-      resolution: decision.resolution,
-      labelCounts: decision.counts,
-      labelsNeeded: 0,
-      ledgerTxid: txid,
-      settledAt,
-    },
-  });
-  await tx.claim.updateMany({ where: { taskId, status: "active" }, data: { status: "expired" } });
   const payload: TaskSettledPayload = {
     event: "task.settled",
-    task_id: task.id,
+    task_id: taskId,
     consensus_label: decision.label,
     confidence: decision.confidence,
     ledger_txid: txid,
     settled_at: settledAt.toISOString(),
   };
   const eventId = newId("event");
-  await tx.event.create({
-    data: {
-      id: eventId,
-      type: "task.settled",
-      taskId: task.id,
-      customerId: task.customerId,
-      payload: payload as unknown as Prisma.InputJsonValue,
-    },
-  });
+  const labelerIds = task.labelers.map((l) => l.id);
+  const agreeing = task.labels.filter((l) => l.value === decision.label).map((l) => l.labeler_id);
+  // One statement for the rest (the labelers' rows are already locked): accuracy counts, the task, its
+  // remaining claims, and the outbox row.
+  await tx.$executeRaw`
+    WITH counted AS (
+      UPDATE labelers SET settled_labels = settled_labels + 1,
+        agreed_labels = agreed_labels + CASE WHEN id = ANY(${agreeing}::text[]) THEN 1 ELSE 0 END
+      WHERE id = ANY(${labelerIds}::text[])
+    ),
+    settled AS (
+      UPDATE tasks SET status = 'settled'::"TaskStatus", consensus_label = ${decision.label}::text,
+        confidence = ${decision.confidence}::float8, resolution = ${decision.resolution}::text::"Resolution",
+        label_counts = ${JSON.stringify(decision.counts)}::jsonb, labels_needed = 0, ledger_txid = ${txid}::text,
+        settled_at = ${settledAt.toISOString()}::timestamptz, updated_at = ${settledAt.toISOString()}::timestamptz
+      WHERE id = ${taskId}
+    ),
+    released AS (
+      UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${taskId} AND status = 'active'
+    )
+    INSERT INTO events (id, type, task_id, customer_id, payload)
+    VALUES (${eventId}, 'task.settled', ${taskId}, ${task.customer_id}, ${JSON.stringify(payload)}::jsonb)`;
   return { outcome: "settled", eventId };
 }
 
@@ -107,6 +134,15 @@ async function settleInTransaction(
  * After commit, the `task.settled` event is enqueued; if the queue is down the reconciliation does it.
  */
 export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise<EvaluationOutcome> {
+  // Most jobs (one per label) find the task still needing labels: answer those with one read, no
+  // transaction. labels_needed only decreases, and reaches 0 exactly when `decide` would settle (threshold
+  // reached or max_labels collected); a label that brings it to 0 enqueues its own job after its commit
+  // (or the reconciliation does), and that job sees it. A stale read here therefore never loses a settlement.
+  const current = await deps.prisma.$queryRaw<{ status: string; labels_needed: number }[]>`
+    SELECT status::text AS status, labels_needed FROM tasks WHERE id = ${taskId}`;
+  const task = current[0];
+  if (!task || (task.status !== "pending" && task.status !== "labeling")) return "closed";
+  if (task.labels_needed > 0) return "open";
   const result = await deps.prisma.$transaction((tx) => settleInTransaction(tx, taskId, deps.prior), { timeout: 15000 });
   if (result.outcome === "settled" && result.eventId) {
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
