@@ -105,7 +105,17 @@ async function main(): Promise<void> {
         onFailed,
       },
     ),
-    startWorkers(backend, manifestHandlers(), { onFailed }),
+    startWorkers(
+      backend,
+      manifestHandlers({
+        prisma: db.prisma,
+        queue,
+        secretBox,
+        logger,
+        storage: { allowPrivateUrls: env.ALLOW_PRIVATE_URLS, gcsApiEndpoint: env.GCS_API_ENDPOINT },
+      }),
+      { concurrency: { manifestIngest: env.MANIFEST_CONCURRENCY, manifestExport: env.MANIFEST_CONCURRENCY }, onFailed },
+    ),
   ];
   await queue.schedule("reconcile", env.RECONCILE_INTERVAL_MS, {});
 

@@ -10,6 +10,7 @@ import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@label
 import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
 import { createApp } from "@labelgate/gateway";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { manifestHandlers } from "@labelgate/manifest-worker";
 import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
@@ -33,6 +34,10 @@ export interface SystemOptions {
   claimTtlSeconds?: number;
   /** ALLOW_PRIVATE_URLS (default true: receivers in tests are local) */
   allowPrivateUrls?: boolean;
+  /** GCS JSON API endpoint of the manifest worker (a local fake server in tests) */
+  gcsApiEndpoint?: string;
+  /** manifest lines per ingestion transaction (default 1000) */
+  manifestChunkSize?: number;
   /** WEBHOOK_TIMEOUT_MS (default 10 s) */
   webhookTimeoutMs?: number;
   /** WEBHOOK_RETRY_MAX (default 3) */
@@ -112,6 +117,18 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
           webhookRetryMax: options.webhookRetryMax ?? 3,
         }),
         { concurrency: { taskSettled: 8, webhookDelivery: 32 }, backoffStrategy: { webhookDelivery: webhookBackoffMs } },
+      ),
+      startWorkers(
+        backend,
+        manifestHandlers({
+          prisma: db.prisma,
+          queue,
+          secretBox: TEST_SECRET_BOX,
+          logger,
+          storage: { allowPrivateUrls: options.allowPrivateUrls ?? true, gcsApiEndpoint: options.gcsApiEndpoint },
+          chunkSize: options.manifestChunkSize,
+        }),
+        { concurrency: { manifestIngest: 2, manifestExport: 2 } },
       ),
     );
   }

@@ -64,6 +64,8 @@ export const webhookWorkerEnv = commonEnv.extend({
 
 export const manifestWorkerEnv = commonEnv.extend({
   MANIFEST_CONCURRENCY: int(2, 1, 64),
+  /** GCS JSON API endpoint override (emulators, tests); unset = Google's */
+  GCS_API_ENDPOINT: z.string().url().optional(),
 });
 
 export type CommonEnv = z.infer<typeof commonEnv>;
@@ -112,6 +114,7 @@ export function requireDistributed(env: CommonEnv): { databaseUrl: string; redis
 export const standaloneEnv = gatewayEnv
   .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true }).shape)
   .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true }).shape)
+  .extend(manifestWorkerEnv.pick({ MANIFEST_CONCURRENCY: true, GCS_API_ENDPOINT: true }).shape)
   .extend({
     /** where the embedded Postgres keeps its files and the generated admin token is stored */
     DATA_DIR: z.string().default(".data"),

@@ -14,13 +14,14 @@ export type {
   Delivery,
   DeliveryAttempt,
   Event,
+  Job,
   Label,
   Labeler,
   LedgerEntry,
   Task,
   Webhook,
 } from "./generated/client";
-export { ClaimStatus, Resolution, TaskStatus, Tier, WebhookStatus } from "./generated/client";
+export { ClaimStatus, JobStatus, Resolution, TaskStatus, Tier, WebhookStatus } from "./generated/client";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export { Prisma, PrismaClient };
@@ -53,3 +54,6 @@ export function createDb(options: DbOptions): Db {
   const prisma = new PrismaClient({ adapter });
   return { prisma, close: () => prisma.$disconnect() };
 }
+export { exportStream } from "./export";
+export { completeJobIfDone } from "./jobs";
+export { QuotaExhaustedError, releaseQuota, reserveQuota } from "./quota";

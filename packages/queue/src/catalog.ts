@@ -57,6 +57,26 @@ export const catalog = {
     jobId: (p) => (p.redelivery ? `redeliver-${p.redelivery}` : `delivery-${p.deliveryId}`),
     jobOptions: { attempts: 3, backoff: { type: "webhook" }, ...keepFinished },
   }),
+  /**
+   * one job per manifest job: stream the manifest and create its tasks (resumable from
+   * `jobs.lines_ingested`). Permanent failures (bad credentials, missing object, malformed line) fail the
+   * manifest job without a retry; transient ones are retried.
+   */
+  manifestIngest: defineQueue({
+    name: "manifest-ingest",
+    consumer: "manifest-worker",
+    payload: z.object({ jobId: z.string().startsWith("job_") }),
+    jobId: (p) => `ingest-${p.jobId}`,
+    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
+  }),
+  /** write a completed job's export to its `output_url` (s3:// or gs://) */
+  manifestExport: defineQueue({
+    name: "manifest-export",
+    consumer: "manifest-worker",
+    payload: z.object({ jobId: z.string().startsWith("job_") }),
+    jobId: (p) => `export-${p.jobId}`,
+    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
+  }),
   /** one job per `task.settled` event (outbox row in `events`) */
   taskSettled: defineQueue({
     name: "task-settled",

@@ -3,11 +3,14 @@
  * scheduler) and requeues, by their deterministic job ids, (1) the consensus job of every task that
  * could be decided (labels_needed = 0) but is still open after `graceMs`, (2) every `task.settled`
  * event the webhook worker has not recorded after `graceMs`, and (3) every webhook delivery still
- * pending after `graceMs` whose job is gone. Requeue is a no-op for jobs still waiting, delayed or active
- * (a delivery between retries is a delayed job).
+ * pending after `graceMs` whose job is gone, (4) manifest jobs still `queued`/`ingesting` after `graceMs`
+ * whose ingestion job is gone, (5) completed manifest jobs whose export to output_url is not written.
+ * It also completes manifest jobs none of whose tasks is open (normally done at settlement).
+ * Requeue is a no-op for jobs still waiting, delayed or active (a delivery between retries is delayed).
  */
 import type { Logger } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
+import { completeJobIfDone } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 
 export interface ReconcileDeps {
@@ -26,6 +29,7 @@ export interface ReconcileReport {
   tasks: number;
   events: number;
   deliveries: number;
+  jobs: number;
   requeued: number;
 }
 
@@ -47,6 +51,18 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     select: { id: true },
     take: limit,
   });
+  const stalledJobs = await deps.prisma.job.findMany({
+    where: { status: { in: ["queued", "ingesting"] }, updatedAt: { lt: cutoff } },
+    select: { id: true },
+    take: limit,
+  });
+  const labelingJobs = await deps.prisma.job.findMany({ where: { status: "labeling" }, select: { id: true }, take: limit });
+  for (const j of labelingJobs) await completeJobIfDone(deps.prisma, j.id);
+  const unexported = await deps.prisma.job.findMany({
+    where: { status: "completed", outputUrl: { not: null }, exportWrittenAt: null, error: null },
+    select: { id: true },
+    take: limit,
+  });
   let requeued = 0;
   for (const t of tasks) {
     const r = await deps.queue.requeue("consensus", { taskId: t.id, labelId: t.lastLabelId as string });
@@ -60,7 +76,21 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     const r = await deps.queue.requeue("webhookDelivery", { deliveryId: d.id }, { attempts: deps.webhookRetryMax });
     if (r !== "pending") requeued++;
   }
-  const report = { tasks: tasks.length, events: events.length, deliveries: deliveries.length, requeued };
+  for (const j of stalledJobs) {
+    const r = await deps.queue.requeue("manifestIngest", { jobId: j.id });
+    if (r !== "pending") requeued++;
+  }
+  for (const j of unexported) {
+    const r = await deps.queue.requeue("manifestExport", { jobId: j.id });
+    if (r !== "pending") requeued++;
+  }
+  const report = {
+    tasks: tasks.length,
+    events: events.length,
+    deliveries: deliveries.length,
+    jobs: stalledJobs.length + unexported.length,
+    requeued,
+  };
   if (requeued > 0) deps.logger.warn(report, "reconciliation requeued lost work");
   return report;
 }

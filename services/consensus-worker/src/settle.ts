@@ -10,8 +10,10 @@
  */
 import { type Logger, newId } from "@labelgate/core";
 import type { Prisma, PrismaClient } from "@labelgate/db";
+import { completeJobIfDone } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
+
 import { appendSettlement } from "./ledger";
 
 export interface ConsensusDeps {
@@ -35,6 +37,8 @@ export interface TaskSettledPayload {
 
 interface TaskState {
   customer_id: string;
+  /** manifest job of the task, if any */
+  job_id: string | null;
   options: string[];
   consensus_threshold: number;
   max_labels: number;
@@ -66,7 +70,7 @@ async function settleInTransaction(
       ORDER BY id
       FOR NO KEY UPDATE
     )
-    SELECT t.customer_id, t.options, t.consensus_threshold, t.max_labels,
+    SELECT t.customer_id, t.job_id, t.options, t.consensus_threshold, t.max_labels,
       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'labeler_id', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id)
                 FROM task_labels l), '[]'::json) AS labels,
       COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
@@ -126,6 +130,8 @@ async function settleInTransaction(
     )
     INSERT INTO events (id, type, task_id, customer_id, payload)
     VALUES (${eventId}, 'task.settled', ${taskId}, ${task.customer_id}, ${JSON.stringify(payload)}::jsonb)`;
+  // The last open task of a manifest job completes the job, in the same transaction.
+  if (task.job_id) await completeJobIfDone(tx, task.job_id);
   return { outcome: "settled", eventId };
 }
 

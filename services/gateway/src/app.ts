@@ -12,6 +12,7 @@ import { pinoHttp } from "pino-http";
 import type { z } from "zod";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { ApiError, errorHandler, zodDetails } from "./errors";
+import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
 import {
   batchBody,
@@ -261,7 +262,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     if (!batch) throw new ApiError("batchNotFound");
     const grouped = await prisma.task.groupBy({ by: ["status"], where: { batchId: id }, _count: { _all: true } });
     const counts = { ...ZERO_COUNTS };
-    for (const g of grouped) counts[g.status] = g._count._all;
+    for (const g of grouped) if (g.status !== "staged") counts[g.status] = g._count._all;
     res.json(batchView(batch, counts));
   });
 
@@ -280,6 +281,12 @@ export function createApp(deps: GatewayDeps): express.Express {
       customer,
       jsonSingle,
     ),
+  );
+
+  // --- manifest jobs --------------------------------------------------------------------------
+  v1.use(
+    "/jobs",
+    jobRoutes({ prisma, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, jsonSingle),
   );
 
   // --- labelers -------------------------------------------------------------------------------

@@ -4,7 +4,15 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson, newId } from "@labelgate/core";
-import { Prisma, type PrismaClient, type Task } from "@labelgate/db";
+import {
+  completeJobIfDone,
+  Prisma,
+  type PrismaClient,
+  QuotaExhaustedError,
+  releaseQuota,
+  reserveQuota as reserveQuotaUnits,
+  type Task,
+} from "@labelgate/db";
 import { ApiError } from "./errors";
 import type { BatchInput, TaskInput } from "./schemas";
 
@@ -20,15 +28,14 @@ function isUniqueViolation(err: unknown): boolean {
   return err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002";
 }
 
-/**
- * Reserves `units` of label quota, atomically (one conditional UPDATE holds the customer row lock).
- * @throws ApiError quotaExhausted when fewer than `units` remain; the caller's transaction rolls back.
- */
-export async function reserveQuota(tx: Tx, customerId: string, units: number): Promise<void> {
-  const updated = await tx.$executeRaw`
-    UPDATE customers SET quota_used = quota_used + ${units}
-    WHERE id = ${customerId} AND label_quota - quota_used >= ${units}`;
-  if (updated !== 1) throw new ApiError("quotaExhausted");
+/** Reserves quota in the caller's transaction; a shortfall is 403 `quota exhausted` (nothing is created). */
+async function reserveQuota(tx: Tx, customerId: string, units: number): Promise<void> {
+  try {
+    await reserveQuotaUnits(tx, customerId, units);
+  } catch (err) {
+    if (err instanceof QuotaExhaustedError) throw new ApiError("quotaExhausted");
+    throw err;
+  }
 }
 
 function taskRow(
@@ -174,10 +181,8 @@ export async function cancelTask(prisma: PrismaClient, customerId: string, taskI
     }
     const task = await tx.task.update({ where: { id: taskId }, data: { status: "canceled", canceledAt: new Date() } });
     await tx.claim.updateMany({ where: { taskId, status: "active" }, data: { status: "expired" } });
-    const unused = Math.max(0, task.quotaReserved - task.labelsCollected);
-    if (unused > 0) {
-      await tx.$executeRaw`UPDATE customers SET quota_used = GREATEST(0, quota_used - ${unused}) WHERE id = ${customerId}`;
-    }
+    await releaseQuota(tx, customerId, task.quotaReserved - task.labelsCollected);
+    if (task.jobId) await completeJobIfDone(tx, task.jobId);
     return task;
   });
 }

@@ -1,9 +1,21 @@
 /**
- * @labelgate/manifest-worker: manifest ingestion and JSONL export. This release ships the service shell
- * only: it consumes no queue yet (`HandlersFor<"manifest-worker">` is empty).
+ * @labelgate/manifest-worker: manifest jobs (DESIGN §8). Ingests manifests from S3, GCS or https into
+ * tasks (streamed, resumable) and writes completed jobs' JSONL exports to their output_url.
  */
 import type { HandlersFor } from "@labelgate/queue";
+import { type ExportDeps, writeExportToOutput } from "./export";
+import { type IngestDeps, ingestManifest } from "./ingest";
 
-export function manifestHandlers(): HandlersFor<"manifest-worker"> {
-  return {};
+export * from "./export";
+export * from "./ingest";
+export * from "./lines";
+export * from "./storage";
+
+export type ManifestDeps = IngestDeps & ExportDeps;
+
+export function manifestHandlers(deps: ManifestDeps): HandlersFor<"manifest-worker"> {
+  return {
+    manifestIngest: async ({ jobId }) => void (await ingestManifest(deps, jobId)),
+    manifestExport: async ({ jobId }) => void (await writeExportToOutput(deps, jobId)),
+  };
 }

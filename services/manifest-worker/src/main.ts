@@ -1,18 +1,29 @@
-/** Entry point of a manifest-worker replica. The service is a shell in this release (no queue yet). */
-import { manifestWorkerEnv, parseEnv, requireDistributed } from "@labelgate/config";
-import { createLogger, onShutdown } from "@labelgate/core";
-import { startWorkers } from "@labelgate/queue";
+/** Entry point of a manifest-worker replica (distributed mode: DATABASE_URL and REDIS_URL set). */
+import { manifestWorkerEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
+import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
+import { createDb } from "@labelgate/db";
+import { QueueClient, startWorkers } from "@labelgate/queue";
 import { manifestHandlers } from "./index";
 
 async function main(): Promise<void> {
   const env = parseEnv(manifestWorkerEnv, process.env);
-  const { redisUrl } = requireDistributed(env);
+  const { databaseUrl, redisUrl } = requireDistributed(env);
   const logger = createLogger("manifest-worker", env.LOG_LEVEL);
-  const workers = startWorkers({ kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX }, manifestHandlers());
-  logger.info("manifest-worker started (no queues yet)");
-  onShutdown(logger, () => workers.close());
-  // Keep the process alive until a signal arrives.
-  setInterval(() => undefined, 1 << 30);
+  const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
+  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
+  const queue = new QueueClient(backend);
+  const storage = { allowPrivateUrls: env.ALLOW_PRIVATE_URLS, gcsApiEndpoint: env.GCS_API_ENDPOINT };
+  const workers = startWorkers(backend, manifestHandlers({ prisma: db.prisma, queue, secretBox, logger, storage }), {
+    concurrency: { manifestIngest: env.MANIFEST_CONCURRENCY, manifestExport: env.MANIFEST_CONCURRENCY },
+    onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
+  });
+  logger.info({ concurrency: env.MANIFEST_CONCURRENCY }, "manifest-worker started");
+  onShutdown(logger, async () => {
+    await workers.close();
+    await queue.close();
+    await db.close();
+  });
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,240 @@
+/**
+ * Manifest batch jobs (SPEC §4 Batch jobs, DESIGN §8): create (validate, seal the credentials, enqueue the
+ * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
+ * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
+ */
+import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
+import { exportStream, type Job, type PrismaClient } from "@labelgate/db";
+import type { QueueClient } from "@labelgate/queue";
+import { type Request, type RequestHandler, Router } from "express";
+import { z } from "zod";
+import { customerOf } from "./auth";
+import { ApiError, zodDetails } from "./errors";
+import { callbackUrl, defaultMaxLabels, labelSpec, pathId } from "./schemas";
+import { requireWebhooksFor } from "./webhooks";
+
+const s3Credentials = z
+  .object({
+    access_key_id: z.string().min(1).max(256),
+    secret_access_key: z.string().min(1).max(1024),
+    region: z.string().min(1).max(64),
+    /** S3-compatible stores (MinIO, R2, ...): an http(s) endpoint */
+    endpoint: z.string().max(2048).optional(),
+    session_token: z.string().max(4096).optional(),
+  })
+  .strict();
+
+const gcsCredentials = z
+  .object({
+    service_account_json: z
+      .string()
+      .max(20_000)
+      .refine((v) => {
+        try {
+          const parsed = JSON.parse(v) as { client_email?: unknown; private_key?: unknown };
+          return typeof parsed.client_email === "string" && typeof parsed.private_key === "string";
+        } catch {
+          return false;
+        }
+      }, "must be a service account JSON with client_email and private_key"),
+  })
+  .strict();
+
+export type StorageCredentials = z.infer<typeof s3Credentials> | z.infer<typeof gcsCredentials>;
+
+const storageUrl = z.string().max(2048);
+
+export const jobBody = z
+  .object({
+    manifest_url: storageUrl,
+    label_spec: labelSpec,
+    type: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,63}$/)
+      .default("image_classification"),
+    consensus_threshold: z.number().int().min(1).max(25).default(3),
+    max_labels: z.number().int().min(1).max(50).optional(),
+    callback_url: callbackUrl.optional(),
+    s3_credentials: z.union([s3Credentials, gcsCredentials]).optional(),
+    credentials: z.union([s3Credentials, gcsCredentials]).optional(),
+    output_url: storageUrl.optional(),
+  })
+  .strict();
+
+export const jobsQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+
+/** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
+export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" | "https" {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundUrlError("not a valid URL");
+  }
+  if (url.protocol === "s3:" || url.protocol === "gs:") {
+    if (!url.hostname || url.pathname.length <= 1) throw new OutboundUrlError(`must be ${url.protocol}//bucket/key`);
+    return url.protocol === "s3:" ? "s3" : "gs";
+  }
+  if (url.protocol === "https:" || (url.protocol === "http:" && allowPrivate)) {
+    checkUrlForm(raw, allowPrivate);
+    return "https";
+  }
+  throw new OutboundUrlError("must be s3://bucket/key, gs://bucket/key or an https:// URL");
+}
+
+export interface JobRouteDeps {
+  prisma: PrismaClient;
+  queue: QueueClient;
+  secretBox: SecretBox;
+  allowPrivateUrls: boolean;
+  logger: Logger;
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
+  return result.data;
+}
+
+/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks (0..1). Credentials never appear. */
+export function jobView(j: Job, tasksSettled: number) {
+  return {
+    job_id: j.id,
+    status: j.status,
+    manifest_url: j.manifestUrl,
+    label_spec: { question: j.question, options: j.options },
+    type: j.taskType,
+    consensus_threshold: j.consensusThreshold,
+    max_labels: j.maxLabels,
+    callback_url: j.callbackUrl,
+    output_url: j.outputUrl,
+    task_count: j.taskCount,
+    lines_ingested: j.linesIngested,
+    tasks_settled: tasksSettled,
+    progress: j.taskCount > 0 ? Math.round((tasksSettled / j.taskCount) * 10_000) / 10_000 : 0,
+    error: j.error,
+    created_at: j.createdAt.toISOString(),
+    started_at: j.startedAt?.toISOString() ?? null,
+    ingested_at: j.ingestedAt?.toISOString() ?? null,
+    completed_at: j.completedAt?.toISOString() ?? null,
+    export_written_at: j.exportWrittenAt?.toISOString() ?? null,
+  };
+}
+
+export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: RequestHandler): Router {
+  const { prisma, queue, secretBox } = deps;
+  const router = Router();
+
+  const ownJob = async (req: Request, customerId: string) => {
+    const id = req.params.id;
+    if (typeof id !== "string" || !pathId("job_").safeParse(id).success) throw new ApiError("jobNotFound");
+    const job = await prisma.job.findFirst({ where: { id, customerId } });
+    if (!job) throw new ApiError("jobNotFound");
+    return job;
+  };
+  const settledCount = (jobId: string) => prisma.task.count({ where: { jobId, status: "settled" } });
+
+  router.post("/", auth, json, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const body = parse(jobBody, req.body);
+    const credentials = body.credentials ?? body.s3_credentials;
+    const details: { path: string; message: string }[] = [];
+    const checkStorage = (path: "manifest_url" | "output_url", raw: string | undefined) => {
+      if (raw === undefined) return;
+      try {
+        const scheme = storageScheme(raw, deps.allowPrivateUrls);
+        if (path === "output_url" && scheme === "https") details.push({ path, message: "must be s3://bucket/key or gs://bucket/key" });
+        if (scheme === "s3" && !(credentials && "access_key_id" in credentials)) {
+          details.push({ path: "credentials", message: `${path} is on S3: give access_key_id, secret_access_key and region` });
+        }
+        if (scheme === "gs" && !(credentials && "service_account_json" in credentials)) {
+          details.push({ path: "credentials", message: `${path} is on GCS: give service_account_json` });
+        }
+      } catch (err) {
+        if (!(err instanceof OutboundUrlError)) throw err;
+        details.push({ path, message: err.message });
+      }
+    };
+    checkStorage("manifest_url", body.manifest_url);
+    checkStorage("output_url", body.output_url);
+    if (credentials && "endpoint" in credentials && credentials.endpoint !== undefined) {
+      try {
+        checkUrlForm(credentials.endpoint, deps.allowPrivateUrls);
+      } catch (err) {
+        if (!(err instanceof OutboundUrlError)) throw err;
+        details.push({ path: "credentials.endpoint", message: err.message });
+      }
+    }
+    const maxLabels = body.max_labels ?? defaultMaxLabels(body.consensus_threshold);
+    if (maxLabels < body.consensus_threshold) details.push({ path: "max_labels", message: "must be at least consensus_threshold" });
+    if (details.length > 0) throw new ApiError("validation", details);
+    await requireWebhooksFor(prisma, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
+
+    const id = newId("job");
+    const job = await prisma.job.create({
+      data: {
+        id,
+        customerId,
+        manifestUrl: body.manifest_url,
+        taskType: body.type,
+        question: body.label_spec.question,
+        options: body.label_spec.options,
+        consensusThreshold: body.consensus_threshold,
+        maxLabels,
+        callbackUrl: body.callback_url ?? null,
+        outputUrl: body.output_url ?? null,
+        credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
+      },
+    });
+    // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
+    await queue.enqueue("manifestIngest", { jobId: id }).catch((err: unknown) => {
+      deps.logger.warn({ err, job_id: id }, "manifest ingestion enqueue deferred to reconciliation");
+    });
+    res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
+  });
+
+  router.get("/", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const q = parse(jobsQuery, req.query);
+    const [total, jobs] = await Promise.all([
+      prisma.job.count({ where: { customerId } }),
+      prisma.job.findMany({
+        where: { customerId },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        skip: (q.page - 1) * q.per_page,
+        take: q.per_page,
+      }),
+    ]);
+    const settled = await Promise.all(jobs.map((j) => settledCount(j.id)));
+    res.json({ page: q.page, per_page: q.per_page, total, items: jobs.map((j, i) => jobView(j, settled[i] ?? 0)) });
+  });
+
+  router.get("/:id", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const job = await ownJob(req, customerId);
+    res.json(jobView(job, await settledCount(job.id)));
+  });
+
+  router.get("/:id/export", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const job = await ownJob(req, customerId);
+    if (job.status !== "completed") throw new ApiError("jobNotCompleted", undefined, { status: job.status });
+    res.status(200);
+    res.setHeader("Content-Type", "application/x-ndjson; charset=utf-8");
+    res.setHeader("Content-Disposition", `attachment; filename="${job.id}.jsonl"`);
+    const stream = exportStream(prisma, job.id);
+    stream.on("error", (err) => {
+      // Headers are sent: the only honest signal left is to cut the response short.
+      deps.logger.error({ err, job_id: job.id }, "export failed mid-stream");
+      res.destroy(err);
+    });
+    stream.pipe(res);
+  });
+
+  return router;
+}
