@@ -7,7 +7,8 @@
 #   bench/replay.sh ../shared/data/crowd/dog --limit 300
 #
 # The replay log (phases, latency per route) goes to stderr, followed by one `bench:` line with the
-# labeling rate (labels/s of the label phase) and the p50 of the claim and label routes.
+# labeling rate (labels/s of the label phase), the p50 of the claim and label routes, and the CPU time
+# the server (Node and its embedded Postgres) spent during the replay.
 # Environment: BENCH_PORT (default 3310), BENCH_PG_PORT (default 54369), BENCH_DATA_DIR (default a new
 # directory under /tmp), BENCH_KEEP_DATA=1 keeps the data directory.
 set -euo pipefail
@@ -30,15 +31,39 @@ server_log="$(mktemp /tmp/labelgate-bench-server.XXXXXX.log)"
 replay_log="$(mktemp /tmp/labelgate-bench-replay.XXXXXX.log)"
 server_pid=""
 
+# `setsid` makes the server a session of its own; pnpm starts the script in a new process group inside it.
+session_groups() { ps -eo sid=,pgid= | awk -v s="$server_pid" '$1 == s { print $2 }' | sort -u; }
+session_alive() { [[ -n "$(ps -eo sid= | awk -v s="$server_pid" '$1 == s')" ]]; }
+
+# CPU seconds used so far by the server's session and its descendants (Postgres backends start sessions
+# of their own), as "node postgres": live processes' own time plus the time of children they reaped.
+session_cpu() {
+  local f
+  for f in /proc/[0-9]*/stat; do cat "$f" 2>/dev/null; done | awk -v s="$server_pid" -v tck="$(getconf CLK_TCK)" '
+    {
+      i = index($0, ") "); if (!i) next
+      pid = $1; comm[pid] = substr($0, index($0, "(") + 1, i - index($0, "(") - 1)
+      split(substr($0, i + 2), f, " ")
+      ppid[pid] = f[2]; sid[pid] = f[4]; t[pid] = f[12] + f[13] + f[14] + f[15]
+    }
+    END {
+      for (p in sid) if (sid[p] == s) mine[p] = 1
+      do { added = 0; for (p in ppid) if (!(p in mine) && (ppid[p] in mine)) { mine[p] = 1; added = 1 } } while (added)
+      for (p in mine) if (comm[p] ~ /^postgres/) pg += t[p]; else nd += t[p]
+      printf "%.2f %.2f\n", nd / tck, pg / tck
+    }'
+}
+
 stop_server() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-    # The server runs in its own process group (setsid): stop exactly that group.
-    kill -TERM -- "-$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      kill -0 "$server_pid" 2>/dev/null || break
+  if [[ -n "$server_pid" ]] && session_alive; then
+    # Stop exactly the process groups of the server's session (the Node server stops its Postgres).
+    local g
+    for g in $(session_groups); do kill -TERM -- "-$g" 2>/dev/null || true; done
+    for _ in $(seq 1 150); do
+      session_alive || break
       sleep 0.1
     done
-    kill -KILL -- "-$server_pid" 2>/dev/null || true
+    for g in $(session_groups); do kill -KILL -- "-$g" 2>/dev/null || true; done
   fi
   server_pid=""
 }
@@ -79,16 +104,25 @@ for i in $(seq 1 240); do
   sleep 0.5
 done
 
+read -r node_before pg_before < <(session_cpu)
 pnpm -s replay --dataset "$dataset" --base-url "http://127.0.0.1:$port" --admin-token "$(cat "$data_dir/admin-token")" "$@" \
   2> >(tee "$replay_log" >&2)
+read -r node_after pg_after < <(session_cpu)
 # let the process substitution flush the log before it is read
 sleep 0.2
 
 # `label (3030 labels) 148.4 s` and `latency POST /v1/labeling/claims: n=... p50 842, ...`
-summary="$(awk '
-  match($0, /label \(([0-9]+) labels\) ([0-9.]+) s/, m) { if (m[2] > 0) rate = sprintf("%.1f", m[1] / m[2]) }
+# The server's CPU over the whole replay (every phase), per label: unlike labels/s, it hardly depends on
+# what else the machine is running.
+summary="$(awk -v node="$node_before $node_after" -v pg="$pg_before $pg_after" '
+  match($0, /label \(([0-9]+) labels\) ([0-9.]+) s/, m) { labels = m[1]; if (m[2] > 0) rate = sprintf("%.1f", m[1] / m[2]) }
   /latency POST \/v1\/labeling\/claims:/ { if (match($0, /p50 ([0-9]+)/, m)) claim = m[1] }
   /latency POST \/v1\/labeling\/claims\/:id\/label/ { if (match($0, /p50 ([0-9]+)/, m)) label = m[1] }
-  END { printf "bench: %s labels/s in the label phase; p50 claim %s ms, label %s ms", rate, claim, label }
+  END {
+    split(node, n, " "); node = n[2] - n[1]; split(pg, p, " "); pg = p[2] - p[1]
+    printf "bench: %s labels/s in the label phase; p50 claim %s ms, label %s ms; ", rate, claim, label
+    printf "server CPU %.1f s node + %.1f s postgres", node, pg
+    if (labels > 0) printf " (%.1f + %.1f ms per label)", 1000 * node / labels, 1000 * pg / labels
+  }
 ' "$replay_log")"
 echo "$summary" >&2
