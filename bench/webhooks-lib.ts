@@ -245,6 +245,56 @@ export function cpuSeconds(pids: number[]): number {
   return pids.reduce((sum, p) => sum + processCpuSeconds(p), 0);
 }
 
+function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Cumulative CPU seconds of a changing set of processes (e.g. Postgres backends, which come and go with
+ * the pool): samples every `everyMs` and keeps the last reading of each process, so a process that
+ * exits keeps what it used up to its last sample.
+ */
+export class CpuTracker {
+  private readonly last = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pids: () => number[],
+    everyMs = 250,
+  ) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), everyMs);
+    this.timer.unref();
+  }
+
+  private sample(): void {
+    for (const pid of this.pids()) {
+      const cpu = processCpuSeconds(pid);
+      if (cpu > 0) this.last.set(pid, Math.max(cpu, this.last.get(pid) ?? 0));
+    }
+  }
+
+  seconds(): number {
+    this.sample();
+    let sum = 0;
+    for (const v of this.last.values()) sum += v;
+    return sum;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** Postgres backends connected to `database` (their process title names it), except the `exclude`d ones. */
+export function postgresBackends(database: string, exclude: Set<number>): () => number[] {
+  return () => pidsByName("postgres").filter((p) => !exclude.has(p) && cmdline(p).includes(` ${database} `));
+}
+
 /** Machine-wide busy and total CPU seconds (all cores) from /proc/stat. */
 export function machineCpu(): { busy: number; total: number } {
   const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";

@@ -33,11 +33,12 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Pool } from "pg";
 import {
-  cpuSeconds,
+  CpuTracker,
   latencySummary,
   machineCpu,
   nowMs,
   pidsByName,
+  postgresBackends,
   processTree,
   type Receiver,
   round,
@@ -120,8 +121,10 @@ async function main(): Promise<void> {
   let bulkQueue: Queue | undefined;
   let bulkRedis: Redis | undefined;
   let migrated = false;
+  const trackers: CpuTracker[] = [];
 
   const cleanup = async () => {
+    for (const t of trackers) t.stop();
     if (worker?.pid && worker.exitCode === null) {
       const exited = new Promise<void>((resolve) => worker?.once("exit", () => resolve()));
       // The worker runs in its own process group (tsx and its node child): stop exactly that group.
@@ -254,17 +257,23 @@ async function main(): Promise<void> {
       return nowMs();
     };
 
-    let backendPids: number[] = [];
-    const redisPids = pidsByName("redis-server");
+    // the bench's own connections (pool `bench`) are not counted as the worker's Postgres load
+    const benchBackends = new Set<number>();
+    const workerCpu = new CpuTracker(() => processTree(workerPid));
+    const postgresCpu = new CpuTracker(postgresBackends(databaseName, benchBackends));
+    const redisCpu = new CpuTracker(() => pidsByName("redis-server"));
+    trackers.push(workerCpu, postgresCpu, redisCpu);
     const snapshot = async (): Promise<CpuSnapshot> => {
+      const own = await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'bench'`);
+      for (const row of own.rows) benchBackends.add(row.pid);
       const stats = await db.query<{ xact_commit: string }>(`SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, [databaseName]);
       const m = machineCpu();
       const self = process.cpuUsage();
       return {
         at: nowMs(),
-        worker: cpuSeconds(processTree(workerPid)),
-        postgres: cpuSeconds(backendPids),
-        redis: cpuSeconds(redisPids),
+        worker: workerCpu.seconds(),
+        postgres: postgresCpu.seconds(),
+        redis: redisCpu.seconds(),
         bench: (self.user + self.system) / 1e6,
         machineBusy: m.busy,
         machineTotal: m.total,
@@ -274,11 +283,6 @@ async function main(): Promise<void> {
     const begin = async (name: string): Promise<Phase> => {
       // Postgres publishes transaction counts with a delay of up to a second
       await sleep(1100);
-      const r = await db.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'bench' AND pid <> pg_backend_pid()`,
-        [databaseName],
-      );
-      backendPids = r.rows.map((row) => row.pid);
       const cpu = await snapshot();
       return { name, started: cpu.at, cpu };
     };
@@ -368,11 +372,26 @@ async function main(): Promise<void> {
         const r = rx.receipts.get(id) as { at: number; settledAt: number };
         return r.at - r.settledAt;
       });
+      // where the delay goes, from the stored timestamps (ms resolution): recorded_at is set by the routing
+      // statement, started_at just before the POST
+      const stamps = await db.query<{ id: string; recorded: number; started: number }>(
+        `SELECT e.id, extract(epoch FROM e.recorded_at) * 1000 AS recorded, extract(epoch FROM a.started_at) * 1000 AS started
+         FROM events e JOIN deliveries d ON d.event_id = e.id JOIN delivery_attempts a ON a.delivery_id = d.id
+         WHERE e.id = ANY ($1::text[])`,
+        [events],
+      );
+      const p50 = (xs: number[]) => latencySummary(xs).p50_ms;
+      const received = (id: string) => rx.receipts.get(id) as { at: number; settledAt: number };
       const result = {
         rate_per_s: rate,
         events: count,
         max_enqueue_lag_ms: round(lag),
         settled_to_receipt: latencySummary(delays),
+        p50_breakdown_ms: {
+          settled_to_routed: p50(stamps.rows.map((r) => Number(r.recorded) - received(r.id).settledAt)),
+          routed_to_attempt_start: p50(stamps.rows.map((r) => Number(r.started) - Number(r.recorded))),
+          attempt_start_to_receipt: p50(stamps.rows.map((r) => received(r.id).at - Number(r.started))),
+        },
         usage: await usage(phase, count, end),
       };
       log(`latency at ${rate}/s: ${JSON.stringify(result)}`);

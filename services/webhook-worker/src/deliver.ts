@@ -11,6 +11,7 @@ import { checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate
 import type { PrismaClient } from "@labelgate/db";
 import type { JobContext } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
+import { Batcher } from "./batch";
 
 export interface DeliverDeps {
   prisma: PrismaClient;
@@ -38,19 +39,6 @@ export function signatureHeader(rawBody: string, secret: string): string {
 /** Raised to make BullMQ retry a failed attempt (its message is stored as the job's failure reason). */
 export class DeliveryAttemptFailed extends Error {
   override name = "DeliveryAttemptFailed";
-}
-
-interface DeliveryRow {
-  id: string;
-  status: string;
-  attempts: number;
-  event_id: string;
-  task_id: string;
-  webhook_id: string;
-  callback_url: string;
-  secret_ciphertext: string;
-  active: boolean;
-  payload: Record<string, unknown>;
 }
 
 interface AttemptOutcome {
@@ -92,9 +80,206 @@ async function post(deps: DeliverDeps, url: string, body: string, headers: Recor
   return { success: error === null, statusCode, error, latencyMs: Math.round(performance.now() - t0), startedAt, finishedAt };
 }
 
+interface DeliveryRow {
+  i: number;
+  id: string;
+  status: string;
+  attempts: number;
+  event_id: string;
+  task_id: string;
+  webhook_id: string;
+  callback_url: string;
+  secret_ciphertext: string;
+  active: boolean;
+  payload: Record<string, unknown>;
+  /** manual redelivery whose attempt id is already stored */
+  redelivered: boolean;
+}
+
+interface ReadRequest {
+  deliveryId: string;
+  redelivery?: string;
+}
+
+/** One statement for a batch: each delivery with its webhook and event (undefined when it does not exist). */
+async function readBatch(prisma: PrismaClient, requests: ReadRequest[]): Promise<(DeliveryRow | undefined)[]> {
+  const input = JSON.stringify(requests.map((r, i) => ({ i, delivery_id: r.deliveryId, attempt_id: r.redelivery ?? null })));
+  const rows = await prisma.$queryRaw<DeliveryRow[]>`
+    SELECT r.i, d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
+           w.callback_url, w.secret_ciphertext, w.active, e.payload,
+           (r.attempt_id IS NOT NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.id = r.attempt_id)) AS redelivered
+    FROM jsonb_to_recordset(${input}::jsonb) AS r(i int, delivery_id text, attempt_id text)
+    JOIN deliveries d ON d.id = r.delivery_id
+    JOIN webhooks w ON w.id = d.webhook_id
+    JOIN events e ON e.id = d.event_id`;
+  const byIndex = new Map(rows.map((row) => [row.i, row]));
+  return requests.map((_, i) => byIndex.get(i));
+}
+
+/** One attempt to store, and the delivery's resulting status. */
+interface AttemptRecord {
+  attempt_id: string;
+  delivery_id: string;
+  webhook_id: string;
+  event_id: string;
+  task_id: string;
+  attempt: number;
+  manual: boolean;
+  success: boolean;
+  status_code: number | null;
+  error: string | null;
+  latency_ms: number;
+  started_at: string;
+  finished_at: string;
+  status: "delivered" | "failed" | "pending";
+}
+
+/**
+ * `written`: attempt stored, delivery and task updated; `duplicate`: this attempt id was already stored
+ * (a manual redelivery run twice), nothing written; `deferred` (without `locked` only): the task has other
+ * deliveries, nothing written.
+ */
+type WriteOutcome = "written" | "duplicate" | "deferred";
+
+type Sql = Pick<PrismaClient, "$queryRaw" | "$executeRaw">;
+
+/**
+ * One statement for a batch of attempts (distinct deliveries): stores each attempt, updates its delivery
+ * and recomputes the task's `webhook_status` from all the task's deliveries (failed if any failed,
+ * delivered if all delivered, else pending), this batch's new statuses included.
+ * A statement reads the other deliveries as of its start: without the task's row lock, a concurrent
+ * delivery of the same task could be missed. So unless `locked` (the caller holds the lock of every task
+ * of the batch), the statement writes only attempts of tasks with no other delivery and defers the rest.
+ */
+async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean): Promise<WriteOutcome[]> {
+  const rows = await db.$queryRaw<{ delivery_id: string; outcome: WriteOutcome }[]>`
+    WITH input AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS x(
+        attempt_id text, delivery_id text, webhook_id text, event_id text, task_id text, attempt int, manual boolean,
+        success boolean, status_code int, error text, latency_ms int, started_at timestamptz, finished_at timestamptz, status text)
+    ), eligible AS (
+      SELECT * FROM input i
+      WHERE ${locked} OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
+    ), att AS (
+      INSERT INTO delivery_attempts (id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
+                                     started_at, finished_at)
+      SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms, started_at, finished_at
+      FROM eligible
+      ON CONFLICT (id) DO NOTHING
+      RETURNING delivery_id
+    ), upd AS (
+      UPDATE deliveries d
+      SET attempts = d.attempts + 1, status = i.status::"WebhookStatus", last_status_code = i.status_code, last_error = i.error,
+          delivered_at = CASE WHEN i.success THEN i.finished_at ELSE d.delivered_at END, updated_at = now()
+      FROM eligible i
+      WHERE d.id = i.delivery_id AND i.delivery_id IN (SELECT delivery_id FROM att)
+      RETURNING d.id, d.task_id, d.status
+    ), agg AS (
+      SELECT s.task_id,
+             CASE WHEN bool_or(s.status = 'failed') THEN 'failed'
+                  WHEN bool_and(s.status = 'delivered') THEN 'delivered'
+                  ELSE 'pending' END::"WebhookStatus" AS status
+      FROM (
+        SELECT task_id, status FROM upd
+        UNION ALL
+        SELECT o.task_id, o.status FROM deliveries o
+        WHERE o.task_id IN (SELECT task_id FROM upd) AND o.id NOT IN (SELECT id FROM upd)
+      ) s
+      GROUP BY s.task_id
+    ), task AS (
+      UPDATE tasks t SET webhook_status = agg.status FROM agg WHERE t.id = agg.task_id
+      RETURNING t.id
+    )
+    SELECT i.delivery_id, CASE WHEN i.delivery_id IN (SELECT delivery_id FROM eligible) THEN 'duplicate' ELSE 'deferred' END AS outcome
+    FROM input i
+    WHERE i.delivery_id NOT IN (SELECT id FROM upd)`;
+  // only the attempts not written come back
+  const outcome = new Map(rows.map((r) => [r.delivery_id, r.outcome]));
+  return records.map((r) => outcome.get(r.delivery_id) ?? "written");
+}
+
+/** Attempts of tasks with several deliveries: under the row locks of their tasks (in id order: no deadlock). */
+async function writeLocked(prisma: PrismaClient, records: AttemptRecord[]): Promise<WriteOutcome[]> {
+  const taskIds = [...new Set(records.map((r) => r.task_id))].sort();
+  return prisma.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`SELECT id FROM tasks WHERE id = ANY (${taskIds}::text[]) ORDER BY id FOR UPDATE`;
+      return writeStatement(tx, records, true);
+    },
+    { maxWait: 10_000, timeout: 15_000 },
+  );
+}
+
+interface Batchers {
+  read: Batcher<ReadRequest, DeliveryRow | undefined>;
+  write: Batcher<AttemptRecord, WriteOutcome>;
+}
+
+const batchersByClient = new WeakMap<PrismaClient, Batchers>();
+
+/** The statements of concurrent attempts of this process are batched (batch.ts), per Prisma client. */
+function batchersOf(prisma: PrismaClient): Batchers {
+  let b = batchersByClient.get(prisma);
+  if (!b) {
+    // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
+    const byDelivery = { key: (r: AttemptRecord) => r.delivery_id };
+    const locked = new Batcher<AttemptRecord, WriteOutcome>((records) => writeLocked(prisma, records), byDelivery);
+    const write = new Batcher<AttemptRecord, WriteOutcome>(async (records) => {
+      const outcomes = await writeStatement(prisma, records, false);
+      return Promise.all(outcomes.map((o, i) => (o === "deferred" ? locked.call(records[i] as AttemptRecord) : o)));
+    }, byDelivery);
+    b = { read: new Batcher((requests) => readBatch(prisma, requests)), write };
+    batchersByClient.set(prisma, b);
+  }
+  return b;
+}
+
+const openedSecrets = new WeakMap<SecretBox, Map<string, string>>();
+
+/**
+ * The webhook's secret, opened once per sealed value (at most 1,000 kept per box): an AES-GCM open per
+ * attempt costs more than the HMAC. A rotated secret is a new sealed value, so it is never served stale.
+ */
+function openSecret(box: SecretBox, sealed: string, webhookId: string): string {
+  let cache = openedSecrets.get(box);
+  if (!cache) {
+    cache = new Map();
+    openedSecrets.set(box, cache);
+  }
+  const key = `${webhookId} ${sealed}`;
+  let secret = cache.get(key);
+  if (secret === undefined) {
+    secret = box.open(sealed, webhookId);
+    if (cache.size >= 1000) cache.clear();
+    cache.set(key, secret);
+  }
+  return secret;
+}
+
+/** Ends a pending delivery of a deleted webhook without an attempt, and recomputes the task's status. */
+async function endDeliveryOfDeletedWebhook(prisma: PrismaClient, d: DeliveryRow): Promise<void> {
+  await prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${d.task_id} FOR UPDATE`;
+    await tx.$executeRaw`
+      UPDATE deliveries SET status = 'failed', last_error = 'webhook deleted', updated_at = now()
+      WHERE id = ${d.id} AND status = 'pending'`;
+    await tx.$executeRaw`
+      UPDATE tasks SET webhook_status = agg.status
+      FROM (
+        SELECT CASE WHEN bool_or(status = 'failed') THEN 'failed'
+                    WHEN bool_and(status = 'delivered') THEN 'delivered'
+                    ELSE 'pending' END::"WebhookStatus" AS status
+        FROM deliveries WHERE task_id = ${d.task_id}
+      ) agg
+      WHERE tasks.id = ${d.task_id} AND agg.status IS NOT NULL`;
+  });
+}
+
 /**
  * Runs one attempt of a delivery. Safe to run twice: a delivered delivery is not sent again by the
  * schedule, and a manual redelivery (`redelivery` = its reserved attempt id) is sent at most once.
+ * Its two statements (read before, write after the POST) are shared with the concurrent attempts of this
+ * process (see `writeStatement`).
  * @throws DeliveryAttemptFailed when the attempt failed and BullMQ has attempts left.
  */
 export async function deliver(
@@ -102,31 +287,24 @@ export async function deliver(
   job: { deliveryId: string; redelivery?: string },
   ctx: JobContext,
 ): Promise<"delivered" | "failed" | "retrying" | "skipped"> {
-  const { prisma } = deps;
-  const rows = await prisma.$queryRaw<DeliveryRow[]>`
-    SELECT d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
-           w.callback_url, w.secret_ciphertext, w.active, e.payload
-    FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-    WHERE d.id = ${job.deliveryId}`;
-  const d = rows[0];
+  const batchers = batchersOf(deps.prisma);
+  const d = await batchers.read.call(job);
   if (!d) throw new Error(`delivery ${job.deliveryId} not found`);
   const manual = job.redelivery !== undefined;
   if (manual) {
-    const done = await prisma.deliveryAttempt.findUnique({ where: { id: job.redelivery as string }, select: { id: true } });
-    if (done) return "skipped";
+    if (d.redelivered) return "skipped";
   } else if (d.status !== "pending") {
     return "skipped";
   }
   if (!d.active) {
     // Deleted webhooks receive nothing: the delivery ends without an attempt.
-    await prisma.delivery.updateMany({ where: { id: d.id, status: "pending" }, data: { status: "failed", lastError: "webhook deleted" } });
-    await recomputeTaskStatus(prisma, d.task_id);
+    await endDeliveryOfDeletedWebhook(deps.prisma, d);
     return "skipped";
   }
 
   const attempt = d.attempts + 1;
   const body = JSON.stringify({ ...d.payload, timestamp: new Date().toISOString() });
-  const secret = deps.secretBox.open(d.secret_ciphertext, d.webhook_id);
+  const secret = openSecret(deps.secretBox, d.secret_ciphertext, d.webhook_id);
   const outcome = await post(deps, d.callback_url, body, {
     "content-type": "application/json",
     "user-agent": "labelgate-webhooks/1",
@@ -138,57 +316,27 @@ export async function deliver(
   // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
   const status = outcome.success ? "delivered" : manual || lastScheduled ? "failed" : "pending";
 
-  await prisma.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM tasks WHERE id = ${d.task_id} FOR UPDATE`;
-    await tx.deliveryAttempt.create({
-      data: {
-        id: job.redelivery ?? newId("attempt"),
-        deliveryId: d.id,
-        webhookId: d.webhook_id,
-        eventId: d.event_id,
-        attempt,
-        manual,
-        success: outcome.success,
-        statusCode: outcome.statusCode,
-        error: outcome.error,
-        latencyMs: outcome.latencyMs,
-        startedAt: outcome.startedAt,
-        finishedAt: outcome.finishedAt,
-      },
-    });
-    await tx.delivery.update({
-      where: { id: d.id },
-      data: {
-        attempts: { increment: 1 },
-        status,
-        lastStatusCode: outcome.statusCode,
-        lastError: outcome.error,
-        ...(outcome.success ? { deliveredAt: outcome.finishedAt } : {}),
-      },
-    });
-    await recomputeTaskStatus(tx, d.task_id);
+  const written = await batchers.write.call({
+    attempt_id: job.redelivery ?? newId("attempt"),
+    delivery_id: d.id,
+    webhook_id: d.webhook_id,
+    event_id: d.event_id,
+    task_id: d.task_id,
+    attempt,
+    manual,
+    success: outcome.success,
+    status_code: outcome.statusCode,
+    error: outcome.error,
+    latency_ms: outcome.latencyMs,
+    started_at: outcome.startedAt.toISOString(),
+    finished_at: outcome.finishedAt.toISOString(),
+    status,
   });
+  // the same redelivery ran concurrently and stored its attempt first
+  if (written === "duplicate") return "skipped";
 
   if (outcome.success) return "delivered";
   deps.logger.warn({ delivery_id: d.id, event_id: d.event_id, attempt, error: outcome.error }, "webhook delivery attempt failed");
   if (status === "failed") return "failed";
   throw new DeliveryAttemptFailed(`attempt ${attempt} failed: ${outcome.error}`);
-}
-
-type Sql = Pick<PrismaClient, "$executeRaw">;
-
-/**
- * Task `webhook_status` from its deliveries: failed if any failed, delivered if all delivered, else pending.
- * Run under the task's row lock so concurrent deliveries of one event see each other's commits.
- */
-async function recomputeTaskStatus(db: Sql, taskId: string): Promise<void> {
-  await db.$executeRaw`
-    UPDATE tasks SET webhook_status = agg.status
-    FROM (
-      SELECT CASE WHEN bool_or(status = 'failed') THEN 'failed'
-                  WHEN bool_and(status = 'delivered') THEN 'delivered'
-                  ELSE 'pending' END::"WebhookStatus" AS status
-      FROM deliveries WHERE task_id = ${taskId}
-    ) agg
-    WHERE tasks.id = ${taskId} AND agg.status IS NOT NULL`;
 }

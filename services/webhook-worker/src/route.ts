@@ -3,10 +3,15 @@
  * webhook of that URL; a task without one goes to every active webhook of the customer subscribed to
  * `task.settled`. One `deliveries` row per (event, webhook), unique, so routing twice creates nothing new;
  * every pending delivery is (re-)enqueued under its deterministic job id.
+ *
+ * Two statements per batch of events routed at once by this process (see batch.ts): one read of the
+ * events' targets, then one write that inserts the deliveries (`ON CONFLICT DO NOTHING`), marks the tasks
+ * `webhook_status` pending (when it was null), records the events and returns the pending deliveries.
  */
 import { newId } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
+import { Batcher } from "./batch";
 
 export interface RouteDeps {
   prisma: PrismaClient;
@@ -15,41 +20,110 @@ export interface RouteDeps {
   webhookRetryMax: number;
 }
 
+type Routed = { found: false; reason: string } | { found: true; recorded: boolean; pending: string[] };
+
+interface TargetRow {
+  event_id: string;
+  customer_id: string;
+  task_id: string;
+  task_found: boolean;
+  webhook_id: string | null;
+}
+
+interface RoutedRow {
+  event_id: string;
+  recorded: boolean;
+  pending: string[];
+}
+
+async function routeBatch(prisma: PrismaClient, eventIds: string[]): Promise<Routed[]> {
+  const targets = await prisma.$queryRaw<TargetRow[]>`
+    SELECT e.id AS event_id, e.customer_id, e.task_id, t.id IS NOT NULL AS task_found, w.id AS webhook_id
+    FROM events e
+    LEFT JOIN tasks t ON t.id = e.task_id
+    LEFT JOIN webhooks w ON t.id IS NOT NULL AND w.customer_id = e.customer_id AND w.active AND e.type = ANY (w.events)
+                        AND (t.callback_url IS NULL OR w.callback_url = t.callback_url)
+    WHERE e.id = ANY (${eventIds}::text[])
+    ORDER BY w.created_at`;
+  const events = new Map<string, { task_id: string; task_found: boolean; targeted: boolean }>();
+  const deliveries: { id: string; event_id: string; webhook_id: string; customer_id: string; task_id: string }[] = [];
+  for (const r of targets) {
+    const e = events.get(r.event_id) ?? { task_id: r.task_id, task_found: r.task_found, targeted: false };
+    events.set(r.event_id, e);
+    if (r.webhook_id === null) continue;
+    e.targeted = true;
+    deliveries.push({
+      id: newId("delivery"),
+      event_id: r.event_id,
+      webhook_id: r.webhook_id,
+      customer_id: r.customer_id,
+      task_id: r.task_id,
+    });
+  }
+  const routable = [...events]
+    .filter(([, e]) => e.task_found)
+    .map(([event_id, e]) => ({ event_id, task_id: e.task_id, targeted: e.targeted }));
+  const routed = new Map<string, RoutedRow>();
+  if (routable.length > 0) {
+    // One statement: of two concurrent runs for one event, exactly one records it (the conditional
+    // update), and a delivery is created once (the unique (event_id, webhook_id)).
+    const rows = await prisma.$queryRaw<RoutedRow[]>`
+      WITH ev AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(routable)}::jsonb) AS x(event_id text, task_id text, targeted boolean)
+      ), ins AS (
+        INSERT INTO deliveries (id, event_id, webhook_id, customer_id, task_id)
+        SELECT id, event_id, webhook_id, customer_id, task_id
+        FROM jsonb_to_recordset(${JSON.stringify(deliveries)}::jsonb) AS x(id text, event_id text, webhook_id text, customer_id text, task_id text)
+        ON CONFLICT (event_id, webhook_id) DO NOTHING
+        RETURNING id, event_id, created_at
+      ), pending_task AS (
+        UPDATE tasks t SET webhook_status = 'pending', updated_at = now()
+        FROM ev WHERE ev.targeted AND t.id = ev.task_id AND t.webhook_status IS NULL
+        RETURNING t.id
+      ), rec AS (
+        UPDATE events e SET recorded_at = now()
+        FROM ev WHERE e.id = ev.event_id AND e.recorded_at IS NULL
+        RETURNING e.id
+      )
+      SELECT ev.event_id,
+             EXISTS (SELECT 1 FROM rec WHERE rec.id = ev.event_id) AS recorded,
+             ARRAY(SELECT p.id FROM (
+               SELECT id, created_at FROM ins WHERE ins.event_id = ev.event_id
+               UNION
+               SELECT d.id, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
+             ) p ORDER BY p.created_at, p.id) AS pending
+      FROM ev`;
+    for (const r of rows) routed.set(r.event_id, r);
+  }
+  return eventIds.map((id): Routed => {
+    const r = routed.get(id);
+    if (r) return { found: true, recorded: r.recorded, pending: r.pending };
+    return { found: false, reason: events.has(id) ? `task of event ${id} not found` : `event ${id} not found` };
+  });
+}
+
+const batchers = new WeakMap<PrismaClient, Batcher<string, Routed>>();
+
+function routeBatcher(prisma: PrismaClient): Batcher<string, Routed> {
+  let b = batchers.get(prisma);
+  if (!b) {
+    // an event appears at most once per batch, so each run sees its own `recorded`
+    b = new Batcher((ids) => routeBatch(prisma, ids), { key: (id) => id });
+    batchers.set(prisma, b);
+  }
+  return b;
+}
+
 /**
  * Records the event (`events.recorded_at`), creates its deliveries and enqueues them.
  * @returns `recorded`: true for the one run that recorded the event first; `deliveries`: the pending
- * deliveries (re-)enqueued. @throws when the event does not exist.
+ * deliveries (re-)enqueued. @throws when the event (or its task) does not exist.
  */
 export async function routeEvent(deps: RouteDeps, eventId: string): Promise<{ recorded: boolean; deliveries: string[] }> {
-  const { prisma } = deps;
-  const { recorded, pending } = await prisma.$transaction(async (tx) => {
-    const event = await tx.event.findUnique({ where: { id: eventId } });
-    if (!event) throw new Error(`event ${eventId} not found`);
-    const task = await tx.task.findUniqueOrThrow({ where: { id: event.taskId }, select: { callbackUrl: true, webhookStatus: true } });
-    const targets = await tx.webhook.findMany({
-      where: {
-        customerId: event.customerId,
-        active: true,
-        events: { has: event.type },
-        ...(task.callbackUrl ? { callbackUrl: task.callbackUrl } : {}),
-      },
-      select: { id: true },
-      orderBy: { createdAt: "asc" },
-    });
-    if (targets.length > 0) {
-      await tx.delivery.createMany({
-        data: targets.map((w) => ({ id: newId("delivery"), eventId, webhookId: w.id, customerId: event.customerId, taskId: event.taskId })),
-        skipDuplicates: true,
-      });
-      if (task.webhookStatus === null) await tx.task.update({ where: { id: event.taskId }, data: { webhookStatus: "pending" } });
-    }
-    // Conditional update: of two concurrent runs, exactly one records the event.
-    const first = await tx.event.updateMany({ where: { id: eventId, recordedAt: null }, data: { recordedAt: new Date() } });
-    const deliveries = await tx.delivery.findMany({ where: { eventId, status: "pending" }, select: { id: true } });
-    return { recorded: first.count === 1, pending: deliveries.map((d) => d.id) };
-  });
-  for (const deliveryId of pending) {
-    await deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax });
-  }
-  return { recorded, deliveries: pending };
+  const routed = await routeBatcher(deps.prisma).call(eventId);
+  if (!routed.found) throw new Error(routed.reason);
+  await Promise.all(
+    routed.pending.map((deliveryId) => deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax })),
+  );
+  return { recorded: routed.recorded, deliveries: routed.pending };
 }

@@ -1,61 +1,413 @@
-import { createHmac } from "node:crypto";
+/**
+ * Webhook delivery end to end (SPEC §6, DESIGN §7): the real gateway and workers, real local receivers.
+ * The signature is checked by an implementation of our own (HMAC-SHA256 over the raw bytes received),
+ * the routing of `task.settled` to the customer's webhooks, and that deleted webhooks receive nothing.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
+import type { AddressInfo, Socket } from "node:net";
+import {
+  createLabeler,
+  createTask,
+  eventually,
+  label,
+  registerCustomer,
+  type System,
+  settledResult,
+  startSystem,
+} from "../../../test/system";
+
+// --- a real local receiver ------------------------------------------------------------------------
+
+type Reply = number | { status: number; headers?: Record<string, string> } | "hang" | "reset";
 
 interface Received {
+  /** 1-based index of the request at this receiver */
+  n: number;
   headers: http.IncomingHttpHeaders;
+  raw: Buffer;
   body: string;
   at: number;
+  /** still waiting for an answer on an open connection */
+  open: boolean;
 }
 
-/** A real local HTTP receiver answering with `respond(n)` for the n-th request (1-based). */
-async function receiver(respond: (n: number) => number = () => 200) {
+/** A node:http server on 127.0.0.1:0 answering each request with `reply(request)`. */
+async function receiver(reply: (r: Received) => Reply | Promise<Reply> = () => 200) {
   const received: Received[] = [];
+  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() });
-      res.statusCode = respond(received.length);
-      res.end("ok");
+      const raw = Buffer.concat(chunks);
+      const r: Received = { n: received.length + 1, headers: req.headers, raw, body: raw.toString("utf8"), at: Date.now(), open: true };
+      received.push(r);
+      res.on("close", () => {
+        r.open = false;
+      });
+      void Promise.resolve(reply(r)).then((action) => {
+        if (action === "hang") return;
+        if (action === "reset") {
+          req.socket.resetAndDestroy();
+          return;
+        }
+        const { status, headers } = typeof action === "number" ? { status: action, headers: {} } : action;
+        res.writeHead(status, { "content-type": "text/plain", ...headers });
+        res.end("ok");
+      });
     });
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url,
+    received,
+    /** requests whose JSON body names `taskId` */
+    forTask: (taskId: string) => received.filter((r) => json(r).task_id === taskId),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+type Receiver = Awaited<ReturnType<typeof receiver>>;
+
+function json(r: Received): Record<string, unknown> {
+  return JSON.parse(r.body) as Record<string, unknown>;
 }
 
+/** Our own verification: `sha256=<64 lowercase hex>` equal (constant time) to HMAC-SHA256(secret, raw bytes). */
+function signedWith(raw: Buffer, header: string | string[] | undefined, secret: string): boolean {
+  if (typeof header !== "string") return false;
+  const hex = /^sha256=([0-9a-f]{64})$/.exec(header)?.[1];
+  if (!hex) return false;
+  return timingSafeEqual(Buffer.from(hex, "hex"), createHmac("sha256", Buffer.from(secret, "utf8")).update(raw).digest());
+}
+
+// --- API helpers ----------------------------------------------------------------------------------
+
+interface AttemptView {
+  attempt_id: string;
+  attempt: number;
+  manual: boolean;
+  success: boolean;
+  status_code: number | null;
+  error: string | null;
+  latency_ms: number;
+  started_at: string;
+  finished_at: string;
+}
+
+interface DeliveryView {
+  delivery_id: string;
+  event_id: string;
+  task_id: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  attempt_log: AttemptView[];
+}
+
+const newSecret = () => `whsec-${randomBytes(12).toString("hex")}`;
+
+async function registerWebhook(s: System, key: string, url: string, secret: string): Promise<string> {
+  const res = await s.api<{ webhook_id: string }>("POST", "/v1/webhooks", { token: key, body: { callback_url: url, secret } });
+  expect(res.status).toBe(201);
+  return res.body.webhook_id;
+}
+
+async function deliveriesOf(s: System, key: string, webhookId: string): Promise<{ total: number; items: DeliveryView[] }> {
+  const res = await s.api<{ total: number; items: DeliveryView[] }>("GET", `/v1/webhooks/${webhookId}/deliveries?per_page=100`, {
+    token: key,
+  });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+/** Waits until the delivery of `taskId` to `webhookId` has `status`, and returns it. */
+async function deliveryReaching(s: System, key: string, webhookId: string, taskId: string, status: string): Promise<DeliveryView> {
+  return eventually(
+    async () => (await deliveriesOf(s, key, webhookId)).items.find((d) => d.task_id === taskId && d.status === status),
+    20000,
+    `delivery of ${taskId} to ${webhookId} to be ${status}`,
+  );
+}
+
+async function taskView(s: System, key: string, taskId: string): Promise<Record<string, unknown>> {
+  const res = await s.api("GET", `/v1/tasks/${taskId}`, { token: key });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+async function webhookStatusReaching(s: System, key: string, taskId: string, status: string): Promise<void> {
+  await eventually(
+    async () => ((await taskView(s, key, taskId)).webhook_status === status ? true : undefined),
+    20000,
+    `webhook_status of ${taskId} to be ${status}`,
+  );
+}
+
+/** Submits a threshold-1 task and labels it, so it settles at once. */
+async function settleTask(s: System, customerKey: string, labelerKey: string, overrides: Record<string, unknown> = {}): Promise<string> {
+  const taskId = await createTask(s, customerKey, { consensus_threshold: 1, ...overrides });
+  expect((await label(s, labelerKey, taskId, "cat")).status).toBe(201);
+  return taskId;
+}
+
+/** The `task.settled` event of a task was routed (its deliveries, if any, exist). */
+async function routed(s: System, taskId: string): Promise<void> {
+  await eventually(
+    async () => {
+      const e = await s.db.prisma.event.findFirst({ where: { taskId, type: "task.settled" }, select: { recordedAt: true } });
+      return e?.recordedAt ? true : undefined;
+    },
+    20000,
+    `event of ${taskId} to be routed`,
+  );
+}
+
+// --------------------------------------------------------------------------------------------------
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
 let sys: System;
+let labeler: { key: string };
+const receivers: Receiver[] = [];
+async function rx(reply?: (r: Received) => Reply | Promise<Reply>): Promise<Receiver> {
+  const r = await receiver(reply);
+  receivers.push(r);
+  return r;
+}
+
 beforeAll(async () => {
   sys = await startSystem({ isolatedDatabase: true });
+  labeler = await createLabeler(sys);
 });
-afterAll(() => sys.close());
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await sys.close();
+});
 
 it("delivers a signed task.settled to the webhook of the task's callback_url", async () => {
-  const rx = await receiver();
-  try {
+  const r = await rx();
+  const c = await registerCustomer(sys);
+  const secret = "s3cret-s3cret-s3cret";
+  const hook = await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: r.url, secret } });
+  expect(hook.status).toBe(201);
+  expect(hook.body).toMatchObject({ callback_url: r.url, events: ["task.settled"], active: true });
+  expect(JSON.stringify(hook.body)).not.toContain(secret);
+  const taskId = await settleTask(sys, c.key, labeler.key, { callback_url: r.url });
+  const got = await eventually(async () => r.received[0]);
+  expect(signedWith(got.raw, got.headers["x-svc-signature"], secret)).toBe(true);
+  expect(got.headers["x-svc-delivery-attempt"]).toBe("1");
+  expect(got.headers["x-svc-event-id"]).toMatch(/^evt_/);
+  expect(json(got)).toMatchObject({ event: "task.settled", task_id: taskId, consensus_label: "cat" });
+  await webhookStatusReaching(sys, c.key, taskId, "delivered");
+});
+
+describe("signature and headers, checked independently", () => {
+  it("signs every attempt over the raw bytes; the event id is stable, the attempt number increments, the timestamp is fresh", async () => {
+    const r = await rx((req) => (req.n === 1 ? 500 : 200));
     const c = await registerCustomer(sys);
-    const secret = "s3cret-s3cret-s3cret";
-    const hook = await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: rx.url, secret } });
-    expect(hook.status).toBe(201);
-    expect(hook.body).toMatchObject({ callback_url: rx.url, events: ["task.settled"], active: true });
-    expect(JSON.stringify(hook.body)).not.toContain(secret);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 1, callback_url: rx.url });
-    const l = await createLabeler(sys);
-    expect((await label(sys, l.key, taskId, "cat")).status).toBe(201);
-    const got = await eventually(async () => rx.received[0]);
-    const expected = `sha256=${createHmac("sha256", secret).update(got.body).digest("hex")}`;
-    expect(got.headers["x-svc-signature"]).toBe(expected);
-    expect(got.headers["x-svc-delivery-attempt"]).toBe("1");
-    expect(got.headers["x-svc-event-id"]).toMatch(/^evt_/);
-    expect(JSON.parse(got.body)).toMatchObject({ event: "task.settled", task_id: taskId, consensus_label: "cat" });
-    const task = await eventually(async () => {
-      const t = await sys.api("GET", `/v1/tasks/${taskId}`, { token: c.key });
-      return t.body.webhook_status === "delivered" ? t.body : undefined;
+    const secret = newSecret();
+    const webhookId = await registerWebhook(sys, c.key, r.url, secret);
+    const taskId = await settleTask(sys, c.key, labeler.key, { callback_url: r.url });
+
+    const delivery = await deliveryReaching(sys, c.key, webhookId, taskId, "delivered");
+    expect(r.received).toHaveLength(2);
+    const result = await settledResult(sys, c.key, taskId);
+    const settlement = result.settlement as { ledger_txid: string };
+
+    const [first, second] = r.received;
+    if (!first || !second) throw new Error("two requests expected");
+    for (const req of [first, second]) {
+      // the signature verifies over the exact bytes received, and only with this webhook's secret
+      expect(req.headers["x-svc-signature"]).toMatch(/^sha256=[0-9a-f]{64}$/);
+      expect(signedWith(req.raw, req.headers["x-svc-signature"], secret)).toBe(true);
+      expect(signedWith(req.raw, req.headers["x-svc-signature"], newSecret())).toBe(false);
+      const tampered = Buffer.from(req.raw);
+      tampered.writeUInt8(tampered.readUInt8(tampered.length - 2) ^ 1, tampered.length - 2);
+      expect(signedWith(tampered, req.headers["x-svc-signature"], secret)).toBe(false);
+      expect(req.headers["content-type"]).toMatch(/^application\/json/);
+      expect(req.headers["x-svc-event-id"]).toBe(delivery.event_id);
+      const body = json(req);
+      expect(body).toMatchObject({
+        event: "task.settled",
+        task_id: taskId,
+        consensus_label: "cat",
+        confidence: result.confidence,
+        ledger_txid: settlement.ledger_txid,
+        settled_at: result.settled_at,
+      });
+      expect(body.ledger_txid).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(typeof body.confidence).toBe("number");
+      expect(body.settled_at).toMatch(ISO);
+      expect(body.timestamp).toMatch(ISO);
+      // fresh: stamped when the attempt was sent, not when the task settled
+      const stamped = Date.parse(String(body.timestamp));
+      expect(stamped).toBeLessThanOrEqual(req.at + 50);
+      expect(stamped).toBeGreaterThan(req.at - 3000);
+      expect(stamped).toBeGreaterThanOrEqual(Date.parse(String(body.settled_at)));
+    }
+    expect(delivery.event_id).toMatch(/^evt_/);
+    expect(first.headers["x-svc-event-id"]).toBe(second.headers["x-svc-event-id"]);
+    expect(first.headers["x-svc-delivery-attempt"]).toBe("1");
+    expect(second.headers["x-svc-delivery-attempt"]).toBe("2");
+    // a new timestamp (and so a new signature) per attempt, everything else the same event
+    const [b1, b2] = [json(first), json(second)];
+    expect(Date.parse(String(b2.timestamp)) - Date.parse(String(b1.timestamp))).toBeGreaterThanOrEqual(500);
+    expect(first.headers["x-svc-signature"]).not.toBe(second.headers["x-svc-signature"]);
+    const { timestamp: _t1, ...rest1 } = b1;
+    const { timestamp: _t2, ...rest2 } = b2;
+    expect(rest2).toEqual(rest1);
+  });
+});
+
+describe("routing of task.settled", () => {
+  it("a task with callback_url goes only to that URL's webhook, signed with its secret; one without goes to every active webhook", async () => {
+    const [r1, r2, r3] = await Promise.all([rx(), rx(), rx()]);
+    const a = await registerCustomer(sys);
+    const b = await registerCustomer(sys);
+    const [sa1, sa2, sb3, sb1] = [newSecret(), newSecret(), newSecret(), newSecret()];
+    const wa1 = await registerWebhook(sys, a.key, r1.url, sa1);
+    const wa2 = await registerWebhook(sys, a.key, r2.url, sa2);
+    const wb3 = await registerWebhook(sys, b.key, r3.url, sb3);
+    // customer B also registers customer A's first URL, with a secret of its own
+    const wb1 = await registerWebhook(sys, b.key, r1.url, sb1);
+
+    const withUrl = await settleTask(sys, a.key, labeler.key, { callback_url: r1.url });
+    const withoutUrl = await settleTask(sys, a.key, labeler.key);
+    await webhookStatusReaching(sys, a.key, withUrl, "delivered");
+    await webhookStatusReaching(sys, a.key, withoutUrl, "delivered");
+
+    // callback_url: exactly one request, at that URL, signed with A's secret of that webhook
+    expect(r1.forTask(withUrl)).toHaveLength(1);
+    expect(r2.forTask(withUrl)).toHaveLength(0);
+    const viaUrl = r1.forTask(withUrl)[0] as Received;
+    expect(signedWith(viaUrl.raw, viaUrl.headers["x-svc-signature"], sa1)).toBe(true);
+    expect(signedWith(viaUrl.raw, viaUrl.headers["x-svc-signature"], sb1)).toBe(false);
+
+    // no callback_url: both of A's webhooks, each signed with its own secret, the same event
+    const [to1, to2] = [r1.forTask(withoutUrl), r2.forTask(withoutUrl)];
+    expect(to1).toHaveLength(1);
+    expect(to2).toHaveLength(1);
+    const [x1, x2] = [to1[0] as Received, to2[0] as Received];
+    expect(signedWith(x1.raw, x1.headers["x-svc-signature"], sa1)).toBe(true);
+    expect(signedWith(x2.raw, x2.headers["x-svc-signature"], sa2)).toBe(true);
+    expect(signedWith(x2.raw, x2.headers["x-svc-signature"], sa1)).toBe(false);
+    expect(x1.headers["x-svc-event-id"]).toBe(x2.headers["x-svc-event-id"]);
+    expect(x1.headers["x-svc-event-id"]).not.toBe(viaUrl.headers["x-svc-event-id"]);
+
+    // the delivery log agrees; customer B's webhooks (one on the same URL) never got A's events
+    expect((await deliveriesOf(sys, a.key, wa1)).items.map((d) => d.task_id).sort()).toEqual([withUrl, withoutUrl].sort());
+    expect((await deliveriesOf(sys, a.key, wa2)).items.map((d) => d.task_id)).toEqual([withoutUrl]);
+    expect((await deliveriesOf(sys, b.key, wb3)).total).toBe(0);
+    expect((await deliveriesOf(sys, b.key, wb1)).total).toBe(0);
+    expect(r3.received).toHaveLength(0);
+    expect(r1.received).toHaveLength(2);
+    expect(r2.received).toHaveLength(1);
+  });
+
+  it("a task's callback_url is resolved at settlement: re-registered after submission, it is signed with the new secret", async () => {
+    const r = await rx();
+    const c = await registerCustomer(sys);
+    const oldSecret = newSecret();
+    const oldId = await registerWebhook(sys, c.key, r.url, oldSecret);
+    const taskId = await createTask(sys, c.key, { consensus_threshold: 1, callback_url: r.url });
+    expect((await sys.api("DELETE", `/v1/webhooks/${oldId}`, { token: c.key })).status).toBe(200);
+    const newSecretValue = newSecret();
+    const newId = await registerWebhook(sys, c.key, r.url, newSecretValue);
+    expect((await label(sys, labeler.key, taskId, "cat")).status).toBe(201);
+    await webhookStatusReaching(sys, c.key, taskId, "delivered");
+    expect(r.received).toHaveLength(1);
+    const got = r.received[0] as Received;
+    expect(signedWith(got.raw, got.headers["x-svc-signature"], newSecretValue)).toBe(true);
+    expect(signedWith(got.raw, got.headers["x-svc-signature"], oldSecret)).toBe(false);
+    expect((await deliveriesOf(sys, c.key, newId)).total).toBe(1);
+    expect((await deliveriesOf(sys, c.key, oldId)).total).toBe(0);
+  });
+
+  it("a task of a customer without webhooks is delivered nowhere and keeps webhook_status null", async () => {
+    const r = await rx();
+    const other = await registerCustomer(sys);
+    await registerWebhook(sys, other.key, r.url, newSecret());
+    const lonely = await registerCustomer(sys);
+    const taskId = await settleTask(sys, lonely.key, labeler.key);
+    await routed(sys, taskId);
+    expect(await sys.db.prisma.delivery.count({ where: { taskId } })).toBe(0);
+    expect((await taskView(sys, lonely.key, taskId)).webhook_status).toBeNull();
+    expect(r.received).toHaveLength(0);
+  });
+});
+
+describe("deleted webhooks receive nothing", () => {
+  it("a webhook deleted before settlement gets no delivery; the customer's other webhook does", async () => {
+    const [kept, gone] = await Promise.all([rx(), rx()]);
+    const c = await registerCustomer(sys);
+    const keptId = await registerWebhook(sys, c.key, kept.url, newSecret());
+    const goneId = await registerWebhook(sys, c.key, gone.url, newSecret());
+    expect((await sys.api("DELETE", `/v1/webhooks/${goneId}`, { token: c.key })).status).toBe(200);
+
+    const taskId = await settleTask(sys, c.key, labeler.key);
+    await webhookStatusReaching(sys, c.key, taskId, "delivered");
+    expect(kept.forTask(taskId)).toHaveLength(1);
+    expect((await deliveriesOf(sys, c.key, goneId)).total).toBe(0);
+    expect((await deliveriesOf(sys, c.key, keptId)).total).toBe(1);
+    expect(gone.received).toHaveLength(0);
+    // and a task can no longer name the deleted webhook's URL
+    const rejected = await sys.api("POST", "/v1/tasks", {
+      token: c.key,
+      body: {
+        type: "image_classification",
+        data_url: "https://images.example/1.jpg",
+        label_spec: { question: "q?", options: ["cat", "dog"] },
+        callback_url: gone.url,
+      },
     });
-    expect(task.webhook_status).toBe("delivered");
-  } finally {
-    await rx.close();
-  }
+    expect(rejected.status).toBe(400);
+  });
+
+  it("a customer whose only webhook was deleted gets no delivery at all", async () => {
+    const r = await rx();
+    const c = await registerCustomer(sys);
+    const id = await registerWebhook(sys, c.key, r.url, newSecret());
+    expect((await sys.api("DELETE", `/v1/webhooks/${id}`, { token: c.key })).status).toBe(200);
+    const taskId = await settleTask(sys, c.key, labeler.key);
+    await routed(sys, taskId);
+    expect(await sys.db.prisma.delivery.count({ where: { taskId } })).toBe(0);
+    expect((await taskView(sys, c.key, taskId)).webhook_status).toBeNull();
+    expect(r.received).toHaveLength(0);
+  });
+
+  it("a delivery still pending when its webhook is deleted is not sent again", async () => {
+    // the first request is held open until the webhook is deleted, then answered 500 (a retry is due in 1 s)
+    let release: (reply: Reply) => void = () => undefined;
+    const held = new Promise<Reply>((resolve) => {
+      release = resolve;
+    });
+    const r = await rx((req) => (req.n === 1 ? held : 200));
+    const c = await registerCustomer(sys);
+    const webhookId = await registerWebhook(sys, c.key, r.url, newSecret());
+    const taskId = await settleTask(sys, c.key, labeler.key, { callback_url: r.url });
+
+    await eventually(async () => r.received[0], 20000, "the first request");
+    const pending = await deliveryReaching(sys, c.key, webhookId, taskId, "pending");
+    expect(pending.attempts).toBe(0);
+    const del = await sys.api("DELETE", `/v1/webhooks/${webhookId}`, { token: c.key });
+    expect(del.status).toBe(200);
+    release(500);
+
+    const failed = await deliveryReaching(sys, c.key, webhookId, taskId, "failed");
+    expect(failed.attempts).toBe(1);
+    expect(failed.attempt_log).toHaveLength(1);
+    expect(failed.attempt_log[0]).toMatchObject({ attempt: 1, success: false, status_code: 500 });
+    expect(failed.last_error).toMatch(/deleted/);
+    await webhookStatusReaching(sys, c.key, taskId, "failed");
+    expect(r.received).toHaveLength(1);
+  });
 });
