@@ -190,7 +190,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
-  await sys.close();
+  await sys?.close();
 });
 
 it("delivers a signed task.settled to the webhook of the task's callback_url", async () => {
