@@ -27,7 +27,7 @@ async function main(): Promise<void> {
     webhookRetryMax: env.WEBHOOK_RETRY_MAX,
   });
   const workers = startWorkers(backend, handlers, {
-    concurrency: { taskSettled: Number(process.env.X_ROUTE_CONC ?? 64), webhookDelivery: env.WEBHOOK_CONCURRENCY },
+    concurrency: { taskSettled: 64, webhookDelivery: env.WEBHOOK_CONCURRENCY },
     backoffStrategy: { webhookDelivery: webhookBackoffMs },
     onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
   });

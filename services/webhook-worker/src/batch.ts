@@ -1,0 +1,96 @@
+/**
+ * Adaptive micro-batching of the worker's SQL: concurrent jobs of one process share statements.
+ * A call waits at most for the statement already running (or until the current I/O phase ends): while
+ * `maxInFlight` batches run, new calls queue up and leave together as the next batch. An idle worker
+ * therefore runs each call alone, without delay, and a loaded one runs a few statements for many jobs.
+ */
+export interface BatcherOptions<I> {
+  /** most items of one batch (default 256) */
+  maxBatch?: number;
+  /** batches running at once (default 2) */
+  maxInFlight?: number;
+  /** items of equal key never share a batch (a later one waits for the next batch) */
+  key?: (item: I) => string;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (err: unknown) => void;
+}
+
+export class Batcher<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+
+  /**
+   * @param run executes one batch and returns one result per item, in order; when it throws, every
+   * call of the batch rejects with that error.
+   */
+  constructor(
+    private readonly run: (items: I[]) => Promise<O[]>,
+    private readonly options: BatcherOptions<I> = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 256;
+    this.maxInFlight = options.maxInFlight ?? 2;
+  }
+
+  call(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight) return;
+    this.scheduled = true;
+    // Calls made by jobs woken in the same I/O phase join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.take();
+      this.inFlight++;
+      this.execute(batch).finally(() => {
+        this.inFlight--;
+        if (this.queue.length > 0) this.schedule();
+      });
+    }
+  }
+
+  private take(): Waiting<I, O>[] {
+    const key = this.options.key;
+    if (!key) return this.queue.splice(0, this.maxBatch);
+    const batch: Waiting<I, O>[] = [];
+    const rest: Waiting<I, O>[] = [];
+    const seen = new Set<string>();
+    for (const w of this.queue) {
+      const k = key(w.item);
+      if (batch.length < this.maxBatch && !seen.has(k)) {
+        seen.add(k);
+        batch.push(w);
+      } else {
+        rest.push(w);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async execute(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const results = await this.run(batch.map((w) => w.item));
+      for (const [i, w] of batch.entries()) w.resolve(results[i] as O);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+}
