@@ -8,9 +8,9 @@ import type { AddressInfo } from "node:net";
 import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
-import { createApp } from "@labelgate/gateway";
-import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { createApp, createRateLimitRedis } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
+import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
@@ -34,6 +34,10 @@ export interface SystemOptions {
   claimTtlSeconds?: number;
   /** ALLOW_PRIVATE_URLS (default true: receivers in tests are local) */
   allowPrivateUrls?: boolean;
+  /** Redis key prefix to share with another system (a second gateway replica); default: a fresh one */
+  prefix?: string;
+  /** rate limits (default: effectively unlimited); counters in Redis under this system's prefix */
+  rateLimits?: { perKey?: { sandbox: number; production: number }; windowSeconds?: number; registrationsPerHour?: number };
   /** GCS JSON API endpoint of the manifest worker (a local fake server in tests) */
   gcsApiEndpoint?: string;
   /** manifest lines per ingestion transaction (default 1000) */
@@ -77,21 +81,31 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     await migrateDatabase(databaseUrl);
   }
   const db = createDb({ url: databaseUrl, poolMax: 20 });
-  const prefix = `${runPrefix()}:${randomBytes(4).toString("hex")}`;
+  const prefix = options.prefix ?? `${runPrefix()}:${randomBytes(4).toString("hex")}`;
   const backend: QueueBackendConfig = { kind: "redis", url: options.redisUrl ?? REDIS_URL, prefix };
   const queue = new QueueClient(backend, 1000);
+  // Connection errors of a deliberately dead Redis (outage tests) are expected: the insurance limiter answers.
+  const rateLimitRedis = createRateLimitRedis(options.redisUrl ?? REDIS_URL, () => undefined);
   const app = createApp({
     prisma: db.prisma,
     queue,
     logger,
     secretBox: TEST_SECRET_BOX,
+    rateLimitRedis,
     config: {
       allowPrivateUrls: options.allowPrivateUrls ?? true,
       webhookRetryMax: options.webhookRetryMax ?? 3,
       adminToken: ADMIN_TOKEN,
       claimTtlSeconds: options.claimTtlSeconds ?? 600,
       sandboxLabelQuota: options.sandboxLabelQuota ?? 500,
+      productionLabelQuota: 100_000,
       serviceName: "labelgate-gateway",
+      rateLimit: {
+        perKey: options.rateLimits?.perKey ?? { sandbox: 1_000_000_000, production: 1_000_000_000 },
+        windowSeconds: options.rateLimits?.windowSeconds ?? 60,
+        registrationsPerHour: options.rateLimits?.registrationsPerHour ?? 1_000_000_000,
+        keyPrefix: prefix,
+      },
     },
   });
   const server: Server = await new Promise((resolve) => {
@@ -168,6 +182,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all(workers.map((w) => w.close()));
       await queue.close();
+      rateLimitRedis.disconnect();
       await db.close();
       if (options.isolatedDatabase) await dropDatabase(databaseUrl);
     },

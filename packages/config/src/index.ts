@@ -42,6 +42,14 @@ export const gatewayEnv = commonEnv.extend({
   CLAIM_TTL_SECONDS: int(600, 5, 86400),
   /** label quota of a newly registered sandbox customer (SPEC §8) */
   SANDBOX_LABEL_QUOTA: int(500, 0, 1_000_000_000),
+  /** label quota a customer is raised to on upgrade to production (if below) */
+  PRODUCTION_LABEL_QUOTA: int(100_000, 0, 1_000_000_000),
+  /** requests per RATE_LIMIT_WINDOW_SECONDS and API key, by tier */
+  RATE_LIMIT_SANDBOX: int(1200, 1, 1_000_000_000),
+  RATE_LIMIT_PRODUCTION: int(12_000, 1, 1_000_000_000),
+  RATE_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
+  /** registrations per hour and client address */
+  RATE_LIMIT_REGISTRATIONS_PER_HOUR: int(20, 1, 1_000_000_000),
 });
 
 export const consensusWorkerEnv = commonEnv.extend({

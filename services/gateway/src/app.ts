@@ -8,23 +8,16 @@ import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
 import { Prisma, type PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 import express, { type Request, type RequestHandler, type Response, Router } from "express";
+import type { Redis } from "ioredis";
 import { pinoHttp } from "pino-http";
 import type { z } from "zod";
+import { adminRoutes } from "./admin";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { ApiError, errorHandler, zodDetails } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
-import {
-  batchBody,
-  claimBody,
-  customerPatchBody,
-  idempotencyKey as idempotencyKeySchema,
-  labelBody,
-  labelerBody,
-  pathId,
-  registrationBody,
-  taskBody,
-} from "./schemas";
+import { createRateLimits, type RateLimitConfig } from "./ratelimit";
+import { batchBody, claimBody, idempotencyKey as idempotencyKeySchema, labelBody, pathId, registrationBody, taskBody } from "./schemas";
 import { cancelTask, createBatch, createTask } from "./tasks";
 import { batchView, customerView, type TaskCounts, taskView } from "./views";
 import { requireWebhooksFor, webhookRoutes } from "./webhooks";
@@ -35,6 +28,8 @@ export interface GatewayDeps {
   logger: Logger;
   /** seals webhook secrets (AES-256-GCM under ENCRYPTION_KEY) */
   secretBox: SecretBox;
+  /** Redis for rate-limit counters shared by replicas; undefined = in-process counters (standalone) */
+  rateLimitRedis?: Redis;
   /** DNS resolver of outbound URL checks (default: the system's) */
   resolve?: (host: string) => Promise<string[]>;
   config: {
@@ -47,6 +42,9 @@ export interface GatewayDeps {
     sandboxLabelQuota: number;
     /** `service` of the health body */
     serviceName: string;
+    /** label quota set on upgrade to production (if the customer has less) */
+    productionLabelQuota: number;
+    rateLimit: Omit<RateLimitConfig, "redis">;
   };
 }
 
@@ -105,7 +103,16 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   const jsonSingle = express.json({ limit: BODY_LIMIT.single });
   const jsonBatch = express.json({ limit: BODY_LIMIT.batch });
-  const customer = requireCustomer(prisma);
+  const limits = createRateLimits({ ...config.rateLimit, redis: deps.rateLimitRedis });
+  // Every customer route: authenticate the key, then spend one unit of its rate-limit budget.
+  const authenticate = requireCustomer(prisma);
+  const customer: RequestHandler = async (req, res, next) => {
+    let authenticated = false;
+    await authenticate(req, res, () => {
+      authenticated = true;
+    });
+    if (authenticated) await limits.perKey(req, res, next);
+  };
   const labeler = requireLabeler(prisma);
   const admin = requireAdmin(config.adminToken);
 
@@ -130,7 +137,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
 
   // --- customers ------------------------------------------------------------------------------
-  v1.post("/customers", jsonSingle, async (req, res) => {
+  v1.post("/customers", limits.registration, jsonSingle, async (req, res) => {
     const body = parse(registrationBody, req.body);
     const key = issueKey(KEY_PREFIX.sandbox);
     const customerId = newId("customer");
@@ -314,26 +321,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   });
 
   // --- operators ------------------------------------------------------------------------------
-  v1.post("/admin/labelers", admin, jsonSingle, async (req, res) => {
-    const body = parse(labelerBody, req.body);
-    const key = issueKey(KEY_PREFIX.labeler);
-    const created = await prisma.labeler.create({ data: { id: newId("labeler"), name: body.name, keyHash: key.hash, hint: key.hint } });
-    res.status(201).json({ labeler_id: created.id, name: created.name, api_key: key.key, created_at: created.createdAt.toISOString() });
-  });
-
-  v1.patch("/admin/customers/:id", admin, jsonSingle, async (req, res) => {
-    const id = param(req, "id", "cust_", "customerNotFound");
-    const body = parse(customerPatchBody, req.body);
-    const updated = await prisma.customer.updateMany({ where: { id }, data: { labelQuota: body.label_quota } });
-    if (updated.count === 0) throw new ApiError("customerNotFound");
-    const found = await prisma.customer.findUniqueOrThrow({ where: { id } });
-    const key = await prisma.apiKey.findFirst({
-      where: { customerId: id, revokedAt: null },
-      orderBy: { createdAt: "desc" },
-      select: { hint: true },
-    });
-    res.json(customerView(found, key?.hint ?? null));
-  });
+  v1.use("/admin", adminRoutes({ prisma, productionLabelQuota: config.productionLabelQuota }, admin, jsonSingle));
 
   app.use("/v1", v1);
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

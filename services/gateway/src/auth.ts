@@ -10,6 +10,8 @@ import { ApiError } from "./errors";
 
 export interface CustomerPrincipal {
   customerId: string;
+  /** the API key used (rate limits are per key) and its tier */
+  keyId: string;
   tier: "sandbox" | "production";
 }
 
@@ -39,11 +41,11 @@ export function requireCustomer(prisma: PrismaClient): Middleware {
       throw new ApiError("unauthorized");
     }
     // One raw statement on the unique key_hash index: this runs on every customer request.
-    const keys = await prisma.$queryRaw<{ customer_id: string; tier: CustomerPrincipal["tier"] }[]>`
-      SELECT customer_id, tier::text AS tier FROM api_keys WHERE key_hash = ${hashKey(token)} AND revoked_at IS NULL`;
+    const keys = await prisma.$queryRaw<{ id: string; customer_id: string; tier: CustomerPrincipal["tier"] }[]>`
+      SELECT id, customer_id, tier::text AS tier FROM api_keys WHERE key_hash = ${hashKey(token)} AND revoked_at IS NULL`;
     const key = keys[0];
     if (!key) throw new ApiError("unauthorized");
-    customers.set(res, { customerId: key.customer_id, tier: key.tier });
+    customers.set(res, { customerId: key.customer_id, keyId: key.id, tier: key.tier });
     next();
   };
 }

@@ -32,9 +32,11 @@ export const ERRORS = {
   webhookExists: { status: 409, message: "an active webhook already uses this callback_url" },
   webhookInactive: { status: 409, message: "webhook is not active" },
   jobNotCompleted: { status: 409, message: "job not completed" },
+  alreadyProduction: { status: 409, message: "customer is already on the production tier" },
   payloadTooLarge: { status: 413, message: "payload too large" },
   unsupportedMediaType: { status: 415, message: "content type must be application/json" },
   idempotencyMismatch: { status: 422, message: "idempotency key reused with a different request" },
+  rateLimited: { status: 429, message: "rate limit exceeded" },
   internal: { status: 500, message: "internal error" },
   unavailable: { status: 503, message: "service unavailable" },
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -4,6 +4,8 @@ import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelg
 import { createDb } from "@labelgate/db";
 import { QueueClient } from "@labelgate/queue";
 import { createApp } from "./app";
+import { gatewayConfigFromEnv } from "./config";
+import { createRateLimitRedis } from "./ratelimit";
 
 async function main(): Promise<void> {
   const env = parseEnv(gatewayEnv, process.env);
@@ -13,24 +15,21 @@ async function main(): Promise<void> {
   if (!env.ADMIN_TOKEN) logger.warn("ADMIN_TOKEN is not set: admin routes answer 401");
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const queue = new QueueClient({ kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX });
+  // Rate-limit counters shared by every replica; commands fail fast so the in-memory insurance limiter takes over.
+  const rateLimitRedis = createRateLimitRedis(redisUrl, (err) => logger.warn({ err }, "rate-limit Redis unavailable"));
   const app = createApp({
     prisma: db.prisma,
     queue,
     logger,
     secretBox,
-    config: {
-      adminToken: env.ADMIN_TOKEN,
-      allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
-      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
-      claimTtlSeconds: env.CLAIM_TTL_SECONDS,
-      sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
-      serviceName: "labelgate-gateway",
-    },
+    rateLimitRedis,
+    config: gatewayConfigFromEnv(env, env.ADMIN_TOKEN),
   });
   const server = app.listen(env.PORT, env.HOST, () => logger.info({ port: env.PORT }, "gateway listening"));
   onShutdown(logger, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await queue.close();
+    rateLimitRedis.disconnect();
     await db.close();
   });
 }
