@@ -65,7 +65,10 @@ export const consensusWorkerEnv = commonEnv.extend({
 });
 
 export const webhookWorkerEnv = commonEnv.extend({
-  WEBHOOK_CONCURRENCY: int(64, 1, 1024),
+  /** deliveries in flight per process (they wait on the network, not the CPU) */
+  WEBHOOK_CONCURRENCY: int(256, 1, 4096),
+  /** requests in flight per webhook and process: one slow receiver never holds every slot */
+  WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: int(16, 1, 4096),
   /** a delivery attempt succeeds on a 2xx within this time, ms (DESIGN §7: 10 s) */
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
 });

@@ -1,4 +1,4 @@
-import { createPostgresBackend, type Job, Queue, Worker } from "bullmq";
+import { createPostgresBackend, DelayedError, type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { catalog, type Handler, type HandlersFor, type Payload, type QueueKey, type ServiceName } from "./catalog";
 
@@ -7,6 +7,17 @@ export type QueueBackendConfig =
   | { kind: "redis"; url: string; prefix: string }
   /** BullMQ's Postgres backend: every table in `schema` of the database at `url` */
   | { kind: "postgres"; url: string; schema: string };
+
+/**
+ * Thrown by a handler to run its job again later without spending an attempt (e.g. a webhook already has
+ * its share of requests in flight). `delayMs`: how long until the job is eligible again.
+ */
+export class DeferJob extends Error {
+  override name = "DeferJob";
+  constructor(readonly delayMs: number) {
+    super(`deferred by ${delayMs} ms`);
+  }
+}
 
 /** Thrown when the queue backend does not answer within the enqueue timeout. */
 export class QueueUnavailableError extends Error {
@@ -228,9 +239,16 @@ export function startWorkers<S extends ServiceName>(
   for (const key of Object.keys(handlers) as QueueKey[]) {
     const spec = catalog[key];
     const handler = (handlers as unknown as Record<QueueKey, Handler<QueueKey>>)[key];
-    const processor = async (job: Job) => {
+    const processor = async (job: Job, token?: string) => {
       const payload = spec.payload.parse(job.data) as Payload<QueueKey>;
-      await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 });
+      try {
+        await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 });
+      } catch (err) {
+        if (!(err instanceof DeferJob)) throw err;
+        // Back to the delayed set without spending an attempt (BullMQ's manual delay pattern).
+        await job.moveToDelayed(Date.now() + err.delayMs, token);
+        throw new DelayedError();
+      }
     };
     const concurrency = options.concurrency?.[key] ?? 8;
     const strategy = options.backoffStrategy?.[key];
