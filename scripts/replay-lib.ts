@@ -574,7 +574,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       "POST /v1/customers",
     );
     const customerId = stringField(created, "customer_id", "POST /v1/customers");
-    const apiKey = stringField(created, "api_key", "POST /v1/customers");
+    // The replay is an operator's load: it runs as a production customer (the production rate-limit
+    // budget) with its live key, and grants itself the quota the dataset needs.
+    const upgraded = asObject(
+      (await adminCall("POST", `/v1/admin/customers/${encodeURIComponent(customerId)}/upgrade`, {}, 200)).body,
+      "POST /v1/admin/customers/{id}/upgrade",
+    );
+    const apiKey = stringField(upgraded, "api_key", "POST /v1/admin/customers/{id}/upgrade");
     const quota = plans.reduce((s, p) => s + p.settings.consensusThreshold, 0) + totalAnswers;
     await adminCall("PATCH", `/v1/admin/customers/${encodeURIComponent(customerId)}`, { label_quota: quota }, 200);
     endPhase(`setup (${workers.length} labelers)`);
