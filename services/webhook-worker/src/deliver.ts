@@ -103,34 +103,34 @@ interface ReadRequest {
 
 /** One statement for a batch: each delivery with its webhook and event (undefined when it does not exist). */
 async function readBatch(prisma: PrismaClient, requests: ReadRequest[]): Promise<(DeliveryRow | undefined)[]> {
-  const input = JSON.stringify(requests.map((r, i) => ({ i, delivery_id: r.deliveryId, attempt_id: r.redelivery ?? null })));
+  const deliveryIds = requests.map((r) => r.deliveryId);
+  const attemptIds = requests.map((r) => r.redelivery ?? null);
   const rows = await prisma.$queryRaw<DeliveryRow[]>`
-    SELECT r.i, d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
+    SELECT r.i::int AS i, d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
            w.callback_url, w.secret_ciphertext, w.active, e.payload,
            (r.attempt_id IS NOT NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.id = r.attempt_id)) AS redelivered
-    FROM jsonb_to_recordset(${input}::jsonb) AS r(i int, delivery_id text, attempt_id text)
+    FROM unnest(${deliveryIds}::text[], ${attemptIds}::text[]) WITH ORDINALITY AS r(delivery_id, attempt_id, i)
     JOIN deliveries d ON d.id = r.delivery_id
     JOIN webhooks w ON w.id = d.webhook_id
     JOIN events e ON e.id = d.event_id`;
   const byIndex = new Map(rows.map((row) => [row.i, row]));
-  return requests.map((_, i) => byIndex.get(i));
+  return requests.map((_, i) => byIndex.get(i + 1));
 }
 
 /** One attempt to store, and the delivery's resulting status. */
 interface AttemptRecord {
-  attempt_id: string;
-  delivery_id: string;
-  webhook_id: string;
-  event_id: string;
-  task_id: string;
+  attemptId: string;
+  deliveryId: string;
+  /** the delivery's task (whose row lock the locked write takes) */
+  taskId: string;
   attempt: number;
   manual: boolean;
   success: boolean;
-  status_code: number | null;
+  statusCode: number | null;
   error: string | null;
-  latency_ms: number;
-  started_at: string;
-  finished_at: string;
+  latencyMs: number;
+  startedAt: Date;
+  finishedAt: Date;
   status: "delivered" | "failed" | "pending";
 }
 
@@ -152,25 +152,31 @@ type Sql = Pick<PrismaClient, "$queryRaw" | "$executeRaw">;
  * of the batch), the statement writes only attempts of tasks with no other delivery and defers the rest.
  */
 async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean): Promise<WriteOutcome[]> {
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   const rows = await db.$queryRaw<{ delivery_id: string; outcome: WriteOutcome }[]>`
     WITH input AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(records)}::jsonb) AS x(
-        attempt_id text, delivery_id text, webhook_id text, event_id text, task_id text, attempt int, manual boolean,
-        success boolean, status_code int, error text, latency_ms int, started_at timestamptz, finished_at timestamptz, status text)
+      SELECT x.*, d.task_id, d.webhook_id, d.event_id
+      FROM unnest(${col((r) => r.attemptId)}::text[], ${col((r) => r.deliveryId)}::text[], ${col((r) => r.attempt)}::int[],
+                  ${col((r) => r.manual)}::boolean[], ${col((r) => r.success)}::boolean[], ${col((r) => r.statusCode)}::int[],
+                  ${col((r) => r.error)}::text[], ${col((r) => r.latencyMs)}::int[], ${col((r) => r.startedAt.getTime())}::float8[],
+                  ${col((r) => r.finishedAt.getTime())}::float8[], ${col((r) => r.status)}::text[])
+           AS x(attempt_id, delivery_id, attempt, manual, success, status_code, error, latency_ms, started_ms, finished_ms, status)
+      JOIN deliveries d ON d.id = x.delivery_id
     ), eligible AS (
       SELECT * FROM input i
       WHERE ${locked} OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
     ), att AS (
       INSERT INTO delivery_attempts (id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
                                      started_at, finished_at)
-      SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms, started_at, finished_at
+      SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
+             to_timestamp(started_ms / 1000), to_timestamp(finished_ms / 1000)
       FROM eligible
       ON CONFLICT (id) DO NOTHING
       RETURNING delivery_id
     ), upd AS (
       UPDATE deliveries d
       SET attempts = d.attempts + 1, status = i.status::"WebhookStatus", last_status_code = i.status_code, last_error = i.error,
-          delivered_at = CASE WHEN i.success THEN i.finished_at ELSE d.delivered_at END, updated_at = now()
+          delivered_at = CASE WHEN i.success THEN to_timestamp(i.finished_ms / 1000) ELSE d.delivered_at END, updated_at = now()
       FROM eligible i
       WHERE d.id = i.delivery_id AND i.delivery_id IN (SELECT delivery_id FROM att)
       RETURNING d.id, d.task_id, d.status
@@ -195,12 +201,12 @@ async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean
     WHERE i.delivery_id NOT IN (SELECT id FROM upd)`;
   // only the attempts not written come back
   const outcome = new Map(rows.map((r) => [r.delivery_id, r.outcome]));
-  return records.map((r) => outcome.get(r.delivery_id) ?? "written");
+  return records.map((r) => outcome.get(r.deliveryId) ?? "written");
 }
 
 /** Attempts of tasks with several deliveries: under the row locks of their tasks (in id order: no deadlock). */
 async function writeLocked(prisma: PrismaClient, records: AttemptRecord[]): Promise<WriteOutcome[]> {
-  const taskIds = [...new Set(records.map((r) => r.task_id))].sort();
+  const taskIds = [...new Set(records.map((r) => r.taskId))].sort();
   return prisma.$transaction(
     async (tx) => {
       await tx.$queryRaw`SELECT id FROM tasks WHERE id = ANY (${taskIds}::text[]) ORDER BY id FOR UPDATE`;
@@ -222,7 +228,7 @@ function batchersOf(prisma: PrismaClient): Batchers {
   let b = batchersByClient.get(prisma);
   if (!b) {
     // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
-    const byDelivery = { key: (r: AttemptRecord) => r.delivery_id };
+    const byDelivery = { key: (r: AttemptRecord) => r.deliveryId };
     const locked = new Batcher<AttemptRecord, WriteOutcome>((records) => writeLocked(prisma, records), byDelivery);
     const write = new Batcher<AttemptRecord, WriteOutcome>(async (records) => {
       const outcomes = await writeStatement(prisma, records, false);
@@ -317,19 +323,17 @@ export async function deliver(
   const status = outcome.success ? "delivered" : manual || lastScheduled ? "failed" : "pending";
 
   const written = await batchers.write.call({
-    attempt_id: job.redelivery ?? newId("attempt"),
-    delivery_id: d.id,
-    webhook_id: d.webhook_id,
-    event_id: d.event_id,
-    task_id: d.task_id,
+    attemptId: job.redelivery ?? newId("attempt"),
+    deliveryId: d.id,
+    taskId: d.task_id,
     attempt,
     manual,
     success: outcome.success,
-    status_code: outcome.statusCode,
+    statusCode: outcome.statusCode,
     error: outcome.error,
-    latency_ms: outcome.latencyMs,
-    started_at: outcome.startedAt.toISOString(),
-    finished_at: outcome.finishedAt.toISOString(),
+    latencyMs: outcome.latencyMs,
+    startedAt: outcome.startedAt,
+    finishedAt: outcome.finishedAt,
     status,
   });
   // the same redelivery ran concurrently and stored its attempt first

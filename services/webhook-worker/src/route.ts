@@ -24,8 +24,6 @@ type Routed = { found: false; reason: string } | { found: true; recorded: boolea
 
 interface TargetRow {
   event_id: string;
-  customer_id: string;
-  task_id: string;
   task_found: boolean;
   webhook_id: string | null;
 }
@@ -38,42 +36,40 @@ interface RoutedRow {
 
 async function routeBatch(prisma: PrismaClient, eventIds: string[]): Promise<Routed[]> {
   const targets = await prisma.$queryRaw<TargetRow[]>`
-    SELECT e.id AS event_id, e.customer_id, e.task_id, t.id IS NOT NULL AS task_found, w.id AS webhook_id
+    SELECT e.id AS event_id, t.id IS NOT NULL AS task_found, w.id AS webhook_id
     FROM events e
     LEFT JOIN tasks t ON t.id = e.task_id
     LEFT JOIN webhooks w ON t.id IS NOT NULL AND w.customer_id = e.customer_id AND w.active AND e.type = ANY (w.events)
                         AND (t.callback_url IS NULL OR w.callback_url = t.callback_url)
     WHERE e.id = ANY (${eventIds}::text[])
     ORDER BY w.created_at`;
-  const events = new Map<string, { task_id: string; task_found: boolean; targeted: boolean }>();
-  const deliveries: { id: string; event_id: string; webhook_id: string; customer_id: string; task_id: string }[] = [];
+  const taskFound = new Map<string, boolean>();
+  // the deliveries to create, as parallel arrays (id, event, webhook)
+  const ids: string[] = [];
+  const events: string[] = [];
+  const webhooks: string[] = [];
   for (const r of targets) {
-    const e = events.get(r.event_id) ?? { task_id: r.task_id, task_found: r.task_found, targeted: false };
-    events.set(r.event_id, e);
+    taskFound.set(r.event_id, r.task_found);
     if (r.webhook_id === null) continue;
-    e.targeted = true;
-    deliveries.push({
-      id: newId("delivery"),
-      event_id: r.event_id,
-      webhook_id: r.webhook_id,
-      customer_id: r.customer_id,
-      task_id: r.task_id,
-    });
+    ids.push(newId("delivery"));
+    events.push(r.event_id);
+    webhooks.push(r.webhook_id);
   }
-  const routable = [...events]
-    .filter(([, e]) => e.task_found)
-    .map(([event_id, e]) => ({ event_id, task_id: e.task_id, targeted: e.targeted }));
+  const routable = [...taskFound].filter(([, found]) => found).map(([id]) => id);
   const routed = new Map<string, RoutedRow>();
   if (routable.length > 0) {
     // One statement: of two concurrent runs for one event, exactly one records it (the conditional
     // update), and a delivery is created once (the unique (event_id, webhook_id)).
     const rows = await prisma.$queryRaw<RoutedRow[]>`
-      WITH ev AS (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(routable)}::jsonb) AS x(event_id text, task_id text, targeted boolean)
+      WITH input AS (
+        SELECT * FROM unnest(${ids}::text[], ${events}::text[], ${webhooks}::text[]) AS x(id, event_id, webhook_id)
+      ), ev AS (
+        SELECT e.id AS event_id, e.task_id, EXISTS (SELECT 1 FROM input WHERE input.event_id = e.id) AS targeted
+        FROM events e WHERE e.id = ANY (${routable}::text[])
       ), ins AS (
         INSERT INTO deliveries (id, event_id, webhook_id, customer_id, task_id)
-        SELECT id, event_id, webhook_id, customer_id, task_id
-        FROM jsonb_to_recordset(${JSON.stringify(deliveries)}::jsonb) AS x(id text, event_id text, webhook_id text, customer_id text, task_id text)
+        SELECT input.id, input.event_id, input.webhook_id, e.customer_id, e.task_id
+        FROM input JOIN events e ON e.id = input.event_id
         ON CONFLICT (event_id, webhook_id) DO NOTHING
         RETURNING id, event_id, created_at
       ), pending_task AS (
@@ -98,7 +94,7 @@ async function routeBatch(prisma: PrismaClient, eventIds: string[]): Promise<Rou
   return eventIds.map((id): Routed => {
     const r = routed.get(id);
     if (r) return { found: true, recorded: r.recorded, pending: r.pending };
-    return { found: false, reason: events.has(id) ? `task of event ${id} not found` : `event ${id} not found` };
+    return { found: false, reason: taskFound.has(id) ? `task of event ${id} not found` : `event ${id} not found` };
   });
 }
 
