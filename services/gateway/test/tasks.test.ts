@@ -198,7 +198,9 @@ describe("POST /v1/tasks/batch", () => {
   it("creates every task atomically, applies callback_url to tasks without their own, and reports counts", async () => {
     const c = await registerCustomer(sys);
     for (const url of ["https://hooks.example/all", "https://hooks.example/own"]) {
-      expect((await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: url, secret: "0123456789abcdef" } })).status).toBe(201);
+      expect(
+        (await sys.api("POST", "/v1/webhooks", { token: c.key, body: { callback_url: url, secret: "0123456789abcdef" } })).status,
+      ).toBe(201);
     }
     const res = await sys.api("POST", "/v1/tasks/batch", {
       token: c.key,
@@ -243,7 +245,10 @@ describe("POST /v1/tasks/batch", () => {
     });
     expect(batch.status).toBe(400);
     expect((batch.body.details as { path: string }[]).map((d) => d.path)).toEqual(["tasks.1.callback_url"]);
-    const top = await sys.api("POST", "/v1/tasks/batch", { token: c.key, body: { callback_url: "https://hooks.example/unknown", tasks: [taskBody()] } });
+    const top = await sys.api("POST", "/v1/tasks/batch", {
+      token: c.key,
+      body: { callback_url: "https://hooks.example/unknown", tasks: [taskBody()] },
+    });
     expect((top.body.details as { path: string }[]).map((d) => d.path)).toEqual(["callback_url"]);
     expect(await taskCount(c.id)).toBe(0);
     expect(await quotaUsed(c.key)).toBe(0);
