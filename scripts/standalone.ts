@@ -10,7 +10,7 @@ import { parseEnv, standaloneEnv } from "@labelgate/config";
 import { consensusHandlers } from "@labelgate/consensus-worker";
 import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb, migrateDatabase } from "@labelgate/db";
-import { createApp } from "@labelgate/gateway";
+import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { type QueueBackendConfig, QueueClient, startWorkers } from "@labelgate/queue";
 import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
@@ -124,14 +124,7 @@ async function main(): Promise<void> {
     queue,
     logger,
     secretBox,
-    config: {
-      adminToken,
-      allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
-      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
-      claimTtlSeconds: env.CLAIM_TTL_SECONDS,
-      sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
-      serviceName: "labelgate-gateway",
-    },
+    config: gatewayConfigFromEnv(env, adminToken),
   });
   const server = app.listen(env.PORT, env.HOST, () => {
     const url = `http://127.0.0.1:${env.PORT}`;

@@ -52,7 +52,7 @@ async function settleInTransaction(
   tx: Prisma.TransactionClient,
   taskId: string,
   prior: AccuracyPrior,
-): Promise<{ outcome: EvaluationOutcome; eventId?: string }> {
+): Promise<{ outcome: EvaluationOutcome; eventId?: string; completedJobId?: string }> {
   const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`;
   const status = locked[0]?.status;
   if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
@@ -131,8 +131,8 @@ async function settleInTransaction(
     INSERT INTO events (id, type, task_id, customer_id, payload)
     VALUES (${eventId}, 'task.settled', ${taskId}, ${task.customer_id}, ${JSON.stringify(payload)}::jsonb)`;
   // The last open task of a manifest job completes the job, in the same transaction.
-  if (task.job_id) await completeJobIfDone(tx, task.job_id);
-  return { outcome: "settled", eventId };
+  const completedJobId = task.job_id && (await completeJobIfDone(tx, task.job_id)) ? task.job_id : undefined;
+  return { outcome: "settled", eventId, completedJobId };
 }
 
 /**
@@ -154,6 +154,12 @@ export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
     await deps.queue.enqueue("taskSettled", { eventId: result.eventId }).catch((err: unknown) => {
       deps.logger.warn({ err, event_id: result.eventId }, "task.settled enqueue deferred to reconciliation");
+    });
+  }
+  if (result.completedJobId) {
+    // The job's last task: its export goes to output_url now (a no-op for jobs without one).
+    await deps.queue.enqueue("manifestExport", { jobId: result.completedJobId }).catch((err: unknown) => {
+      deps.logger.warn({ err, job_id: result.completedJobId }, "export enqueue deferred to reconciliation");
     });
   }
   return result.outcome;

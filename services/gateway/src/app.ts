@@ -259,7 +259,13 @@ export function createApp(deps: GatewayDeps): express.Express {
   v1.post("/tasks/:id/cancel", customer, async (req, res) => {
     const { customerId } = customerOf(res);
     const id = param(req, "id", "tsk_", "taskNotFound");
-    res.json(taskView(await cancelTask(prisma, customerId, id)));
+    const { task, completedJobId } = await cancelTask(prisma, customerId, id);
+    if (completedJobId) {
+      await queue.enqueue("manifestExport", { jobId: completedJobId }).catch((err: unknown) => {
+        logger.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
+      });
+    }
+    res.json(taskView(task));
   });
 
   v1.get("/batches/:id", customer, async (req, res) => {

@@ -166,11 +166,17 @@ export async function createBatch(
 
 /**
  * Cancels an open task (pending or labeling): active claims expire, the unused part of the quota
- * reservation is returned. Canceling a canceled task answers it again.
+ * reservation is returned. Canceling a canceled task answers it again. When it was the last open task of
+ * a manifest job, the job completes in the same transaction (`completedJobId`).
  * @throws ApiError taskNotFound | taskNotCancelable (settling, settled)
  */
-export async function cancelTask(prisma: PrismaClient, customerId: string, taskId: string): Promise<Task> {
-  return prisma.$transaction(async (tx) => {
+export async function cancelTask(
+  prisma: PrismaClient,
+  customerId: string,
+  taskId: string,
+): Promise<{ task: Task; completedJobId?: string }> {
+  let completedJobId: string | undefined;
+  const task = await prisma.$transaction(async (tx) => {
     const locked = await tx.$queryRaw<{ status: string }[]>`
       SELECT status::text AS status FROM tasks WHERE id = ${taskId} AND customer_id = ${customerId} FOR UPDATE`;
     const row = locked[0];
@@ -182,7 +188,8 @@ export async function cancelTask(prisma: PrismaClient, customerId: string, taskI
     const task = await tx.task.update({ where: { id: taskId }, data: { status: "canceled", canceledAt: new Date() } });
     await tx.claim.updateMany({ where: { taskId, status: "active" }, data: { status: "expired" } });
     await releaseQuota(tx, customerId, task.quotaReserved - task.labelsCollected);
-    if (task.jobId) await completeJobIfDone(tx, task.jobId);
+    if (task.jobId && (await completeJobIfDone(tx, task.jobId))) completedJobId = task.jobId;
     return task;
   });
+  return { task, completedJobId };
 }

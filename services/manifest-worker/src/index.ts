@@ -15,7 +15,7 @@ export type ManifestDeps = IngestDeps & ExportDeps;
 
 export function manifestHandlers(deps: ManifestDeps): HandlersFor<"manifest-worker"> {
   return {
-    manifestIngest: async ({ jobId }) => void (await ingestManifest(deps, jobId)),
+    manifestIngest: async ({ jobId }, ctx) => void (await ingestManifest(deps, jobId, ctx)),
     manifestExport: async ({ jobId }) => void (await writeExportToOutput(deps, jobId)),
   };
 }

@@ -67,9 +67,14 @@ interface PendingRow {
 
 /**
  * Ingests a job's manifest. Idempotent: a job past `ingesting` is left alone.
- * @throws transient errors (the queue retries); permanent ones fail the job and return normally.
+ * @throws transient errors while attempts remain (the queue retries); permanent errors, and transient
+ * ones on the last attempt, fail the job and return normally.
  */
-export async function ingestManifest(deps: IngestDeps, jobId: string): Promise<"ingested" | "failed" | "skipped"> {
+export async function ingestManifest(
+  deps: IngestDeps,
+  jobId: string,
+  attempt: { attemptsMade: number; maxAttempts: number } = { attemptsMade: 0, maxAttempts: 1 },
+): Promise<"ingested" | "failed" | "skipped"> {
   const { prisma } = deps;
   const job = await prisma.job.findUnique({ where: { id: jobId } });
   if (!job) throw new Error(`job ${jobId} not found`);
@@ -110,6 +115,16 @@ export async function ingestManifest(deps: IngestDeps, jobId: string): Promise<"
         job.id,
         job.customerId,
         err instanceof QuotaExhaustedError ? `quota exhausted while ingesting: ${err.message}` : err.message,
+      );
+      return "failed";
+    }
+    if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
+      // Transient errors on every attempt: the job ends failed, its staged tasks gone, its quota returned.
+      await failJob(
+        deps,
+        job.id,
+        job.customerId,
+        `manifest could not be read after ${attempt.maxAttempts} attempts: ${(err as Error).message}`,
       );
       return "failed";
     }

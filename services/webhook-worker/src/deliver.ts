@@ -218,7 +218,10 @@ async function writeLocked(prisma: PrismaClient, records: AttemptRecord[]): Prom
 
 interface Batchers {
   read: Batcher<ReadRequest, DeliveryRow | undefined>;
+  /** one statement per batch, without locks: attempts of tasks with other deliveries come back deferred */
   write: Batcher<AttemptRecord, WriteOutcome>;
+  /** one transaction per batch, holding the row locks of the batch's tasks */
+  writeLocked: Batcher<AttemptRecord, WriteOutcome>;
 }
 
 const batchersByClient = new WeakMap<PrismaClient, Batchers>();
@@ -229,12 +232,11 @@ function batchersOf(prisma: PrismaClient): Batchers {
   if (!b) {
     // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
     const byDelivery = { key: (r: AttemptRecord) => r.deliveryId };
-    const locked = new Batcher<AttemptRecord, WriteOutcome>((records) => writeLocked(prisma, records), byDelivery);
-    const write = new Batcher<AttemptRecord, WriteOutcome>(async (records) => {
-      const outcomes = await writeStatement(prisma, records, false);
-      return Promise.all(outcomes.map((o, i) => (o === "deferred" ? locked.call(records[i] as AttemptRecord) : o)));
-    }, byDelivery);
-    b = { read: new Batcher((requests) => readBatch(prisma, requests)), write };
+    b = {
+      read: new Batcher((requests) => readBatch(prisma, requests)),
+      write: new Batcher((records) => writeStatement(prisma, records, false), byDelivery),
+      writeLocked: new Batcher((records) => writeLocked(prisma, records), byDelivery),
+    };
     batchersByClient.set(prisma, b);
   }
   return b;
@@ -284,8 +286,9 @@ async function endDeliveryOfDeletedWebhook(prisma: PrismaClient, d: DeliveryRow)
 /**
  * Runs one attempt of a delivery. Safe to run twice: a delivered delivery is not sent again by the
  * schedule, and a manual redelivery (`redelivery` = its reserved attempt id) is sent at most once.
- * Its two statements (read before, write after the POST) are shared with the concurrent attempts of this
- * process (see `writeStatement`).
+ * Its statements are shared with the concurrent attempts of this process (batch.ts): one read before the
+ * POST, one write after it (see `writeStatement`; a transaction holding the task's row lock when the task
+ * has several deliveries).
  * @throws DeliveryAttemptFailed when the attempt failed and BullMQ has attempts left.
  */
 export async function deliver(
@@ -322,7 +325,7 @@ export async function deliver(
   // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
   const status = outcome.success ? "delivered" : manual || lastScheduled ? "failed" : "pending";
 
-  const written = await batchers.write.call({
+  const record: AttemptRecord = {
     attemptId: job.redelivery ?? newId("attempt"),
     deliveryId: d.id,
     taskId: d.task_id,
@@ -335,7 +338,10 @@ export async function deliver(
     startedAt: outcome.startedAt,
     finishedAt: outcome.finishedAt,
     status,
-  });
+  };
+  let written = await batchers.write.call(record);
+  // the task has other deliveries: recompute its status under its row lock
+  if (written === "deferred") written = await batchers.writeLocked.call(record);
   // the same redelivery ran concurrently and stored its attempt first
   if (written === "duplicate") return "skipped";
 
