@@ -47,6 +47,8 @@ export interface SystemOptions {
   /** WEBHOOK_RETRY_MAX (default 3) */
   webhookRetryMax?: number;
   sandboxLabelQuota?: number;
+  /** billing prices and currency (default: sandbox 0, production 8 cents per label, usd) */
+  billing?: { currency: string; pricePerLabelCents: { sandbox: number; production: number } };
   logger?: Logger;
 }
 
@@ -100,6 +102,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       sandboxLabelQuota: options.sandboxLabelQuota ?? 500,
       productionLabelQuota: 100_000,
       serviceName: "labelgate-gateway",
+      billing: options.billing ?? { currency: "usd", pricePerLabelCents: { sandbox: 0, production: 8 } },
       rateLimit: {
         perKey: options.rateLimits?.perKey ?? { sandbox: 1_000_000_000, production: 1_000_000_000 },
         windowSeconds: options.rateLimits?.windowSeconds ?? 60,

@@ -50,6 +50,14 @@ export const gatewayEnv = commonEnv.extend({
   RATE_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
   /** registrations per hour and client address */
   RATE_LIMIT_REGISTRATIONS_PER_HOUR: int(20, 1, 1_000_000_000),
+  /** billing (DESIGN §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
+  PRICE_PER_LABEL_CENTS_SANDBOX: int(0, 0, 1_000_000),
+  PRICE_PER_LABEL_CENTS_PRODUCTION: int(8, 0, 1_000_000),
+  /** ISO 4217 code of invoices and usage, lower case */
+  BILLING_CURRENCY: z
+    .string()
+    .regex(/^[a-z]{3}$/, "a 3-letter lower-case currency code, e.g. usd")
+    .default("usd"),
 });
 
 export const consensusWorkerEnv = commonEnv.extend({

@@ -13,6 +13,7 @@ import { pinoHttp } from "pino-http";
 import type { z } from "zod";
 import { adminRoutes } from "./admin";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
+import { type BillingConfig, billingRoutes } from "./billing";
 import { ApiError, errorHandler, zodDetails } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
@@ -45,6 +46,8 @@ export interface GatewayDeps {
     /** label quota set on upgrade to production (if the customer has less) */
     productionLabelQuota: number;
     rateLimit: Omit<RateLimitConfig, "redis">;
+    /** prices per collected label by tier (integer cents) and the currency of usage and invoices */
+    billing: BillingConfig;
   };
 }
 
@@ -301,6 +304,9 @@ export function createApp(deps: GatewayDeps): express.Express {
     "/jobs",
     jobRoutes({ prisma, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, jsonSingle),
   );
+
+  // --- billing --------------------------------------------------------------------------------
+  v1.use("/billing", billingRoutes({ prisma, billing: config.billing }, customer));
 
   // --- labelers -------------------------------------------------------------------------------
   v1.post("/labeling/claims", labeler, jsonSingle, async (req, res) => {

@@ -11,6 +11,10 @@ export function gatewayConfigFromEnv(env: GatewayEnv, adminToken: string | undef
     sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
     productionLabelQuota: env.PRODUCTION_LABEL_QUOTA,
     serviceName: "labelgate-gateway",
+    billing: {
+      currency: env.BILLING_CURRENCY,
+      pricePerLabelCents: { sandbox: env.PRICE_PER_LABEL_CENTS_SANDBOX, production: env.PRICE_PER_LABEL_CENTS_PRODUCTION },
+    },
     rateLimit: {
       perKey: { sandbox: env.RATE_LIMIT_SANDBOX, production: env.RATE_LIMIT_PRODUCTION },
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
