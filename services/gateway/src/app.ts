@@ -14,6 +14,7 @@ import type { z } from "zod";
 import { adminRoutes } from "./admin";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { type BillingConfig, billingRoutes } from "./billing";
+import { dashboardRoutes } from "./dashboard";
 import { ApiError, errorHandler, zodDetails } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
@@ -305,8 +306,9 @@ export function createApp(deps: GatewayDeps): express.Express {
     jobRoutes({ prisma, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, jsonSingle),
   );
 
-  // --- billing --------------------------------------------------------------------------------
+  // --- billing and dashboard ------------------------------------------------------------------
   v1.use("/billing", billingRoutes({ prisma, billing: config.billing }, customer));
+  v1.use("/dashboard", dashboardRoutes({ prisma }, customer));
 
   // --- labelers -------------------------------------------------------------------------------
   v1.post("/labeling/claims", labeler, jsonSingle, async (req, res) => {

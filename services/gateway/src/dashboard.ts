@@ -1,0 +1,276 @@
+/**
+ * Dashboard (SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
+ * Every statement is answered from an index range of that customer (docs/decisions.md "Billing and
+ * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id),
+ * (customer_id, settled_at, id) and (customer_id, created_at); labels (customer_id, created_at); deliveries
+ * (customer_id, status, created_at). Periods are bounded (this month, 30 or 90 days) so their cost does
+ * not grow with the customer's history. The SQL builders are exported so tests can EXPLAIN exactly what
+ * the routes run. Time is the database clock; days and months are UTC.
+ */
+import { Prisma, type PrismaClient, type Task } from "@labelgate/db";
+import { type RequestHandler, Router } from "express";
+import { z } from "zod";
+import { customerOf } from "./auth";
+import { ApiError, zodDetails } from "./errors";
+import { type TaskCounts, taskView } from "./views";
+
+/** Task statuses a customer sees (`staged` is internal to manifest ingestion). */
+export const TASK_STATUSES = ["pending", "labeling", "settling", "settled", "canceled"] as const;
+export type VisibleStatus = (typeof TASK_STATUSES)[number];
+
+export const TASK_SORTS = ["created_at_desc", "created_at_asc", "settled_at_desc"] as const;
+export type TaskSort = (typeof TASK_SORTS)[number];
+
+/** Windows of the time-bounded views. */
+export const SETTLE_WINDOW_DAYS = 30;
+export const DELIVERY_WINDOW_DAYS = 30;
+export const QUALITY_WINDOW_DAYS = 90;
+export const USAGE_DAYS = 30;
+
+export const noQuery = z.object({}).strict();
+
+export const tasksQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+    status: z.enum([...TASK_STATUSES, ""], { message: `one of ${TASK_STATUSES.join(", ")} (empty: every status)` }).optional(),
+    sort: z.enum(TASK_SORTS, { message: `one of ${TASK_SORTS.join(", ")}` }).default("created_at_desc"),
+  })
+  .strict();
+
+export interface DashboardRouteDeps {
+  prisma: PrismaClient;
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
+  return result.data;
+}
+
+/** A share in 0..1 rounded to 4 decimals, or null without a denominator. */
+function share(part: number, whole: number): number | null {
+  return whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null;
+}
+
+function round(value: number | null, decimals: number): number | null {
+  if (value === null) return null;
+  const f = 10 ** decimals;
+  return Math.round(value * f) / f;
+}
+
+const visible = Prisma.sql`ARRAY['pending', 'labeling', 'settling', 'settled', 'canceled']::"TaskStatus"[]`;
+
+// --- overview -------------------------------------------------------------------------------------
+
+/**
+ * One statement. Status counts: an index-only scan of (customer_id, status, …) over the customer's tasks
+ * (the one view that reads an entry per task: 100,000 tasks ≈ 30 ms). Labels this month: index-only range
+ * of labels (customer_id, created_at). Median time to settle: range of tasks (customer_id, settled_at, id)
+ * over the window. Deliveries: two index-only ranges of deliveries (customer_id, status, created_at).
+ */
+export function overviewSql(customerId: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT c.label_quota, c.quota_used,
+      (SELECT COALESCE(json_object_agg(g.status, g.n), '{}'::json) FROM (
+        SELECT status::text AS status, count(*)::int AS n FROM tasks
+        WHERE customer_id = ${customerId} AND status = ANY(${visible}) GROUP BY status) g) AS tasks_by_status,
+      (SELECT count(*)::int FROM labels
+        WHERE customer_id = ${customerId} AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC') AS labels_this_month,
+      (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM settled_at - created_at))::float8 FROM tasks
+        WHERE customer_id = ${customerId} AND settled_at >= now() - make_interval(days => ${SETTLE_WINDOW_DAYS}::int)) AS median_seconds_to_settle,
+      (SELECT count(*)::int FROM deliveries WHERE customer_id = ${customerId} AND status = 'delivered'
+        AND created_at >= now() - make_interval(days => ${DELIVERY_WINDOW_DAYS}::int)) AS deliveries_delivered,
+      (SELECT count(*)::int FROM deliveries WHERE customer_id = ${customerId} AND status = 'failed'
+        AND created_at >= now() - make_interval(days => ${DELIVERY_WINDOW_DAYS}::int)) AS deliveries_failed
+    FROM customers c WHERE c.id = ${customerId}`;
+}
+
+interface OverviewRow {
+  label_quota: number;
+  quota_used: number;
+  tasks_by_status: Partial<TaskCounts>;
+  labels_this_month: number;
+  median_seconds_to_settle: number | null;
+  deliveries_delivered: number;
+  deliveries_failed: number;
+}
+
+// --- tasks ----------------------------------------------------------------------------------------
+
+export interface TaskListOptions {
+  status?: VisibleStatus;
+  sort: TaskSort;
+  limit: number;
+  offset: number;
+}
+
+/** Count of the list: index-only scan of (customer_id, status, …). */
+export function taskCountSql(customerId: string, status: VisibleStatus | undefined): Prisma.Sql {
+  return status
+    ? Prisma.sql`SELECT count(*)::int AS total FROM tasks WHERE customer_id = ${customerId} AND status = ${status}::"TaskStatus"`
+    : Prisma.sql`SELECT count(*)::int AS total FROM tasks WHERE customer_id = ${customerId} AND status = ANY(${visible})`;
+}
+
+/**
+ * Ids of one page, in order. Each shape walks one index in its order and stops after offset + limit entries:
+ * - a status and created_at: (customer_id, status, created_at, id), forwards or backwards;
+ * - every status and created_at: (customer_id, created_at), `id` breaking ties by an incremental sort of
+ *   tasks created in one transaction (at most a batch: 10,000);
+ * - a status and settled_at: (customer_id, status, settled_at, id). Within one status settled_at is either
+ *   always set (`settled`) or never, so `DESC` (NULLS FIRST) orders like `DESC NULLS LAST`;
+ * - every status and settled_at: settled tasks then the others, two ranges of (customer_id, settled_at, id)
+ *   (NOT NULL backwards, then NULL by id backwards), each cut at offset + limit; the final sort sees at most
+ *   2 × (offset + limit) ids.
+ */
+export function taskPageSql(customerId: string, o: TaskListOptions): Prisma.Sql {
+  const { limit, offset } = o;
+  if (o.sort === "settled_at_desc" && !o.status) {
+    const upTo = offset + limit;
+    return Prisma.sql`
+      SELECT id FROM (
+        (SELECT id, 0 AS part, settled_at FROM tasks WHERE customer_id = ${customerId} AND settled_at IS NOT NULL
+          ORDER BY settled_at DESC, id DESC LIMIT ${upTo})
+        UNION ALL
+        (SELECT id, 1 AS part, settled_at FROM tasks WHERE customer_id = ${customerId} AND settled_at IS NULL AND status <> 'staged'
+          ORDER BY settled_at DESC, id DESC LIMIT ${upTo})
+      ) p
+      ORDER BY part, settled_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`;
+  }
+  const where = o.status
+    ? Prisma.sql`customer_id = ${customerId} AND status = ${o.status}::"TaskStatus"`
+    : Prisma.sql`customer_id = ${customerId} AND status <> 'staged'`;
+  const order =
+    o.sort === "created_at_asc"
+      ? Prisma.sql`created_at ASC, id ASC`
+      : o.sort === "created_at_desc"
+        ? Prisma.sql`created_at DESC, id DESC`
+        : Prisma.sql`settled_at DESC, id DESC`;
+  return Prisma.sql`SELECT id FROM tasks WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+}
+
+// --- quality --------------------------------------------------------------------------------------
+
+/**
+ * Over the customer's tasks settled in the last QUALITY_WINDOW_DAYS: one range of tasks (customer_id,
+ * settled_at, id). Agreement uses the per-option counts recorded at settlement (`label_counts`, the task's
+ * labels), so no label row is read.
+ */
+export function qualitySql(customerId: string): Prisma.Sql {
+  return Prisma.sql`
+    WITH s AS MATERIALIZED (
+      SELECT confidence, resolution::text AS resolution, labels_collected,
+        COALESCE((label_counts ->> consensus_label)::int, 0) AS agreeing
+      FROM tasks
+      WHERE customer_id = ${customerId} AND settled_at >= now() - make_interval(days => ${QUALITY_WINDOW_DAYS}::int)
+    )
+    SELECT count(*)::int AS tasks_settled,
+      avg(confidence)::float8 AS mean_confidence,
+      count(*) FILTER (WHERE resolution = 'consensus')::int AS consensus,
+      count(*) FILTER (WHERE resolution = 'max_labels')::int AS max_labels,
+      COALESCE(sum(labels_collected), 0)::float8 AS labels,
+      COALESCE(sum(agreeing), 0)::float8 AS agreeing,
+      (SELECT COALESCE(json_agg(json_build_object('labels', d.labels, 'tasks', d.tasks) ORDER BY d.labels), '[]'::json)
+        FROM (SELECT labels_collected AS labels, count(*)::int AS tasks FROM s GROUP BY labels_collected) d) AS labels_per_task
+    FROM s`;
+}
+
+interface QualityRow {
+  tasks_settled: number;
+  mean_confidence: number | null;
+  consensus: number;
+  max_labels: number;
+  labels: number;
+  agreeing: number;
+  labels_per_task: { labels: number; tasks: number }[];
+}
+
+// --- usage ----------------------------------------------------------------------------------------
+
+/** Labels per UTC day, the last USAGE_DAYS days including today, zeros included: one index-only range of labels. */
+export function usageDaysSql(customerId: string): Prisma.Sql {
+  return Prisma.sql`
+    WITH bounds AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),
+    days AS (
+      SELECT (b.today - n) AS day FROM bounds b, generate_series(0, ${USAGE_DAYS - 1}::int) AS n
+    ),
+    counted AS (
+      SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS labels FROM labels
+      WHERE customer_id = ${customerId}
+        AND created_at >= ((SELECT today FROM bounds) - ${USAGE_DAYS - 1}::int)::timestamp AT TIME ZONE 'UTC'
+      GROUP BY 1
+    )
+    SELECT to_char(d.day, 'YYYY-MM-DD') AS date, COALESCE(c.labels, 0)::int AS labels
+    FROM days d LEFT JOIN counted c ON c.day = d.day
+    ORDER BY d.day`;
+}
+
+// --- routes ---------------------------------------------------------------------------------------
+
+/** Routes under /v1/dashboard; `auth` is the customer authentication. */
+export function dashboardRoutes(deps: DashboardRouteDeps, auth: RequestHandler): Router {
+  const { prisma } = deps;
+  const router = Router();
+
+  router.get("/overview", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    parse(noQuery, req.query);
+    const row = (await prisma.$queryRaw<OverviewRow[]>(overviewSql(customerId)))[0];
+    if (!row) throw new ApiError("unauthorized");
+    const counts: TaskCounts = { pending: 0, labeling: 0, settling: 0, settled: 0, canceled: 0 };
+    for (const s of TASK_STATUSES) counts[s] = row.tasks_by_status[s] ?? 0;
+    res.json({
+      tasks_by_status: counts,
+      labels_this_month: row.labels_this_month,
+      label_quota: row.label_quota,
+      label_quota_remaining: Math.max(0, row.label_quota - row.quota_used),
+      median_seconds_to_settle: round(row.median_seconds_to_settle, 3),
+      webhook_delivery_success_rate: share(row.deliveries_delivered, row.deliveries_delivered + row.deliveries_failed),
+    });
+  });
+
+  router.get("/tasks", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const q = parse(tasksQuery, req.query);
+    const status = q.status || undefined;
+    const offset = (q.page - 1) * q.per_page;
+    const total = (await prisma.$queryRaw<{ total: number }[]>(taskCountSql(customerId, status)))[0]?.total ?? 0;
+    // A page past the end reads nothing (an offset beyond the total would walk every task of the customer).
+    let items: Task[] = [];
+    if (offset < total) {
+      const ids = (
+        await prisma.$queryRaw<{ id: string }[]>(taskPageSql(customerId, { status, sort: q.sort, limit: q.per_page, offset }))
+      ).map((r) => r.id);
+      const rows = await prisma.task.findMany({ where: { id: { in: ids }, customerId } });
+      const byId = new Map(rows.map((t) => [t.id, t]));
+      items = ids.flatMap((id) => byId.get(id) ?? []);
+    }
+    res.json({ page: q.page, per_page: q.per_page, total, items: items.map(taskView) });
+  });
+
+  router.get("/quality", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    parse(noQuery, req.query);
+    const row = (await prisma.$queryRaw<QualityRow[]>(qualitySql(customerId)))[0] as QualityRow;
+    res.json({
+      window_days: QUALITY_WINDOW_DAYS,
+      tasks_settled: row.tasks_settled,
+      mean_confidence: round(row.mean_confidence, 4),
+      resolution: {
+        consensus: { tasks: row.consensus, share: share(row.consensus, row.tasks_settled) },
+        max_labels: { tasks: row.max_labels, share: share(row.max_labels, row.tasks_settled) },
+      },
+      labels_per_task: row.labels_per_task,
+      agreement_rate: share(row.agreeing, row.labels),
+    });
+  });
+
+  router.get("/usage", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    parse(noQuery, req.query);
+    const days = await prisma.$queryRaw<{ date: string; labels: number }[]>(usageDaysSql(customerId));
+    res.json({ days });
+  });
+
+  return router;
+}
