@@ -3,7 +3,7 @@ import { ADMIN_TOKEN, registerCustomer, type System, startSystem, taskBody } fro
 describe("tier upgrade and operator routes", () => {
   let sys: System;
   beforeAll(async () => {
-    sys = await startSystem({ workers: false });
+    sys = await startSystem({ workers: false, isolatedDatabase: true });
   });
   afterAll(() => sys.close());
 
