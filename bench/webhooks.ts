@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:webhooks [--n 20000] [--warmup 1000] [--concurrency C] [--db-pool P] [--rates 100,1000]
+ * `pnpm bench:webhooks [--n 20000] [--warmup 1000] [--concurrency 256] [--db-pool P] [--rates 100,500]
  *   [--latency-seconds 5]`
  *
  * Webhook delivery benchmark: ONE real webhook-worker process (`tsx services/webhook-worker/src/main.ts`)
@@ -16,7 +16,8 @@
  *     loop: the i-th event's `settled_at` is t0 + i/rate, and its job is enqueued with
  *     `QueueClient.enqueue` at that time, as settle.ts does after its commit): receipt − settled_at.
  * CPU seconds of the worker's process tree, this database's Postgres backends, Redis and this process are
- * read from /proc for each phase, with the whole machine's (the machine is shared).
+ * read from /proc for each phase, with the whole machine's (the machine is shared). From them: the
+ * deliveries/s the worker would make with a core of its own, and all of them on all the machine's cores.
  *
  * Progress goes to stderr; the summary is one JSON object on stdout. With BENCH_WORKER_NODE_ARGS (e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`) the worker runs as `node <args> --import tsx main.ts` instead.
@@ -49,7 +50,7 @@ import {
 
 const ROOT = path.resolve(__dirname, "..");
 const USAGE =
-  "usage: pnpm bench:webhooks [--n 20000] [--warmup 1000] [--concurrency C] [--db-pool P] [--rates 100,1000] [--latency-seconds 5]";
+  "usage: pnpm bench:webhooks [--n 20000] [--warmup 1000] [--concurrency 256] [--db-pool P] [--rates 100,500] [--latency-seconds 5]";
 
 function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
@@ -83,9 +84,10 @@ async function main(): Promise<void> {
     options: {
       n: { type: "string", default: "20000" },
       warmup: { type: "string", default: "1000" },
-      concurrency: { type: "string" },
+      // the worker's WEBHOOK_CONCURRENCY (its own default is 64)
+      concurrency: { type: "string", default: "256" },
       "db-pool": { type: "string" },
-      rates: { type: "string", default: "100,1000" },
+      rates: { type: "string", default: "100,500" },
       "latency-seconds": { type: "string", default: "5" },
       help: { type: "boolean", short: "h" },
     },
@@ -308,6 +310,20 @@ async function main(): Promise<void> {
           redis: perDelivery(after.redis - phase.cpu.redis),
         },
         pg_transactions_per_delivery: round((after.xactCommit - phase.cpu.xactCommit) / deliveries, 2),
+        implied_deliveries_per_s: {
+          worker_on_one_core: round(deliveries / (after.worker - phase.cpu.worker)),
+          all_of_them_on_all_cores: round(
+            (deliveries * os.cpus().length) /
+              (after.worker -
+                phase.cpu.worker +
+                after.postgres -
+                phase.cpu.postgres +
+                after.redis -
+                phase.cpu.redis +
+                after.bench -
+                phase.cpu.bench),
+          ),
+        },
       };
     };
 
