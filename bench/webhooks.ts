@@ -388,25 +388,47 @@ async function main(): Promise<void> {
         const r = rx.receipts.get(id) as { at: number; settledAt: number };
         return r.at - r.settledAt;
       });
-      // where the delay goes, from the stored timestamps (ms resolution): recorded_at is set by the routing
-      // statement, started_at just before the POST
-      const stamps = await db.query<{ id: string; recorded: number; started: number }>(
-        `SELECT e.id, extract(epoch FROM e.recorded_at) * 1000 AS recorded, extract(epoch FROM a.started_at) * 1000 AS started
+      // Where the delay goes (p50 of each step), from the stored timestamps (ms): the BullMQ jobs' `timestamp`
+      // (added) and `processedOn` (taken by the worker), the event's `recorded_at` (set by the routing
+      // write), the attempt's `started_at` (just before the POST).
+      const stamps = await db.query<{ id: string; delivery_id: string; recorded: number; started: number }>(
+        `SELECT e.id, d.id AS delivery_id, extract(epoch FROM e.recorded_at) * 1000 AS recorded,
+                extract(epoch FROM a.started_at) * 1000 AS started
          FROM events e JOIN deliveries d ON d.event_id = e.id JOIN delivery_attempts a ON a.delivery_id = d.id
          WHERE e.id = ANY ($1::text[])`,
         [events],
       );
-      const p50 = (xs: number[]) => latencySummary(xs).p50_ms;
+      const jobStamps = bulkRedis.pipeline();
+      for (const r of stamps.rows) {
+        jobStamps.hmget(
+          `${prefix}:${catalog.taskSettled.name}:${catalog.taskSettled.jobId({ eventId: r.id })}`,
+          "timestamp",
+          "processedOn",
+        );
+        jobStamps.hmget(
+          `${prefix}:${catalog.webhookDelivery.name}:${catalog.webhookDelivery.jobId({ deliveryId: r.delivery_id })}`,
+          "timestamp",
+          "processedOn",
+        );
+      }
+      const jobs = ((await jobStamps.exec()) ?? []).map(([, v]) => (v as (string | null)[]).map(Number));
+      const p50 = (f: (r: (typeof stamps.rows)[number], i: number) => number) => latencySummary(stamps.rows.map(f)).p50_ms;
       const received = (id: string) => rx.receipts.get(id) as { at: number; settledAt: number };
+      const routeJob = (i: number) => jobs[2 * i] as number[];
+      const deliveryJob = (i: number) => jobs[2 * i + 1] as number[];
       const result = {
         rate_per_s: rate,
         events: count,
         max_enqueue_lag_ms: round(lag),
         settled_to_receipt: latencySummary(delays),
         p50_breakdown_ms: {
-          settled_to_routed: p50(stamps.rows.map((r) => Number(r.recorded) - received(r.id).settledAt)),
-          routed_to_attempt_start: p50(stamps.rows.map((r) => Number(r.started) - Number(r.recorded))),
-          attempt_start_to_receipt: p50(stamps.rows.map((r) => received(r.id).at - Number(r.started))),
+          settled_to_route_job_added: p50((r, i) => (routeJob(i)[0] as number) - received(r.id).settledAt),
+          route_job_waiting: p50((_, i) => (routeJob(i)[1] as number) - (routeJob(i)[0] as number)),
+          route_job_taken_to_routing_write: p50((r, i) => Number(r.recorded) - (routeJob(i)[1] as number)),
+          routing_write_to_delivery_job_added: p50((r, i) => (deliveryJob(i)[0] as number) - Number(r.recorded)),
+          delivery_job_waiting: p50((_, i) => (deliveryJob(i)[1] as number) - (deliveryJob(i)[0] as number)),
+          delivery_job_taken_to_post: p50((r, i) => Number(r.started) - (deliveryJob(i)[1] as number)),
+          post_to_receipt: p50((r) => received(r.id).at - Number(r.started)),
         },
         usage: await usage(phase, count, end),
       };

@@ -4,9 +4,10 @@
  * `task.settled`. One `deliveries` row per (event, webhook), unique, so routing twice creates nothing new;
  * every pending delivery is (re-)enqueued under its deterministic job id.
  *
- * Two statements per batch of events routed at once by this process (see batch.ts): one read of the
- * events' targets, then one write that inserts the deliveries (`ON CONFLICT DO NOTHING`), marks the tasks
- * `webhook_status` pending (when it was null), records the events and returns the pending deliveries.
+ * One statement, shared by the events this process routes at once (see batch.ts), finds the targets,
+ * inserts the deliveries (`ON CONFLICT DO NOTHING`), marks the tasks `webhook_status` pending (when it was
+ * null), records the events and returns the pending deliveries. Delivery ids are made here (`newId`), two
+ * per event; an event with more targets is routed again with as many ids.
  */
 import { newId } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
@@ -20,94 +21,114 @@ export interface RouteDeps {
   webhookRetryMax: number;
 }
 
-type Routed = { found: false; reason: string } | { found: true; recorded: boolean; pending: string[] };
+/** Delivery ids offered per event: enough for an event's targets, or it is routed again with more. */
+const IDS_PER_EVENT = 2;
 
-interface TargetRow {
-  event_id: string;
-  task_found: boolean;
-  webhook_id: string | null;
+interface RouteRequest {
+  eventId: string;
+  /** new delivery ids, one per target webhook (at most this many targets are routed in this run) */
+  ids: string[];
 }
+
+type RouteResult =
+  | { kind: "notFound"; reason: string }
+  /** the event has more targets than ids offered: nothing was written */
+  | { kind: "moreIds"; targets: number }
+  | { kind: "routed"; recorded: boolean; pending: string[] };
 
 interface RoutedRow {
   event_id: string;
+  task_found: boolean;
+  routed: boolean;
+  targets: number | null;
   recorded: boolean;
   pending: string[];
 }
 
-async function routeBatch(prisma: PrismaClient, eventIds: string[]): Promise<Routed[]> {
-  const targets = await prisma.$queryRaw<TargetRow[]>`
-    SELECT e.id AS event_id, t.id IS NOT NULL AS task_found, w.id AS webhook_id
-    FROM events e
-    LEFT JOIN tasks t ON t.id = e.task_id
-    LEFT JOIN webhooks w ON t.id IS NOT NULL AND w.customer_id = e.customer_id AND w.active AND e.type = ANY (w.events)
-                        AND (t.callback_url IS NULL OR w.callback_url = t.callback_url)
-    WHERE e.id = ANY (${eventIds}::text[])
-    ORDER BY w.created_at`;
-  const taskFound = new Map<string, boolean>();
-  // the deliveries to create, as parallel arrays (id, event, webhook)
-  const ids: string[] = [];
-  const events: string[] = [];
-  const webhooks: string[] = [];
-  for (const r of targets) {
-    taskFound.set(r.event_id, r.task_found);
-    if (r.webhook_id === null) continue;
-    ids.push(newId("delivery"));
-    events.push(r.event_id);
-    webhooks.push(r.webhook_id);
+/**
+ * One statement for a batch of events: finds each event's target webhooks, inserts one delivery per
+ * target (a delivery is created once: unique (event_id, webhook_id)), marks the targeted tasks pending,
+ * records the events (of two concurrent runs for one event, exactly one records it: the conditional
+ * update) and returns each event's pending deliveries. An event with more targets than ids offered is
+ * left untouched (`moreIds`).
+ */
+async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promise<RouteResult[]> {
+  const eventIds = requests.map((r) => r.eventId);
+  const counts = requests.map((r) => r.ids.length);
+  const starts: number[] = [];
+  let next = 1;
+  for (const r of requests) {
+    starts.push(next);
+    next += r.ids.length;
   }
-  const routable = [...taskFound].filter(([, found]) => found).map(([id]) => id);
-  const routed = new Map<string, RoutedRow>();
-  if (routable.length > 0) {
-    // One statement: of two concurrent runs for one event, exactly one records it (the conditional
-    // update), and a delivery is created once (the unique (event_id, webhook_id)).
-    const rows = await prisma.$queryRaw<RoutedRow[]>`
-      WITH input AS (
-        SELECT * FROM unnest(${ids}::text[], ${events}::text[], ${webhooks}::text[]) AS x(id, event_id, webhook_id)
-      ), ev AS (
-        SELECT e.id AS event_id, e.task_id, EXISTS (SELECT 1 FROM input WHERE input.event_id = e.id) AS targeted
-        FROM events e WHERE e.id = ANY (${routable}::text[])
-      ), ins AS (
-        INSERT INTO deliveries (id, event_id, webhook_id, customer_id, task_id)
-        SELECT input.id, input.event_id, input.webhook_id, e.customer_id, e.task_id
-        FROM input JOIN events e ON e.id = input.event_id
-        ON CONFLICT (event_id, webhook_id) DO NOTHING
-        RETURNING id, event_id, created_at
-      ), pending_task AS (
-        UPDATE tasks t SET webhook_status = 'pending', updated_at = now()
-        FROM ev WHERE ev.targeted AND t.id = ev.task_id AND t.webhook_status IS NULL
-        RETURNING t.id
-      ), rec AS (
-        UPDATE events e SET recorded_at = now()
-        FROM ev WHERE e.id = ev.event_id AND e.recorded_at IS NULL
-        RETURNING e.id
-      )
-      SELECT ev.event_id,
-             EXISTS (SELECT 1 FROM rec WHERE rec.id = ev.event_id) AS recorded,
-             ARRAY(SELECT p.id FROM (
-               SELECT id, created_at FROM ins WHERE ins.event_id = ev.event_id
-               UNION
-               SELECT d.id, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
-             ) p ORDER BY p.created_at, p.id) AS pending
-      FROM ev`;
-    for (const r of rows) routed.set(r.event_id, r);
-  }
-  return eventIds.map((id): Routed => {
-    const r = routed.get(id);
-    if (r) return { found: true, recorded: r.recorded, pending: r.pending };
-    return { found: false, reason: taskFound.has(id) ? `task of event ${id} not found` : `event ${id} not found` };
+  const ids = requests.flatMap((r) => r.ids);
+  const rows = await prisma.$queryRaw<RoutedRow[]>`
+    WITH ev AS (
+      SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, t.callback_url, t.id IS NOT NULL AS task_found
+      FROM unnest(${eventIds}::text[], ${starts}::int[], ${counts}::int[]) AS x(event_id, start, cnt)
+      JOIN events e ON e.id = x.event_id
+      LEFT JOIN tasks t ON t.id = e.task_id
+    ), tg AS (
+      SELECT ev.event_id, ev.start, ev.task_id, ev.customer_id, w.id AS webhook_id,
+             row_number() OVER (PARTITION BY ev.event_id ORDER BY w.created_at, w.id) AS rn,
+             count(*) OVER (PARTITION BY ev.event_id) AS n
+      FROM ev JOIN webhooks w ON w.customer_id = ev.customer_id AND w.active AND ev.type = ANY (w.events)
+                               AND (ev.callback_url IS NULL OR w.callback_url = ev.callback_url)
+      WHERE ev.task_found
+    ), ok AS (
+      SELECT ev.event_id, ev.task_id, EXISTS (SELECT 1 FROM tg WHERE tg.event_id = ev.event_id) AS targeted
+      FROM ev
+      WHERE ev.task_found AND NOT EXISTS (SELECT 1 FROM tg WHERE tg.event_id = ev.event_id AND tg.n > ev.cnt)
+    ), ins AS (
+      INSERT INTO deliveries (id, event_id, webhook_id, customer_id, task_id)
+      SELECT (${ids}::text[])[(tg.start + tg.rn - 1)::int], tg.event_id, tg.webhook_id, tg.customer_id, tg.task_id
+      FROM tg JOIN ok ON ok.event_id = tg.event_id
+      ON CONFLICT (event_id, webhook_id) DO NOTHING
+      RETURNING id, event_id, created_at
+    ), pending_task AS (
+      UPDATE tasks t SET webhook_status = 'pending', updated_at = now()
+      FROM ok WHERE ok.targeted AND t.id = ok.task_id AND t.webhook_status IS NULL
+      RETURNING t.id
+    ), rec AS (
+      UPDATE events e SET recorded_at = now()
+      FROM ok WHERE e.id = ok.event_id AND e.recorded_at IS NULL
+      RETURNING e.id
+    )
+    SELECT ev.event_id, ev.task_found,
+           EXISTS (SELECT 1 FROM ok WHERE ok.event_id = ev.event_id) AS routed,
+           (SELECT max(tg.n)::int FROM tg WHERE tg.event_id = ev.event_id) AS targets,
+           EXISTS (SELECT 1 FROM rec WHERE rec.id = ev.event_id) AS recorded,
+           ARRAY(SELECT p.id FROM (
+             SELECT id, created_at FROM ins WHERE ins.event_id = ev.event_id
+             UNION
+             SELECT d.id, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
+           ) p ORDER BY p.created_at, p.id) AS pending
+    FROM ev`;
+  const byEvent = new Map(rows.map((r) => [r.event_id, r]));
+  return eventIds.map((id): RouteResult => {
+    const r = byEvent.get(id);
+    if (!r) return { kind: "notFound", reason: `event ${id} not found` };
+    if (!r.task_found) return { kind: "notFound", reason: `task of event ${id} not found` };
+    if (!r.routed) return { kind: "moreIds", targets: r.targets ?? 0 };
+    return { kind: "routed", recorded: r.recorded, pending: r.pending };
   });
 }
 
-const batchers = new WeakMap<PrismaClient, Batcher<string, Routed>>();
+const batchers = new WeakMap<PrismaClient, Batcher<RouteRequest, RouteResult>>();
 
-function routeBatcher(prisma: PrismaClient): Batcher<string, Routed> {
+/** Concurrent routings of this process share one statement (batch.ts). */
+function routeBatcher(prisma: PrismaClient): Batcher<RouteRequest, RouteResult> {
   let b = batchers.get(prisma);
   if (!b) {
     // an event appears at most once per batch, so each run sees its own `recorded`
-    b = new Batcher((ids) => routeBatch(prisma, ids), { key: (id) => id });
+    b = new Batcher((requests) => routeBatch(prisma, requests), { key: (r) => r.eventId });
     batchers.set(prisma, b);
   }
   return b;
+}
+
+function newDeliveryIds(n: number): string[] {
+  return Array.from({ length: n }, () => newId("delivery"));
 }
 
 /**
@@ -116,10 +137,18 @@ function routeBatcher(prisma: PrismaClient): Batcher<string, Routed> {
  * deliveries (re-)enqueued. @throws when the event (or its task) does not exist.
  */
 export async function routeEvent(deps: RouteDeps, eventId: string): Promise<{ recorded: boolean; deliveries: string[] }> {
-  const routed = await routeBatcher(deps.prisma).call(eventId);
-  if (!routed.found) throw new Error(routed.reason);
-  await Promise.all(
-    routed.pending.map((deliveryId) => deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax })),
-  );
-  return { recorded: routed.recorded, deliveries: routed.pending };
+  let ids = newDeliveryIds(IDS_PER_EVENT);
+  for (;;) {
+    const routed = await routeBatcher(deps.prisma).call({ eventId, ids });
+    if (routed.kind === "notFound") throw new Error(routed.reason);
+    if (routed.kind === "moreIds") {
+      // more target webhooks than ids offered (nothing was written): again, with one id per target
+      ids = newDeliveryIds(routed.targets);
+      continue;
+    }
+    await Promise.all(
+      routed.pending.map((deliveryId) => deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax })),
+    );
+    return { recorded: routed.recorded, deliveries: routed.pending };
+  }
 }
