@@ -98,6 +98,7 @@ async function main(): Promise<void> {
         allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
         timeoutMs: env.WEBHOOK_TIMEOUT_MS,
         webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+        maxInFlightPerWebhook: env.WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK,
       }),
       {
         concurrency: { taskSettled: 16, webhookDelivery: env.WEBHOOK_CONCURRENCY },

@@ -132,7 +132,7 @@ export function requireDistributed(env: CommonEnv): { databaseUrl: string; redis
 /** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
 export const standaloneEnv = gatewayEnv
   .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true }).shape)
-  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true }).shape)
+  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true, WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: true }).shape)
   .extend(manifestWorkerEnv.pick({ MANIFEST_CONCURRENCY: true, GCS_API_ENDPOINT: true }).shape)
   .extend({
     /** where the embedded Postgres keeps its files and the generated admin token is stored */

@@ -9,7 +9,7 @@
 import { createHmac } from "node:crypto";
 import { checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
-import type { JobContext } from "@labelgate/queue";
+import { DeferJob, type JobContext } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
 import { Batcher } from "./batch";
 
@@ -24,6 +24,35 @@ export interface DeliverDeps {
   dispatcher?: Dispatcher;
   /** DNS resolver of the URL check (tests inject one) */
   resolve?: (host: string) => Promise<string[]>;
+  /** requests in flight per webhook in this process (shared by its deliveries; see `InFlightLimit`) */
+  inFlight?: InFlightLimit;
+}
+
+/**
+ * Caps the requests in flight per webhook in one process, so that a slow or dead receiver holds at most
+ * `max` of the worker's slots: other customers' deliveries keep flowing. A delivery over the cap is
+ * deferred (back to the delayed set for `deferMs` plus jitter) without spending an attempt.
+ */
+export class InFlightLimit {
+  private readonly counts = new Map<string, number>();
+
+  constructor(
+    readonly max: number,
+    readonly deferMs = 500,
+  ) {}
+
+  tryAcquire(key: string): boolean {
+    const n = this.counts.get(key) ?? 0;
+    if (n >= this.max) return false;
+    this.counts.set(key, n + 1);
+    return true;
+  }
+
+  release(key: string): void {
+    const n = (this.counts.get(key) ?? 1) - 1;
+    if (n <= 0) this.counts.delete(key);
+    else this.counts.set(key, n);
+  }
 }
 
 /** BullMQ custom backoff: the delay before attempt k+1 is 4^(k−1) s (1 s, 4 s, 16 s, ...). `attemptsMade` = k. */
@@ -311,16 +340,26 @@ export async function deliver(
     return "skipped";
   }
 
+  const limit = deps.inFlight;
+  if (limit && !limit.tryAcquire(d.webhook_id)) {
+    // This webhook already has its share of requests in flight (a slow receiver): try again shortly.
+    throw new DeferJob(limit.deferMs + Math.floor(Math.random() * limit.deferMs));
+  }
   const attempt = d.attempts + 1;
   const body = JSON.stringify({ ...d.payload, timestamp: new Date().toISOString() });
   const secret = openSecret(deps.secretBox, d.secret_ciphertext, d.webhook_id);
-  const outcome = await post(deps, d.callback_url, body, {
-    "content-type": "application/json",
-    "user-agent": "labelgate-webhooks/1",
-    "x-svc-signature": signatureHeader(body, secret),
-    "x-svc-event-id": d.event_id,
-    "x-svc-delivery-attempt": String(attempt),
-  });
+  let outcome: AttemptOutcome;
+  try {
+    outcome = await post(deps, d.callback_url, body, {
+      "content-type": "application/json",
+      "user-agent": "labelgate-webhooks/1",
+      "x-svc-signature": signatureHeader(body, secret),
+      "x-svc-event-id": d.event_id,
+      "x-svc-delivery-attempt": String(attempt),
+    });
+  } finally {
+    limit?.release(d.webhook_id);
+  }
   const lastScheduled = ctx.attemptsMade + 1 >= ctx.maxAttempts;
   // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
   const status = outcome.success ? "delivered" : manual || lastScheduled ? "failed" : "pending";
@@ -347,6 +386,7 @@ export async function deliver(
 
   if (outcome.success) return "delivered";
   deps.logger.warn({ delivery_id: d.id, event_id: d.event_id, attempt, error: outcome.error }, "webhook delivery attempt failed");
-  if (status === "failed") return "failed";
-  throw new DeliveryAttemptFailed(`attempt ${attempt} failed: ${outcome.error}`);
+  // Thrown on the last attempt too, so an exhausted delivery ends in BullMQ's failed set (visible to
+  // on-call, retriable by hand); the delivery row already says `failed`, so nothing retries it by itself.
+  throw new DeliveryAttemptFailed(`attempt ${attempt} failed${status === "failed" ? " (no attempts left)" : ""}: ${outcome.error}`);
 }

@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+    maxInFlightPerWebhook: env.WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK,
   });
   const workers = startWorkers(backend, handlers, {
     concurrency: { taskSettled: 64, webhookDelivery: env.WEBHOOK_CONCURRENCY },
