@@ -2,139 +2,24 @@
  * Webhook routes (SPEC §4 Webhooks, DESIGN §2, §7, §9): register, list, soft delete, the delivery log with
  * its filter and pagination, and the errors (400 with `details`, 401, 404 for ids of others, 409).
  */
-import { randomBytes } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo, Socket } from "node:net";
 import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
+import {
+  type DeliveryView,
+  deliveryReaching,
+  ISO,
+  json,
+  newSecret,
+  type Reply,
+  receivers,
+  webhookStatusReaching,
+} from "../../../test/webhooks";
 
-// --- a real local receiver ------------------------------------------------------------------------
-
-type Reply = number | { status: number; headers?: Record<string, string> } | "hang" | "reset";
-
-interface Received {
-  /** 1-based index of the request at this receiver */
-  n: number;
-  headers: http.IncomingHttpHeaders;
-  raw: Buffer;
-  body: string;
-  at: number;
-  /** still waiting for an answer on an open connection */
-  open: boolean;
-}
-
-/** A node:http server on 127.0.0.1:0 answering each request with `reply(request)`. */
-async function receiver(reply: (r: Received) => Reply | Promise<Reply> = () => 200) {
-  const received: Received[] = [];
-  const sockets = new Set<Socket>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      const raw = Buffer.concat(chunks);
-      const r: Received = { n: received.length + 1, headers: req.headers, raw, body: raw.toString("utf8"), at: Date.now(), open: true };
-      received.push(r);
-      res.on("close", () => {
-        r.open = false;
-      });
-      void Promise.resolve(reply(r)).then((action) => {
-        if (action === "hang") return;
-        if (action === "reset") {
-          req.socket.resetAndDestroy();
-          return;
-        }
-        const { status, headers } = typeof action === "number" ? { status: action, headers: {} } : action;
-        res.writeHead(status, { "content-type": "text/plain", ...headers });
-        res.end("ok");
-      });
-    });
-  });
-  server.on("connection", (s: Socket) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return {
-    url,
-    received,
-    /** requests whose JSON body names `taskId` */
-    forTask: (taskId: string) => received.filter((r) => json(r).task_id === taskId),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}
-type Receiver = Awaited<ReturnType<typeof receiver>>;
-
-function json(r: Received): Record<string, unknown> {
-  return JSON.parse(r.body) as Record<string, unknown>;
-}
-
-// --- API helpers ----------------------------------------------------------------------------------
-
-interface AttemptView {
-  attempt_id: string;
-  attempt: number;
-  manual: boolean;
-  success: boolean;
-  status_code: number | null;
-  error: string | null;
-  latency_ms: number;
-  started_at: string;
-  finished_at: string;
-}
-
-interface DeliveryView {
-  delivery_id: string;
-  event_id: string;
-  task_id: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  attempt_log: AttemptView[];
-}
-
-const newSecret = () => `whsec-${randomBytes(12).toString("hex")}`;
-
-async function deliveriesOf(s: System, key: string, webhookId: string): Promise<{ total: number; items: DeliveryView[] }> {
-  const res = await s.api<{ total: number; items: DeliveryView[] }>("GET", `/v1/webhooks/${webhookId}/deliveries?per_page=100`, {
-    token: key,
-  });
-  expect(res.status).toBe(200);
-  return res.body;
-}
-
-/** Waits until the delivery of `taskId` to `webhookId` has `status`, and returns it. */
-async function deliveryReaching(s: System, key: string, webhookId: string, taskId: string, status: string): Promise<DeliveryView> {
-  return eventually(
-    async () => (await deliveriesOf(s, key, webhookId)).items.find((d) => d.task_id === taskId && d.status === status),
-    20000,
-    `delivery of ${taskId} to ${webhookId} to be ${status}`,
-  );
-}
-
-async function taskView(s: System, key: string, taskId: string): Promise<Record<string, unknown>> {
-  const res = await s.api("GET", `/v1/tasks/${taskId}`, { token: key });
-  expect(res.status).toBe(200);
-  return res.body;
-}
-
-async function webhookStatusReaching(s: System, key: string, taskId: string, status: string): Promise<void> {
-  await eventually(
-    async () => ((await taskView(s, key, taskId)).webhook_status === status ? true : undefined),
-    20000,
-    `webhook_status of ${taskId} to be ${status}`,
-  );
-}
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 const VALIDATION = "validation failed";
 
 let sys: System;
 /** ALLOW_PRIVATE_URLS=false: loopback, private and link-local callback URLs are refused */
 let strict: System;
-const receivers: Receiver[] = [];
+const { rx, closeAll } = receivers();
 
 beforeAll(async () => {
   // one attempt per delivery: a receiver answering 500 gives a failed delivery at once
@@ -142,7 +27,7 @@ beforeAll(async () => {
   strict = await startSystem({ isolatedDatabase: true, workers: false, allowPrivateUrls: false });
 });
 afterAll(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
+  await closeAll();
   await Promise.all([sys?.close(), strict?.close()]);
 });
 
@@ -366,8 +251,7 @@ describe("GET /v1/webhooks/{id}/deliveries", () => {
       release = () => resolve(200);
     });
     const replies = new Map<string, Reply | Promise<Reply>>();
-    const r = await receiver((q) => replies.get(String(json(q).task_id)) ?? 200);
-    receivers.push(r);
+    const r = await rx((q) => replies.get(String(json(q).task_id)) ?? 200);
     const c = await registerCustomer(sys);
     key = c.key;
     const created = await post(sys, key, { callback_url: r.url, secret: newSecret() });
