@@ -12,6 +12,7 @@ import { type Logger, newId } from "@labelgate/core";
 import type { Prisma, PrismaClient } from "@labelgate/db";
 import { completeJobIfDone } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
+import type { TaskSettledEvent } from "@labelgate/webhook-verify";
 import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
 
 import { appendSettlement } from "./ledger";
@@ -25,15 +26,11 @@ export interface ConsensusDeps {
 
 export type EvaluationOutcome = "settled" | "open" | "closed";
 
-/** The `task.settled` payload of SPEC §6, without `timestamp` (set at each delivery attempt). */
-export interface TaskSettledPayload {
-  event: "task.settled";
-  task_id: string;
-  consensus_label: string;
-  confidence: number;
-  ledger_txid: string;
-  settled_at: string;
-}
+/**
+ * The `task.settled` payload of SPEC §6 as stored in the outbox, without `timestamp` (set at each delivery
+ * attempt). Its shape is the one customers verify with @labelgate/webhook-verify: one source of truth.
+ */
+export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
 
 interface TaskState {
   customer_id: string;

@@ -6,7 +6,7 @@ import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import { type Request, type RequestHandler, Router } from "express";
 import { z } from "zod";
-import { ApiError, zodDetails } from "./errors";
+import { ApiError, parse } from "./errors";
 import { customerPatchBody, labelerBody, pathId } from "./schemas";
 import { customerView } from "./views";
 
@@ -30,12 +30,6 @@ export const customersQuery = z
     tier: z.enum(["sandbox", "production", ""]).optional(),
   })
   .strict();
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
-}
 
 function customerId(req: Request): string {
   const id = req.params.id;

@@ -10,12 +10,11 @@ import type { QueueClient } from "@labelgate/queue";
 import express, { type Request, type RequestHandler, type Response, Router } from "express";
 import type { Redis } from "ioredis";
 import { pinoHttp } from "pino-http";
-import type { z } from "zod";
 import { adminRoutes } from "./admin";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { type BillingConfig, billingRoutes } from "./billing";
 import { dashboardRoutes } from "./dashboard";
-import { ApiError, errorHandler, zodDetails } from "./errors";
+import { ApiError, errorHandler, parse } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
@@ -54,12 +53,6 @@ export interface GatewayDeps {
 
 /** Body limits (DESIGN §2): 1 MB for single requests, 10 MB for batches. */
 export const BODY_LIMIT = { single: "1mb", batch: "10mb" } as const;
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
-}
 
 function param(req: Request, name: string, prefix: string, notFound: ApiError["kind"]): string {
   const value = req.params[name];

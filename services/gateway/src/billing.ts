@@ -12,7 +12,7 @@ import { Prisma, type PrismaClient } from "@labelgate/db";
 import { type RequestHandler, Router } from "express";
 import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, zodDetails } from "./errors";
+import { ApiError, parse } from "./errors";
 
 export type Tier = "sandbox" | "production";
 
@@ -45,12 +45,6 @@ export const usageQuery = z
   .strict();
 
 export const invoicesQuery = z.object({}).strict();
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
-}
 
 // --- months (UTC) ---------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import { Prisma, type PrismaClient, type Task } from "@labelgate/db";
 import { type RequestHandler, Router } from "express";
 import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, zodDetails } from "./errors";
+import { ApiError, parse } from "./errors";
 import { type TaskCounts, taskView } from "./views";
 
 /** Task statuses a customer sees (`staged` is internal to manifest ingestion). */
@@ -40,12 +40,6 @@ export const tasksQuery = z
 
 export interface DashboardRouteDeps {
   prisma: PrismaClient;
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
 }
 
 /** A share in 0..1 rounded to 4 decimals, or null without a denominator. */

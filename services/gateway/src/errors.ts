@@ -7,7 +7,7 @@ import type { Logger } from "@labelgate/core";
 import { isDatabaseUnavailable } from "@labelgate/db";
 import { QueueUnavailableError } from "@labelgate/queue";
 import type { ErrorRequestHandler } from "express";
-import { ZodError } from "zod";
+import { ZodError, type z } from "zod";
 
 export const ERRORS = {
   validation: { status: 400, message: "validation failed" },
@@ -66,6 +66,16 @@ export class ApiError extends Error {
 /** zod issues → DESIGN §2 `details` (`path` dotted, array indexes included). */
 export function zodDetails(err: ZodError): ErrorDetail[] {
   return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+/**
+ * Validates a body or query with its zod schema (a missing body counts as `{}`).
+ * @throws ApiError validation (400 `validation failed` with `details`).
+ */
+export function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
+  return result.data;
 }
 
 /** Maps any thrown value to an ApiError: known kinds pass through, outages become 503, the rest 500. */

@@ -9,7 +9,7 @@ import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
 import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, zodDetails } from "./errors";
+import { ApiError, parse } from "./errors";
 import { callbackUrl, defaultMaxLabels, labelSpec, pathId } from "./schemas";
 import { requireWebhooksFor } from "./webhooks";
 
@@ -93,12 +93,6 @@ export interface JobRouteDeps {
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
   logger: Logger;
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
 }
 
 /** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks (0..1). Credentials never appear. */

@@ -9,7 +9,7 @@ import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
 import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, zodDetails } from "./errors";
+import { ApiError, parse } from "./errors";
 import { pathId } from "./schemas";
 
 /** Event kinds a webhook can subscribe to (SPEC §6: only `task.settled`). */
@@ -54,12 +54,6 @@ export function webhookView(w: Webhook) {
     created_at: w.createdAt.toISOString(),
     deleted_at: w.deletedAt ? w.deletedAt.toISOString() : null,
   };
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) throw new ApiError("validation", zodDetails(result.error));
-  return result.data;
 }
 
 function idParam(req: Request, name: string, prefix: string, notFound: "webhookNotFound" | "deliveryNotFound"): string {

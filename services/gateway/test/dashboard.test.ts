@@ -4,7 +4,7 @@
  * statement on 100,000 tasks of one customer: no sequential scan of tasks, labels or deliveries.
  */
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { Prisma } from "@labelgate/db";
+import { createDb, Prisma } from "@labelgate/db";
 import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
 import { invoiceStateSql, monthEnd, monthOf, monthStart, usageByMonthSql } from "../src/billing";
 import { overviewSql, qualitySql, TASK_SORTS, type TaskListOptions, taskCountSql, taskPageSql, usageDaysSql } from "../src/dashboard";
@@ -378,7 +378,10 @@ describe("every dashboard and billing statement is an index range scan on 100,00
   const SMALL = "cust_smalldashboard";
   beforeAll(async () => {
     sys = await startSystem({ isolatedDatabase: true, workers: false });
-    const p = sys.db.prisma;
+    // The bulk setup (400,000 tasks and their labels) may outlast the service's 15 s statement timeout on a
+    // busy machine: it runs on a connection of its own with a generous one.
+    const setup = createDb({ url: sys.databaseUrl, poolMax: 2, statementTimeoutMs: 600_000 });
+    const p = setup.prisma;
     await p.$executeRaw`INSERT INTO customers (id, name, email, tier, label_quota) VALUES
       (${BIG}, 'Big', 'big@example.com', 'production', 10000000), (${SMALL}, 'Small', 'small@example.com', 'sandbox', 1000)`;
     await p.$executeRaw`INSERT INTO api_keys (id, customer_id, key_hash, hint, tier, created_at) VALUES
@@ -419,6 +422,7 @@ describe("every dashboard and billing statement is an index range scan on 100,00
         customer_id, id, (CASE WHEN labels_collected % 2 = 0 THEN 'failed' ELSE 'delivered' END)::"WebhookStatus", settled_at
       FROM tasks WHERE status = 'settled'`;
     await p.$executeRawUnsafe("VACUUM (ANALYZE) tasks, labels, claims, deliveries, customers, api_keys, webhooks");
+    await setup.close();
   }, 300_000);
   afterAll(() => sys.close());
 
