@@ -13,7 +13,7 @@
  */
 import type { Readable } from "node:stream";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
-import { type Prisma, type PrismaClient, QuotaExhaustedError, releaseQuota, reserveQuota } from "@labelgate/db";
+import { type PrismaClient, QuotaExhaustedError, releaseQuota, reserveQuota } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 import { LineTooLongError, readLines } from "./lines";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "./storage";
@@ -59,12 +59,6 @@ export function parseManifestLine(line: string, number: number): { dataUrl: stri
   return { dataUrl: url, source: obj };
 }
 
-interface PendingRow {
-  number: number;
-  dataUrl: string;
-  source: Record<string, unknown>;
-}
-
 /**
  * Ingests a job's manifest. Idempotent: a job past `ingesting` is left alone.
  * @throws transient errors while attempts remain (the queue retries); permanent errors, and transient
@@ -87,23 +81,45 @@ export async function ingestManifest(
   const chunkSize = deps.chunkSize ?? 1000;
   const resumeAfter = job.linesIngested;
   let stream: Readable | undefined;
+  // One chunk is written while the next is read and parsed (pipelined one chunk ahead). Chunks commit
+  // strictly in manifest order (a write starts only after the previous one committed), so
+  // `lines_ingested` is always the end of a prefix of the manifest that is entirely written.
+  let inflight: Promise<void> | undefined;
+  const write = async (chunk: Chunk, throughLine: number) => {
+    if (inflight) await inflight;
+    const next = writeChunk(deps, job, chunk, throughLine);
+    // its error surfaces on the next await of `inflight` (a handler is attached so it is never unhandled)
+    next.catch(() => undefined);
+    inflight = next;
+  };
+  let lastLine = resumeAfter;
   try {
     stream = await openRead(job.manifestUrl, credentials, deps.storage);
-    let rows: PendingRow[] = [];
-    let lastLine = resumeAfter;
+    let chunk = newChunk();
     for await (const { line, number } of readLines(stream)) {
       if (number <= resumeAfter) continue;
       lastLine = number;
       const parsed = parseManifestLine(line, number);
-      if (parsed) rows.push({ number, ...parsed });
-      if (rows.length >= chunkSize) {
-        await writeChunk(deps, job, rows, number);
-        rows = [];
+      if (parsed) addRow(chunk, line, number);
+      if (chunk.rows >= chunkSize) {
+        await write(chunk, number);
+        chunk = newChunk();
       }
     }
-    await writeChunk(deps, job, rows, lastLine);
-  } catch (err) {
+    await write(chunk, lastLine);
+    await inflight;
+  } catch (caught) {
     stream?.destroy();
+    let err = caught;
+    // No write may be in flight when the job fails (its staged tasks are deleted). A chunk's write error
+    // comes from earlier in the manifest than whatever the reader met since: it is the one reported.
+    if (inflight) {
+      try {
+        await inflight;
+      } catch (writeErr) {
+        err = writeErr;
+      }
+    }
     if (
       err instanceof ManifestError ||
       err instanceof PermanentStorageError ||
@@ -131,23 +147,63 @@ export async function ingestManifest(
     throw err;
   }
 
-  // The whole manifest is in: its tasks become claimable at once.
-  await prisma.$transaction(async (tx) => {
-    const opened =
-      await tx.$executeRaw`UPDATE tasks SET status = 'pending', updated_at = now() WHERE job_id = ${jobId} AND status = 'staged'`;
-    const current = await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { taskCount: true } });
-    await tx.job.update({
-      where: { id: jobId },
-      data:
-        current.taskCount === 0
-          ? { status: "completed", ingestedAt: new Date(), completedAt: new Date() }
-          : { status: "labeling", ingestedAt: new Date() },
-    });
-    deps.logger.info({ job_id: jobId, tasks: current.taskCount, opened }, "manifest ingested");
-  });
+  // The whole manifest is in: its tasks become claimable at once (one transaction). The UPDATE goes in
+  // slices of manifest lines along the (job_id, manifest_line) index, so that no statement of a large
+  // manifest runs into the statement timeout; the transaction itself may take long. (`status::text`
+  // keeps the planner off the (job_id, status) index, which it prefers without statistics on the new
+  // rows: every slice would then scan all the job's tasks.)
+  await prisma.$transaction(
+    async (tx) => {
+      let opened = 0;
+      for (let from = 0; from < lastLine; from += OPEN_SLICE_LINES) {
+        opened += await tx.$executeRaw`
+          UPDATE tasks SET status = 'pending', updated_at = now()
+          WHERE job_id = ${jobId} AND manifest_line > ${from} AND manifest_line <= ${from + OPEN_SLICE_LINES} AND status::text = 'staged'`;
+      }
+      const current = await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { taskCount: true } });
+      await tx.job.update({
+        where: { id: jobId },
+        data:
+          current.taskCount === 0
+            ? { status: "completed", ingestedAt: new Date(), completedAt: new Date() }
+            : { status: "labeling", ingestedAt: new Date() },
+      });
+      deps.logger.info({ job_id: jobId, tasks: current.taskCount, opened }, "manifest ingested");
+    },
+    { maxWait: 10_000, timeout: OPEN_TIMEOUT_MS },
+  );
   return "ingested";
 }
 
+/** Manifest lines per UPDATE when the tasks are opened (each well under the 15 s statement timeout on a busy machine). */
+const OPEN_SLICE_LINES = 25_000;
+/** Time allowed to the opening transaction (Prisma's interactive-transaction default of 5 s is too short). */
+const OPEN_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * One chunk of manifest lines to write: `rows` records `<task id>\t<line number>\t<line text>` joined with
+ * "\n" in one string (a line of the manifest never contains "\n", an id or a number never a tab). One
+ * string parameter costs the driver far less than parallel arrays of a thousand elements each.
+ */
+interface Chunk {
+  rows: number;
+  records: string;
+}
+
+function newChunk(): Chunk {
+  return { rows: 0, records: "" };
+}
+
+function addRow(chunk: Chunk, line: string, number: number): void {
+  chunk.records += `${chunk.rows > 0 ? "\n" : ""}${newId("task")}\t${number}\t${line}`;
+  chunk.rows++;
+}
+
+/**
+ * Writes a chunk in one transaction: its tasks (one INSERT of all its rows), their quota
+ * reservation and the new resume point `jobs.lines_ingested` = `throughLine`. Lines already written by an
+ * interrupted run are skipped by the unique (job_id, manifest_line) and neither counted nor reserved.
+ */
 async function writeChunk(
   deps: IngestDeps,
   job: {
@@ -160,38 +216,39 @@ async function writeChunk(
     maxLabels: number;
     callbackUrl: string | null;
   },
-  rows: PendingRow[],
+  chunk: Chunk,
   throughLine: number,
 ): Promise<void> {
-  await deps.prisma.$transaction(async (tx) => {
-    if (rows.length > 0) {
-      const created = await tx.task.createMany({
-        data: rows.map((r) => ({
-          id: newId("task"),
-          customerId: job.customerId,
-          jobId: job.id,
-          manifestLine: r.number,
-          source: r.source as Prisma.InputJsonValue,
-          status: "staged" as const,
-          taskType: job.taskType,
-          dataUrl: r.dataUrl,
-          question: job.question,
-          options: job.options,
-          callbackUrl: job.callbackUrl,
-          consensusThreshold: job.consensusThreshold,
-          maxLabels: job.maxLabels,
-          labelsNeeded: Math.min(job.maxLabels, job.consensusThreshold),
-          quotaReserved: job.consensusThreshold,
-        })),
-        skipDuplicates: true,
-      });
-      // Reserve only for tasks really created (a resumed chunk may already exist).
-      if (created.count > 0) await reserveQuota(tx, job.customerId, created.count * job.consensusThreshold);
-      await tx.job.update({ where: { id: job.id }, data: { linesIngested: throughLine, taskCount: { increment: created.count } } });
-    } else {
-      await tx.job.update({ where: { id: job.id }, data: { linesIngested: throughLine } });
-    }
-  });
+  await deps.prisma.$transaction(
+    async (tx) => {
+      let created = 0;
+      if (chunk.rows > 0) {
+        // `source` is the line itself (JSON.parse accepted it; Postgres parses it once more), `data_url` the
+        // field parseManifestLine validated: "data_url" unless absent or null, else "source-ref".
+        const rows = await tx.$queryRaw<{ created: number }[]>`
+          WITH created AS (
+            INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
+                               callback_url, consensus_threshold, max_labels, labels_needed, quota_reserved)
+            SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'staged'::"TaskStatus", ${job.taskType},
+                   coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
+                   ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${Math.min(job.maxLabels, job.consensusThreshold)},
+                   ${job.consensusThreshold}
+            FROM unnest(string_to_array(${chunk.records}, E'\n')) AS rec,
+                 LATERAL (SELECT split_part(rec, E'\t', 1) AS id, split_part(rec, E'\t', 2) AS line) AS f,
+                 LATERAL (SELECT f.id, f.line, substr(rec, length(f.id) + length(f.line) + 3)::jsonb AS source) AS r
+            ON CONFLICT (job_id, manifest_line) DO NOTHING
+            RETURNING 1
+          )
+          SELECT count(*)::int AS created FROM created`;
+        created = rows[0]?.created ?? 0;
+        // Reserve only for tasks really created (a resumed chunk may already exist).
+        if (created > 0) await reserveQuota(tx, job.customerId, created * job.consensusThreshold);
+      }
+      await tx.$executeRaw`
+        UPDATE jobs SET lines_ingested = ${throughLine}, task_count = task_count + ${created}, updated_at = now() WHERE id = ${job.id}`;
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
 }
 
 /** Fails the job with `error`, deletes its staged tasks and returns their reserved quota. */
