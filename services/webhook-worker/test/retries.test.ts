@@ -255,9 +255,8 @@ describe("isolation", () => {
     for (const t of aTasks) expect((await taskView(sys, a.key, t)).webhook_status).toBe("pending");
   });
 
-  // BUG (reported): the webhook worker's slots (concurrency 32 in-process, WEBHOOK_CONCURRENCY 64 by default) are
-  // shared by every customer, so one customer with more hanging deliveries than slots stalls everyone else until
-  // its requests time out (measured: B's first delivery after 8-12 s instead of ~0.1 s).
+  // One customer with more hanging deliveries than the worker has slots: the per-webhook in-flight cap
+  // (WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK) keeps slots free, so another customer's deliveries still arrive at once.
   it("other customers' deliveries keep flowing while one receiver hangs on more deliveries than the worker has slots", async () => {
     const { sys, labelerKey } = await defaultSystem();
     const hanging = await rx(() => "hang");
@@ -280,7 +279,9 @@ describe("isolation", () => {
       const taskId = await settleTask(sys, b.key, labelerKey, { callback_url: fast.url });
       const got = await eventually(async () => fast.forTask(taskId)[0], 15000, `B's task ${i}`);
       expect(got.at - started).toBeLessThan(3000);
+      // ...while A's receiver was still holding requests open (A's earliest ones may have hit their
+      // 10 s timeout by now on a busy machine, and been retried; some are always hanging)
+      expect(hanging.received.some((q) => q.open)).toBe(true);
     }
-    expect(hanging.received.every((q) => q.open)).toBe(true);
   });
 });
