@@ -346,8 +346,18 @@ async function main(): Promise<void> {
     const last = times[times.length - 1] as number;
     const lo = times[Math.floor(n * 0.1)] as number;
     const hi = times[Math.floor(n * 0.9)] as number;
+    // deliveries put back by the per-webhook in-flight cap (DeferJob): BullMQ counts every start in `ats`
+    const started = bulkRedis.pipeline();
+    const burstDeliveries = await db.query<{ id: string }>(`SELECT d.id FROM deliveries d WHERE d.event_id = ANY ($1::text[])`, [
+      burstEvents,
+    ]);
+    for (const r of burstDeliveries.rows) {
+      started.hget(`${prefix}:${catalog.webhookDelivery.name}:${catalog.webhookDelivery.jobId({ deliveryId: r.id })}`, "ats");
+    }
+    const deferred = ((await started.exec()) ?? []).reduce((sum, [, v]) => sum + Math.max(0, Number(v ?? 1) - 1), 0);
     const burstResult = {
       events: n,
+      delivery_jobs_deferred: deferred,
       enqueue_ms: round(enqueued - burst.started),
       deliveries_per_s_first_to_last_receipt: round((n - 1) / ((last - first) / 1000)),
       deliveries_per_s_middle_80pct: round((Math.floor(n * 0.9) - Math.floor(n * 0.1)) / ((hi - lo) / 1000)),

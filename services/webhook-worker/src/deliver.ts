@@ -28,30 +28,77 @@ export interface DeliverDeps {
   inFlight?: InFlightLimit;
 }
 
+interface WebhookSlots {
+  /** start times (performance.now) of the requests in flight, oldest first */
+  starts: number[];
+  /** moving average of how long a request held its slot, ms */
+  averageMs: number;
+  waiters: { resolve: (release: (() => void) | undefined) => void; timer: NodeJS.Timeout }[];
+}
+
 /**
  * Caps the requests in flight per webhook in one process, so that a slow or dead receiver holds at most
- * `max` of the worker's slots: other customers' deliveries keep flowing. A delivery over the cap is
- * deferred (back to the delayed set for `deferMs` plus jitter) without spending an attempt.
+ * `max` of the worker's slots with requests: other customers' deliveries keep flowing. Over the cap, a
+ * delivery waits for a slot (at most `maxWaitMs`) only while the receiver answers in time (its oldest
+ * request in flight is younger than `maxWaitMs`) and the expected wait (deliveries ahead / `max` × how
+ * long a request holds a slot, the longer of the recent average and that age) is at most `maxWaitMs`;
+ * otherwise it is deferred (back to the delayed set for `deferMs` plus jitter) without spending an
+ * attempt. So a fast receiver gets every slot it can use (deferring its deliveries costs more than
+ * sending them: bench/webhooks), a slow one holds fewer than `2 × max` slots, and a hanging one has its
+ * further deliveries deferred as soon as its oldest request is `maxWaitMs` old.
  */
 export class InFlightLimit {
-  private readonly counts = new Map<string, number>();
+  private readonly webhooks = new Map<string, WebhookSlots>();
 
   constructor(
     readonly max: number,
     readonly deferMs = 500,
+    readonly maxWaitMs = 1000,
   ) {}
 
-  tryAcquire(key: string): boolean {
-    const n = this.counts.get(key) ?? 0;
-    if (n >= this.max) return false;
-    this.counts.set(key, n + 1);
-    return true;
+  /** A slot for a request to `key`, with its release; undefined when the delivery should be deferred. */
+  async acquire(key: string): Promise<(() => void) | undefined> {
+    let w = this.webhooks.get(key);
+    if (!w) {
+      w = { starts: [], averageMs: 0, waiters: [] };
+      this.webhooks.set(key, w);
+    }
+    const now = performance.now();
+    if (w.starts.length < this.max) return this.take(key, w, now);
+    // the receiver is not answering in time (a hang, or requests slower than a wait is worth)
+    const oldestMs = now - (w.starts[0] as number);
+    if (oldestMs > this.maxWaitMs) return undefined;
+    if (((w.waiters.length + 1) / this.max) * Math.max(w.averageMs, oldestMs) > this.maxWaitMs) return undefined;
+    const slots = w;
+    return new Promise((resolve) => {
+      const waiter = {
+        resolve,
+        timer: setTimeout(() => {
+          slots.waiters.splice(slots.waiters.indexOf(waiter), 1);
+          resolve(undefined);
+        }, this.maxWaitMs),
+      };
+      slots.waiters.push(waiter);
+    });
   }
 
-  release(key: string): void {
-    const n = (this.counts.get(key) ?? 1) - 1;
-    if (n <= 0) this.counts.delete(key);
-    else this.counts.set(key, n);
+  private take(key: string, w: WebhookSlots, now: number): () => void {
+    w.starts.push(now);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const end = performance.now();
+      w.starts.splice(w.starts.indexOf(now), 1);
+      w.averageMs = w.averageMs === 0 ? end - now : 0.8 * w.averageMs + 0.2 * (end - now);
+      const next = w.waiters.shift();
+      if (next) {
+        clearTimeout(next.timer);
+        next.resolve(this.take(key, w, end));
+      } else if (w.starts.length === 0) {
+        this.webhooks.delete(key);
+      }
+    };
   }
 }
 
@@ -340,10 +387,11 @@ export async function deliver(
     return "skipped";
   }
 
-  const limit = deps.inFlight;
-  if (limit && !limit.tryAcquire(d.webhook_id)) {
-    // This webhook already has its share of requests in flight (a slow receiver): try again shortly.
-    throw new DeferJob(limit.deferMs + Math.floor(Math.random() * limit.deferMs));
+  const release = deps.inFlight ? await deps.inFlight.acquire(d.webhook_id) : () => undefined;
+  if (!release) {
+    // This webhook's requests in flight are at the cap and not finishing soon (a slow receiver): later.
+    const deferMs = (deps.inFlight as InFlightLimit).deferMs;
+    throw new DeferJob(deferMs + Math.floor(Math.random() * deferMs));
   }
   const attempt = d.attempts + 1;
   const body = JSON.stringify({ ...d.payload, timestamp: new Date().toISOString() });
@@ -358,7 +406,7 @@ export async function deliver(
       "x-svc-delivery-attempt": String(attempt),
     });
   } finally {
-    limit?.release(d.webhook_id);
+    release();
   }
   const lastScheduled = ctx.attemptsMade + 1 >= ctx.maxAttempts;
   // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
