@@ -81,16 +81,20 @@ export async function ingestManifest(
   const chunkSize = deps.chunkSize ?? 1000;
   const resumeAfter = job.linesIngested;
   let stream: Readable | undefined;
-  // One chunk is written while the next is read and parsed (pipelined one chunk ahead). Chunks commit
-  // strictly in manifest order (a write starts only after the previous one committed), so
-  // `lines_ingested` is always the end of a prefix of the manifest that is entirely written.
-  let inflight: Promise<void> | undefined;
+  // Chunks are pipelined: while one is read and parsed, up to two are written on two connections. A chunk
+  // inserts its tasks at once but reserves its quota, moves `lines_ingested` and commits only after the
+  // chunk before it committed (it awaits it inside its transaction, and rolls back if that one failed),
+  // so the committed chunks are always a prefix of the manifest and `lines_ingested` its end.
+  let last: Promise<void> = Promise.resolve();
+  let beforeLast: Promise<void> = Promise.resolve();
   const write = async (chunk: Chunk, throughLine: number) => {
-    if (inflight) await inflight;
-    const next = writeChunk(deps, job, chunk, throughLine);
-    // its error surfaces on the next await of `inflight` (a handler is attached so it is never unhandled)
+    await beforeLast;
+    const previous = last;
+    const next = writeChunk(deps, job, chunk, throughLine, previous);
+    // its error surfaces where it is awaited (a handler is attached so that it is never unhandled)
     next.catch(() => undefined);
-    inflight = next;
+    beforeLast = previous;
+    last = next;
   };
   let lastLine = resumeAfter;
   try {
@@ -107,17 +111,17 @@ export async function ingestManifest(
       }
     }
     await write(chunk, lastLine);
-    await inflight;
+    await last;
   } catch (caught) {
     stream?.destroy();
     let err = caught;
-    // No write may be in flight when the job fails (its staged tasks are deleted). A chunk's write error
-    // comes from earlier in the manifest than whatever the reader met since: it is the one reported.
-    if (inflight) {
+    // No write may be in flight when the job fails (its staged tasks are deleted). The first failed chunk
+    // comes from earlier in the manifest than whatever the reader met since: its error is the one reported.
+    for (const pending of [beforeLast, last]) {
       try {
-        await inflight;
+        await pending;
       } catch (writeErr) {
-        err = writeErr;
+        if (err === caught) err = writeErr;
       }
     }
     if (
@@ -200,9 +204,10 @@ function addRow(chunk: Chunk, line: string, number: number): void {
 }
 
 /**
- * Writes a chunk in one transaction: its tasks (one INSERT of all its rows), their quota
- * reservation and the new resume point `jobs.lines_ingested` = `throughLine`. Lines already written by an
- * interrupted run are skipped by the unique (job_id, manifest_line) and neither counted nor reserved.
+ * Writes a chunk in one transaction: its tasks (one INSERT of all its rows), then, once `previous` (the
+ * chunk before it) committed, their quota reservation and the new resume point `jobs.lines_ingested` =
+ * `throughLine`. Lines already written by an interrupted run are skipped by the unique
+ * (job_id, manifest_line) and neither counted nor reserved.
  */
 async function writeChunk(
   deps: IngestDeps,
@@ -218,6 +223,7 @@ async function writeChunk(
   },
   chunk: Chunk,
   throughLine: number,
+  previous: Promise<void>,
 ): Promise<void> {
   await deps.prisma.$transaction(
     async (tx) => {
@@ -241,9 +247,11 @@ async function writeChunk(
           )
           SELECT count(*)::int AS created FROM created`;
         created = rows[0]?.created ?? 0;
-        // Reserve only for tasks really created (a resumed chunk may already exist).
-        if (created > 0) await reserveQuota(tx, job.customerId, created * job.consensusThreshold);
       }
+      // The chunk before this one commits first (its error, if it failed, rolls this one back).
+      await previous;
+      // Reserve only for tasks really created (a resumed chunk may already exist).
+      if (created > 0) await reserveQuota(tx, job.customerId, created * job.consensusThreshold);
       await tx.$executeRaw`
         UPDATE jobs SET lines_ingested = ${throughLine}, task_count = task_count + ${created}, updated_at = now() WHERE id = ${job.id}`;
     },
