@@ -37,8 +37,7 @@ import { createLogger, hashKey, issueKey, KEY_PREFIX, newId, parseEncryptionKey,
 import { createDb, type Db, dropDatabase, exportStream, migrateDatabase, withDatabase } from "@labelgate/db";
 import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
 import { writeObject } from "@labelgate/manifest-worker";
-import { QueueClient } from "@labelgate/queue";
-import { Redis } from "ioredis";
+import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { Pool } from "pg";
 import { type LocalS3, startS3 } from "../test/s3";
 import { canonicalJson, countLines, getAndCount, manifestLine, manifestStream, RssSampler } from "./manifest-lib";
@@ -142,19 +141,8 @@ async function main(): Promise<void> {
     await pool?.end().catch(() => undefined);
     await s3?.close().catch(() => undefined);
     if (migrated) await dropDatabase(databaseUrl).catch((err: unknown) => log(`could not drop ${databaseName}: ${String(err)}`));
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = "0";
-      let deleted = 0;
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-        cursor = next;
-        if (keys.length > 0) deleted += await redis.unlink(...keys);
-      } while (cursor !== "0");
-      log(`dropped database ${databaseName} and ${deleted} Redis keys under ${prefix}`);
-    } finally {
-      redis.disconnect();
-    }
+    const deleted = await deleteKeysWithPrefix(redisUrl, prefix);
+    log(`dropped database ${databaseName} and ${deleted} Redis keys under ${prefix}`);
   };
   process.once("SIGINT", () => {
     void cleanup().finally(() => process.exit(130));

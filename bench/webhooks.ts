@@ -29,7 +29,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { newId, SecretBox } from "@labelgate/core";
 import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
-import { catalog, QueueClient } from "@labelgate/queue";
+import { catalog, deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Pool } from "pg";
@@ -148,19 +148,8 @@ async function main(): Promise<void> {
     await queue?.close().catch(() => undefined);
     await pool?.end().catch(() => undefined);
     if (migrated) await dropDatabase(databaseUrl).catch((err: unknown) => log(`could not drop ${databaseName}: ${String(err)}`));
-    const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = "0";
-      let deleted = 0;
-      do {
-        const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
-        cursor = next;
-        if (keys.length > 0) deleted += await redis.unlink(...keys);
-      } while (cursor !== "0");
-      log(`dropped database ${databaseName} and ${deleted} Redis keys under ${prefix}`);
-    } finally {
-      redis.disconnect();
-    }
+    const deleted = await deleteKeysWithPrefix(redisUrl, prefix);
+    log(`dropped database ${databaseName} and ${deleted} Redis keys under ${prefix}`);
   };
   process.once("SIGINT", () => {
     void cleanup().finally(() => process.exit(130));

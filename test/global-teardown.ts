@@ -1,5 +1,5 @@
 import { dropDatabase, withDatabase } from "@labelgate/db";
-import { Redis } from "ioredis";
+import { deleteKeysWithPrefix } from "@labelgate/queue";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 /** Drops this run's database and deletes its Redis keys (set KEEP_TEST_DB=1 to keep them for debugging). */
@@ -16,15 +16,5 @@ export default async function globalTeardown(): Promise<void> {
   } finally {
     await client.end();
   }
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${runPrefix()}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
+  await deleteKeysWithPrefix(REDIS_URL, runPrefix());
 }

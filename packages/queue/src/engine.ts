@@ -278,3 +278,23 @@ export function startWorkers<S extends ServiceName>(
     },
   };
 }
+
+/**
+ * Deletes every Redis key under `prefix:` (SCAN + UNLINK, 1,000 at a time): a test run's or a benchmark's
+ * queues, rate-limit counters and job data. @returns how many keys were deleted.
+ */
+export async function deleteKeysWithPrefix(redisUrl: string, prefix: string): Promise<number> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    let deleted = 0;
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) deleted += await redis.unlink(...keys);
+    } while (cursor !== "0");
+    return deleted;
+  } finally {
+    redis.disconnect();
+  }
+}
