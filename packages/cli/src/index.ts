@@ -1,0 +1,2 @@
+/** @labelgate/cli (being written) */
+export {};

@@ -1,0 +1,2 @@
+/** @labelgate/metrics (being written) */
+export {};

@@ -1,0 +1,2 @@
+/** @labelgate/sdk (being written) */
+export {};
