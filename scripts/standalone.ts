@@ -8,11 +8,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseEnv, standaloneEnv } from "@labelgate/config";
 import { consensusHandlers } from "@labelgate/consensus-worker";
-import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
+import { closeHttpServer, createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
 import { createDb, migrateDatabase } from "@labelgate/db";
 import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
-import { type QueueBackendConfig, QueueClient, startWorkers } from "@labelgate/queue";
+import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
+import { type QueueBackendConfig, QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
 
 interface Embedded {
@@ -65,6 +66,17 @@ async function main(): Promise<void> {
     : { kind: "postgres", url: databaseUrl, schema: "bullmq" };
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const queue = new QueueClient(backend, 5000);
+  // one registry and one ops server (METRICS_PORT, default 9100) for the whole process
+  const metrics = createMetrics({
+    service: "labelgate",
+    onQueueDepthError: (q, err) => logger.warn({ err, queue: q }, "queue depth unavailable"),
+  });
+  metrics.trackQueueDepth(depthSources(queueKeysOf(), queueNames, (key) => queue.counts(key)));
+  const ops = await startOpsServer({
+    port: env.METRICS_PORT,
+    registry: metrics.registry,
+    checks: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
+  });
   const adminToken = persistentSecret(env.DATA_DIR, "admin-token", env.ADMIN_TOKEN, () => `adm_${randomBytes(24).toString("base64url")}`);
   const secretBox = new SecretBox(
     parseEncryptionKey(persistentSecret(env.DATA_DIR, "encryption-key", env.ENCRYPTION_KEY, () => randomBytes(32).toString("hex"))),
@@ -75,14 +87,19 @@ async function main(): Promise<void> {
   const workers = [
     startWorkers(
       backend,
-      consensusHandlers({
-        prisma: db.prisma,
-        queue,
-        logger,
-        prior,
-        reconcileGraceMs: env.RECONCILE_GRACE_MS,
-        webhookRetryMax: env.WEBHOOK_RETRY_MAX,
-      }),
+      instrumentHandlers(
+        metrics,
+        consensusHandlers({
+          prisma: db.prisma,
+          queue,
+          logger,
+          prior,
+          metrics,
+          reconcileGraceMs: env.RECONCILE_GRACE_MS,
+          webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+        }),
+        queueNames,
+      ),
       {
         concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 },
         onFailed,
@@ -90,16 +107,21 @@ async function main(): Promise<void> {
     ),
     startWorkers(
       backend,
-      webhookHandlers({
-        prisma: db.prisma,
-        queue,
-        logger,
-        secretBox,
-        allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
-        timeoutMs: env.WEBHOOK_TIMEOUT_MS,
-        webhookRetryMax: env.WEBHOOK_RETRY_MAX,
-        maxInFlightPerWebhook: env.WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK,
-      }),
+      instrumentHandlers(
+        metrics,
+        webhookHandlers({
+          prisma: db.prisma,
+          queue,
+          logger,
+          secretBox,
+          allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
+          timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+          webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+          maxInFlightPerWebhook: env.WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK,
+          metrics,
+        }),
+        queueNames,
+      ),
       {
         concurrency: { taskSettled: 16, webhookDelivery: env.WEBHOOK_CONCURRENCY },
         backoffStrategy: { webhookDelivery: webhookBackoffMs },
@@ -108,13 +130,17 @@ async function main(): Promise<void> {
     ),
     startWorkers(
       backend,
-      manifestHandlers({
-        prisma: db.prisma,
-        queue,
-        secretBox,
-        logger,
-        storage: { allowPrivateUrls: env.ALLOW_PRIVATE_URLS, gcsApiEndpoint: env.GCS_API_ENDPOINT },
-      }),
+      instrumentHandlers(
+        metrics,
+        manifestHandlers({
+          prisma: db.prisma,
+          queue,
+          secretBox,
+          logger,
+          storage: { allowPrivateUrls: env.ALLOW_PRIVATE_URLS, gcsApiEndpoint: env.GCS_API_ENDPOINT },
+        }),
+        queueNames,
+      ),
       { concurrency: { manifestIngest: env.MANIFEST_CONCURRENCY, manifestExport: env.MANIFEST_CONCURRENCY }, onFailed },
     ),
   ];
@@ -125,6 +151,7 @@ async function main(): Promise<void> {
     queue,
     logger,
     secretBox,
+    metrics,
     config: gatewayConfigFromEnv(env, adminToken),
   });
   const server = app.listen(env.PORT, env.HOST, () => {
@@ -135,6 +162,8 @@ async function main(): Promise<void> {
         "labelgate is running (standalone)",
         `  API          ${url}/v1   (health: ${url}/v1/health)`,
         `  admin token  ${adminToken}`,
+        `  queues UI    ${url}/admin/queues   (user: any, password: the admin token)`,
+        `  ops          http://127.0.0.1:${ops.port}/metrics, /healthz, /readyz`,
         `  database     ${embedded ? `embedded Postgres, ${path.resolve(env.DATA_DIR, "pg")}` : "DATABASE_URL"}`,
         `  queues       ${backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
         `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
@@ -143,13 +172,23 @@ async function main(): Promise<void> {
     );
   });
 
-  onShutdown(logger, async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all(workers.map((w) => w.close()));
-    await queue.close();
-    await db.close();
-    await embedded?.stop();
-  });
+  onShutdown(
+    logger,
+    async () => {
+      const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
+      const drainMs = drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS);
+      ops.setShuttingDown();
+      await closeHttpServer(server, drainMs);
+      const closed = await Promise.all(workers.map((w) => w.closeWithin(Math.max(0, deadline - 2000 - Date.now()))));
+      const returned = closed.reduce((n, c) => n + c.returned, 0);
+      if (returned > 0) logger.warn({ returned }, "jobs still running at the shutdown bound returned to the queue");
+      await queue.close();
+      if (!(await settleWithin(db.close(), deadline - Date.now() - 1000))) logger.warn("database pool closed with queries in flight");
+      await ops.close();
+      await embedded?.stop();
+    },
+    env.SHUTDOWN_TIMEOUT_MS,
+  );
 }
 
 main().catch((err: unknown) => {

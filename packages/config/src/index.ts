@@ -31,10 +31,27 @@ export const commonEnv = z.object({
   DB_POOL_MAX: int(10, 1, 200),
   /** 32 bytes (64 hex or base64): seals webhook secrets and storage credentials (AES-256-GCM) */
   ENCRYPTION_KEY: z.string().min(32).optional(),
+  /**
+   * SIGTERM: the whole shutdown (stop taking work, finish or return in-flight jobs and requests, close
+   * pools) is bounded by this, ms (default 10 s, below Kubernetes' 30 s grace period)
+   */
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 1000, 120_000),
 });
+
+/** Port of a service's ops server (/metrics, /healthz, /readyz); 0 = an ephemeral port (tests). */
+const metricsPort = (def: number) => int(def, 0, 65535);
+
+/** Default METRICS_PORT of each service (one ops port per process; standalone uses the gateway's). */
+export const DEFAULT_METRICS_PORTS = {
+  gateway: 9100,
+  "consensus-worker": 9101,
+  "webhook-worker": 9102,
+  "manifest-worker": 9103,
+} as const;
 
 export const gatewayEnv = commonEnv.extend({
   PORT: int(3000, 0, 65535),
+  METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS.gateway),
   HOST: z.string().default("0.0.0.0"),
   /** bearer token of the admin routes; when unset, admin routes answer 401 */
   ADMIN_TOKEN: z.string().min(16).optional(),
@@ -61,6 +78,7 @@ export const gatewayEnv = commonEnv.extend({
 });
 
 export const consensusWorkerEnv = commonEnv.extend({
+  METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS["consensus-worker"]),
   CONSENSUS_CONCURRENCY: int(16, 1, 256),
   /** how often the reconciliation re-enqueues decidable tasks and unrecorded events, ms */
   RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
@@ -73,6 +91,7 @@ export const consensusWorkerEnv = commonEnv.extend({
 });
 
 export const webhookWorkerEnv = commonEnv.extend({
+  METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS["webhook-worker"]),
   /** deliveries in flight per process (they wait on the network, not the CPU) */
   WEBHOOK_CONCURRENCY: int(256, 1, 4096),
   /** requests in flight per webhook and process: one slow receiver never holds every slot */
@@ -82,6 +101,7 @@ export const webhookWorkerEnv = commonEnv.extend({
 });
 
 export const manifestWorkerEnv = commonEnv.extend({
+  METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS["manifest-worker"]),
   MANIFEST_CONCURRENCY: int(2, 1, 64),
   /** GCS JSON API endpoint override (emulators, tests); unset = Google's */
   GCS_API_ENDPOINT: z.string().url().optional(),
@@ -129,9 +149,12 @@ export function requireDistributed(env: CommonEnv): { databaseUrl: string; redis
   return { databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL };
 }
 
-/** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
+/**
+ * `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set.
+ * One ops server for the process: METRICS_PORT defaults to the gateway's (9100).
+ */
 export const standaloneEnv = gatewayEnv
-  .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true }).shape)
+  .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true, METRICS_PORT: true }).shape)
   .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true, WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: true }).shape)
   .extend(manifestWorkerEnv.pick({ MANIFEST_CONCURRENCY: true, GCS_API_ENDPOINT: true }).shape)
   .extend({

@@ -1,21 +1,28 @@
+import type { Server } from "node:http";
 import type { Logger } from "pino";
 
 /**
- * Runs `close` once on SIGINT/SIGTERM, then exits; a second signal or `timeoutMs` forces the exit.
+ * Runs `close` once on SIGINT/SIGTERM, then exits 0 (1 when `close` throws). A second signal, or `close`
+ * not done within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, default 10 s), forces exit code 1: `close` should
+ * itself finish within `drainBudgetMs(timeoutMs)` so that the hard limit is never reached.
  */
 export function onShutdown(logger: Logger, close: () => Promise<void>, timeoutMs = 10_000): void {
   let closing = false;
   const handler = (signal: string) => {
     if (closing) process.exit(1);
     closing = true;
-    logger.info({ signal }, "shutting down");
+    const started = Date.now();
+    logger.info({ signal, timeout_ms: timeoutMs }, "shutting down");
     const timer = setTimeout(() => {
-      logger.error("shutdown timed out");
+      logger.error({ timeout_ms: timeoutMs }, "shutdown timed out");
       process.exit(1);
     }, timeoutMs);
     timer.unref();
     close().then(
-      () => process.exit(0),
+      () => {
+        logger.info({ duration_ms: Date.now() - started }, "shutdown complete");
+        process.exit(0);
+      },
       (err: unknown) => {
         logger.error({ err }, "shutdown failed");
         process.exit(1);
@@ -24,4 +31,48 @@ export function onShutdown(logger: Logger, close: () => Promise<void>, timeoutMs
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
+}
+
+/**
+ * The part of a shutdown bound given to in-flight work (requests, jobs): the bound less 2 s for closing
+ * connections and pools (at least half of it), ms.
+ */
+export function drainBudgetMs(timeoutMs: number): number {
+  return Math.max(timeoutMs - 2000, Math.floor(timeoutMs / 2));
+}
+
+/**
+ * Closes an HTTP server gracefully within `boundMs`: stops accepting connections, closes idle keep-alive
+ * connections at once and each one as soon as its in-flight request is answered (polled every 50 ms), and at
+ * the bound closes whatever is still open. Resolves when the server is closed.
+ */
+export async function closeHttpServer(server: Server, boundMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
+  const force = setTimeout(() => server.closeAllConnections(), boundMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(idle);
+    clearTimeout(force);
+  }
+}
+
+/**
+ * Waits for `promise` at most `ms`. @returns true when it settled in time (its rejection is rethrown),
+ * false when the time ran out (the promise is left running).
+ */
+export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -103,3 +103,11 @@ export interface JobContext {
 
 export type Handler<K extends QueueKey> = (payload: Payload<K>, ctx: JobContext) => Promise<void>;
 export type HandlersFor<S extends ServiceName> = { [K in QueuesOf<S>]: Handler<K> };
+
+/** The BullMQ queue name of every catalog key (metrics labels, dashboards). */
+export const queueNames = Object.fromEntries(Object.entries(catalog).map(([key, spec]) => [key, spec.name])) as Record<QueueKey, string>;
+
+/** The queue keys a service consumes, in catalog order; every queue when `service` is undefined. */
+export function queueKeysOf(service?: ServiceName): QueueKey[] {
+  return (Object.keys(catalog) as QueueKey[]).filter((key) => service === undefined || catalog[key].consumer === service);
+}

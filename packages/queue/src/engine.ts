@@ -199,6 +199,16 @@ export class QueueClient {
     }
   }
 
+  /**
+   * The BullMQ `Queue` of a catalog queue (created once the backend is connected, closed by `close()`): for
+   * tools that need BullMQ's own API, such as the bull-board dashboard. On either backend.
+   * @throws QueueUnavailableError when Redis does not connect within the timeout.
+   */
+  async bullmqQueue(key: QueueKey): Promise<Queue> {
+    await this.ready();
+    return this.queue(key) as unknown as Queue;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();
@@ -216,7 +226,16 @@ export interface WorkerOptions {
 }
 
 export interface RunningWorkers {
+  /** Stops taking jobs and waits for the active ones to finish (however long they take). */
   close(): Promise<void>;
+  /**
+   * Graceful shutdown within a bound: stops taking jobs and waits up to `boundMs` for the active ones;
+   * jobs still running then are moved back to their queue's waiting list (another replica runs them at
+   * once, rather than after BullMQ's stalled-job detection), and the connections are closed without waiting
+   * for them. Handlers are idempotent, so a job returned while its handler still ran is safe to run again.
+   * @returns how many jobs were returned to the queue (0 when every active job finished in time).
+   */
+  closeWithin(boundMs: number): Promise<{ returned: number }>;
 }
 
 interface ClosableWorker {
@@ -236,10 +255,13 @@ export function startWorkers<S extends ServiceName>(
 ): RunningWorkers {
   const workers: ClosableWorker[] = [];
   const connections: Redis[] = [];
+  // jobs whose handler is running, with their lock token (closeWithin returns them to the queue)
+  const active = new Map<Job, { key: QueueKey; token: string | undefined }>();
   for (const key of Object.keys(handlers) as QueueKey[]) {
     const spec = catalog[key];
     const handler = (handlers as unknown as Record<QueueKey, Handler<QueueKey>>)[key];
     const processor = async (job: Job, token?: string) => {
+      active.set(job, { key, token });
       const payload = spec.payload.parse(job.data) as Payload<QueueKey>;
       try {
         await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 });
@@ -248,6 +270,8 @@ export function startWorkers<S extends ServiceName>(
         // Back to the delayed set without spending an attempt (BullMQ's manual delay pattern).
         await job.moveToDelayed(Date.now() + err.delayMs, token);
         throw new DelayedError();
+      } finally {
+        active.delete(job);
       }
     };
     const concurrency = options.concurrency?.[key] ?? 8;
@@ -275,6 +299,33 @@ export function startWorkers<S extends ServiceName>(
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
       for (const c of connections) c.disconnect();
+    },
+    closeWithin: async (boundMs) => {
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        Promise.all(workers.map((w) => w.close())).then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), boundMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      let returned = 0;
+      if (!drained) {
+        const jobs = [...active];
+        active.clear();
+        await Promise.all(
+          jobs.map(async ([job, { key, token }]) => {
+            try {
+              await job.moveToWait(token);
+              returned++;
+            } catch (err) {
+              // its lock is gone (already finished or taken over): BullMQ's stalled-job check has it
+              options.onFailed?.(key, job.id, err as Error);
+            }
+          }),
+        );
+      }
+      for (const c of connections) c.disconnect();
+      return { returned };
     },
   };
 }

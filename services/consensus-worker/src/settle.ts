@@ -11,6 +11,7 @@
 import { type Logger, newId } from "@labelgate/core";
 import type { Prisma, PrismaClient } from "@labelgate/db";
 import { completeJobIfDone } from "@labelgate/db";
+import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import type { TaskSettledEvent } from "@labelgate/webhook-verify";
 import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
@@ -22,6 +23,8 @@ export interface ConsensusDeps {
   queue: QueueClient;
   logger: Logger;
   prior: AccuracyPrior;
+  /** tasks settled and consensus lag (deciding label recorded → settled); optional in tests */
+  metrics?: Pick<Metrics, "tasksSettled" | "consensusLag">;
 }
 
 export type EvaluationOutcome = "settled" | "open" | "closed";
@@ -43,13 +46,15 @@ interface TaskState {
   labels: { id: string; labeler_id: string; value: string }[];
   /** the labelers of those labels, locked in id order */
   labelers: { id: string; settled_labels: number; agreed_labels: number }[];
+  /** when the newest (deciding) label was recorded */
+  last_label_at: Date | null;
 }
 
 async function settleInTransaction(
   tx: Prisma.TransactionClient,
   taskId: string,
   prior: AccuracyPrior,
-): Promise<{ outcome: EvaluationOutcome; eventId?: string; completedJobId?: string }> {
+): Promise<{ outcome: EvaluationOutcome; eventId?: string; completedJobId?: string; lagSeconds?: number }> {
   const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`;
   const status = locked[0]?.status;
   if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
@@ -71,7 +76,8 @@ async function settleInTransaction(
       COALESCE((SELECT json_agg(json_build_object('id', l.id, 'labeler_id', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id)
                 FROM task_labels l), '[]'::json) AS labels,
       COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
-                FROM labelers_locked b), '[]'::json) AS labelers
+                FROM labelers_locked b), '[]'::json) AS labelers,
+      (SELECT max(l.created_at) FROM task_labels l) AS last_label_at
     FROM tasks t WHERE t.id = ${taskId}`;
   const task = rows[0] as TaskState;
   const votes: LabelVote[] = task.labels.map((l) => ({ labelerId: l.labeler_id, value: l.value }));
@@ -129,7 +135,8 @@ async function settleInTransaction(
     VALUES (${eventId}, 'task.settled', ${taskId}, ${task.customer_id}, ${JSON.stringify(payload)}::jsonb)`;
   // The last open task of a manifest job completes the job, in the same transaction.
   const completedJobId = task.job_id && (await completeJobIfDone(tx, task.job_id)) ? task.job_id : undefined;
-  return { outcome: "settled", eventId, completedJobId };
+  const lagSeconds = task.last_label_at ? Math.max(0, (settledAt.getTime() - task.last_label_at.getTime()) / 1000) : undefined;
+  return { outcome: "settled", eventId, completedJobId, lagSeconds };
 }
 
 /**
@@ -149,6 +156,8 @@ export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise
   const result = await deps.prisma.$transaction((tx) => settleInTransaction(tx, taskId, deps.prior), { timeout: 15000 });
   if (result.outcome === "settled" && result.eventId) {
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
+    deps.metrics?.tasksSettled.inc();
+    if (result.lagSeconds !== undefined) deps.metrics?.consensusLag.observe(result.lagSeconds);
     await deps.queue.enqueue("taskSettled", { eventId: result.eventId }).catch((err: unknown) => {
       deps.logger.warn({ err, event_id: result.eventId }, "task.settled enqueue deferred to reconciliation");
     });

@@ -1,8 +1,9 @@
 /** Entry point of a gateway replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { gatewayEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
-import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
+import { closeHttpServer, createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
 import { createDb } from "@labelgate/db";
-import { QueueClient } from "@labelgate/queue";
+import { createMetrics, depthSources, startOpsServer } from "@labelgate/metrics";
+import { QueueClient, queueKeysOf, queueNames } from "@labelgate/queue";
 import { createApp } from "./app";
 import { gatewayConfigFromEnv } from "./config";
 import { createRateLimitRedis } from "./ratelimit";
@@ -15,6 +16,17 @@ async function main(): Promise<void> {
   if (!env.ADMIN_TOKEN) logger.warn("ADMIN_TOKEN is not set: admin routes answer 401");
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const queue = new QueueClient({ kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX });
+  const metrics = createMetrics({
+    service: "gateway",
+    onQueueDepthError: (q, err) => logger.warn({ err, queue: q }, "queue depth unavailable"),
+  });
+  // every queue: the gateway produces into all of them
+  metrics.trackQueueDepth(depthSources(queueKeysOf(), queueNames, (key) => queue.counts(key)));
+  const ops = await startOpsServer({
+    port: env.METRICS_PORT,
+    registry: metrics.registry,
+    checks: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
+  });
   // Rate-limit counters shared by every replica; commands fail fast so the in-memory insurance limiter takes over.
   const rateLimitRedis = createRateLimitRedis(redisUrl, (err) => logger.warn({ err }, "rate-limit Redis unavailable"));
   const app = createApp({
@@ -23,15 +35,28 @@ async function main(): Promise<void> {
     logger,
     secretBox,
     rateLimitRedis,
+    metrics,
     config: gatewayConfigFromEnv(env, env.ADMIN_TOKEN),
   });
-  const server = app.listen(env.PORT, env.HOST, () => logger.info({ port: env.PORT }, "gateway listening"));
-  onShutdown(logger, async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await queue.close();
-    rateLimitRedis.disconnect();
-    await db.close();
+  const server = app.listen(env.PORT, env.HOST, () => {
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : env.PORT;
+    logger.info({ port, metrics_port: ops.port }, "gateway listening");
   });
+  onShutdown(
+    logger,
+    async () => {
+      const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
+      ops.setShuttingDown();
+      // no new connections; in-flight requests are answered, then their keep-alive connections closed
+      await closeHttpServer(server, drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS));
+      await queue.close();
+      rateLimitRedis.disconnect();
+      if (!(await settleWithin(db.close(), deadline - Date.now() - 500))) logger.warn("database pool closed with queries in flight");
+      await ops.close();
+    },
+    env.SHUTDOWN_TIMEOUT_MS,
+  );
 }
 
 main().catch((err: unknown) => {

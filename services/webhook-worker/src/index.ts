@@ -2,8 +2,9 @@
  * @labelgate/webhook-worker: routes `task.settled` events to customer webhooks and delivers them, signed,
  * retried with BullMQ's custom backoff (4^(k−1) s), every attempt logged.
  */
-import type { HandlersFor } from "@labelgate/queue";
-import { type DeliverDeps, deliver, InFlightLimit } from "./deliver";
+import type { Metrics } from "@labelgate/metrics";
+import { DeferJob, type HandlersFor } from "@labelgate/queue";
+import { type DeliverDeps, DeliveryAttemptFailed, deliver, InFlightLimit } from "./deliver";
 import { type RouteDeps, routeEvent } from "./route";
 
 export * from "./deliver";
@@ -13,6 +14,8 @@ export type WebhookDeps = DeliverDeps &
   RouteDeps & {
     /** WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: requests in flight per webhook in this process (default 16) */
     maxInFlightPerWebhook?: number;
+    /** deliveries by outcome (`labelgate_webhook_deliveries_total`); optional in tests */
+    metrics?: Pick<Metrics, "deliveries">;
   };
 
 export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"> {
@@ -21,6 +24,20 @@ export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"
   deps = { ...deps, inFlight };
   return {
     taskSettled: async ({ eventId }) => void (await routeEvent(deps, eventId)),
-    webhookDelivery: async (payload, ctx) => void (await deliver(deps, payload, ctx)),
+    webhookDelivery: async (payload, ctx) => {
+      try {
+        const outcome = await deliver(deps, payload, ctx);
+        deps.metrics?.deliveries.inc({ outcome: outcome === "retrying" ? "retried" : outcome });
+      } catch (err) {
+        if (deps.metrics) {
+          // the same rule as deliver(): a manual redelivery or the last scheduled attempt ends the delivery
+          const last = payload.redelivery !== undefined || ctx.attemptsMade + 1 >= ctx.maxAttempts;
+          const outcome =
+            err instanceof DeferJob ? "deferred" : err instanceof DeliveryAttemptFailed ? (last ? "failed" : "retried") : "error";
+          deps.metrics.deliveries.inc({ outcome });
+        }
+        throw err;
+      }
+    },
   };
 }

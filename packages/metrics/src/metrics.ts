@@ -1,0 +1,170 @@
+/**
+ * The Prometheus metrics of a labelgate process, on one registry per process (never prom-client's global
+ * default registry): services create it once in `src/main.ts` and pass it to whatever records into it.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** Job states reported by `labelgate_queue_jobs` (BullMQ job counts). */
+export const QUEUE_DEPTH_STATES = ["waiting", "active", "delayed", "failed"] as const;
+
+/** Where the queue depth of one queue is read at scrape time: `counts` are BullMQ job counts by state. */
+export interface QueueDepthSource {
+  /** queue name as in the catalog (label `queue`) */
+  name: string;
+  counts(): Promise<Record<string, number>>;
+}
+
+/** Outcomes of a webhook delivery job (`labelgate_webhook_deliveries_total{outcome}`). */
+export type DeliveryOutcome = "delivered" | "retried" | "failed" | "skipped" | "deferred" | "error";
+
+export interface Metrics {
+  registry: Registry;
+  /** gateway: requests by method, route pattern and status */
+  httpRequests: Counter<"method" | "route" | "status">;
+  /** gateway: request latency, seconds */
+  httpDuration: Histogram<"method" | "route" | "status">;
+  /** handler run time per queue and outcome (completed, failed, deferred), seconds */
+  jobDuration: Histogram<"queue" | "outcome">;
+  /** webhook worker: delivery jobs by outcome */
+  deliveries: Counter<"outcome">;
+  /** consensus worker: tasks settled by this process */
+  tasksSettled: Counter;
+  /** consensus worker: deciding label recorded → task settled, seconds */
+  consensusLag: Histogram;
+  /** queue depth reads that failed (the backend did not answer), by queue */
+  queueDepthErrors: Counter<"queue">;
+  /**
+   * Reports the depth of these queues (`labelgate_queue_jobs{queue,state}`), read from the backend at each
+   * scrape. Call once per process; a later call replaces the sources.
+   */
+  trackQueueDepth(sources: QueueDepthSource[]): void;
+}
+
+export interface MetricsOptions {
+  /** `service` label on every series (gateway, consensus-worker, ... or labelgate in standalone) */
+  service: string;
+  /** process metrics (CPU, memory, event loop lag, GC), default true */
+  defaultMetrics?: boolean;
+  /** told about each failed queue depth read (e.g. to log it); the failure is also counted */
+  onQueueDepthError?: (queue: string, err: unknown) => void;
+}
+
+/** Creates the registry of one process and every labelgate metric on it. */
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service: options.service });
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: "labelgate_" });
+
+  const queueDepthErrors = new Counter({
+    name: "labelgate_queue_depth_errors_total",
+    help: "Queue depth reads that failed at scrape time (backend unavailable or too slow)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+  });
+  let sources: QueueDepthSource[] = [];
+  new Gauge({
+    name: "labelgate_queue_jobs",
+    help: "Jobs in a queue by state (waiting, active, delayed, failed), read from the queue backend at scrape time",
+    labelNames: ["queue", "state"] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      await Promise.all(
+        sources.map(async (source) => {
+          try {
+            const counts = await source.counts();
+            for (const state of QUEUE_DEPTH_STATES) this.set({ queue: source.name, state }, counts[state] ?? 0);
+          } catch (err) {
+            // The scrape still answers; the failure is counted per queue (and the series are absent).
+            queueDepthErrors.inc({ queue: source.name });
+            options.onQueueDepthError?.(source.name, err);
+          }
+        }),
+      );
+    },
+  });
+
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: "labelgate_http_requests_total",
+      help: "HTTP requests by method, route pattern (never the raw URL) and status",
+      labelNames: ["method", "route", "status"] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: "labelgate_http_request_duration_seconds",
+      help: "HTTP request latency by method, route pattern and status, seconds",
+      labelNames: ["method", "route", "status"] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    jobDuration: new Histogram({
+      name: "labelgate_job_duration_seconds",
+      help: "Job handler run time by queue and outcome (completed, failed, deferred), seconds",
+      labelNames: ["queue", "outcome"] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: "labelgate_webhook_deliveries_total",
+      help: "Webhook delivery jobs by outcome: delivered, retried (attempt failed, another scheduled), failed (no attempt left), skipped, deferred (in-flight cap), error",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    tasksSettled: new Counter({
+      name: "labelgate_tasks_settled_total",
+      help: "Tasks settled (consensus reached or max labels collected) by this process",
+      registers: [registry],
+    }),
+    consensusLag: new Histogram({
+      name: "labelgate_consensus_lag_seconds",
+      help: "Time from the deciding label being recorded to the task being settled, seconds",
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    queueDepthErrors,
+    trackQueueDepth(next) {
+      sources = next;
+    },
+  };
+}
+
+type AnyHandler = (...args: never[]) => Promise<void>;
+
+/**
+ * Wraps queue handlers (a `HandlersFor<...>` map) so each run is timed into `labelgate_job_duration_seconds`
+ * with `queue` = `names[key]` (the catalog's queue name) and `outcome` completed, failed or deferred
+ * (a `DeferJob`, recognised by its name). Errors are rethrown unchanged.
+ */
+export function instrumentHandlers<H extends { [K in keyof H]: AnyHandler }>(
+  metrics: Pick<Metrics, "jobDuration"> | undefined,
+  handlers: H,
+  names: { [K in keyof H]?: string } = {},
+): H {
+  if (!metrics) return handlers;
+  const wrapped: Record<string, AnyHandler> = {};
+  for (const [key, handler] of Object.entries(handlers) as [keyof H & string, AnyHandler][]) {
+    const queue = names[key] ?? key;
+    wrapped[key] = (async (...args: never[]) => {
+      const end = metrics.jobDuration.startTimer({ queue });
+      try {
+        await handler(...args);
+        end({ outcome: "completed" });
+      } catch (err) {
+        end({ outcome: err instanceof Error && err.name === "DeferJob" ? "deferred" : "failed" });
+        throw err;
+      }
+    }) as AnyHandler;
+  }
+  return wrapped as H;
+}
+
+/** Queue depth sources for `trackQueueDepth`: one per key, named `names[key]`, read with `counts(key)`. */
+export function depthSources<K extends string>(
+  keys: readonly K[],
+  names: Record<K, string>,
+  counts: (key: K) => Promise<Record<string, number>>,
+): QueueDepthSource[] {
+  return keys.map((key) => ({ name: names[key], counts: () => counts(key) }));
+}
