@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import type { SecretBox } from "@labelgate/core";
 import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
 import { Prisma, type PrismaClient } from "@labelgate/db";
+import { httpMetrics, type Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import express, { type Request, type RequestHandler, type Response, Router } from "express";
 import type { Redis } from "ioredis";
@@ -17,6 +18,7 @@ import { dashboardRoutes } from "./dashboard";
 import { ApiError, errorHandler, parse } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
+import { QUEUE_DASHBOARD_PATH, queueDashboard, requireAdminOrBasic } from "./queue-dashboard";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
 import { batchBody, claimBody, idempotencyKey as idempotencyKeySchema, labelBody, pathId, registrationBody, taskBody } from "./schemas";
 import { cancelTask, createBatch, createTask } from "./tasks";
@@ -31,6 +33,8 @@ export interface GatewayDeps {
   secretBox: SecretBox;
   /** Redis for rate-limit counters shared by replicas; undefined = in-process counters (standalone) */
   rateLimitRedis?: Redis;
+  /** HTTP request counts and latency by route pattern and status; optional (tests build apps without it) */
+  metrics?: Pick<Metrics, "httpRequests" | "httpDuration">;
   /** DNS resolver of outbound URL checks (default: the system's) */
   resolve?: (host: string) => Promise<string[]>;
   config: {
@@ -82,6 +86,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", false);
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
 
   app.use((req, res, next) => {
     const incoming = req.get("X-Request-Id");
@@ -259,7 +264,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     const { task, completedJobId } = await cancelTask(prisma, customerId, id);
     if (completedJobId) {
       await queue.enqueue("manifestExport", { jobId: completedJobId }).catch((err: unknown) => {
-        logger.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
+        req.log.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
       });
     }
     res.json(taskView(task));
@@ -322,7 +327,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     const label = await recordLabel(prisma, labelerId, claimId, body.label);
     // The label is committed. If the queue is down, the reconciliation enqueues the consensus later.
     await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id }).catch((err: unknown) => {
-      logger.warn({ err, task_id: label.task_id, label_id: label.label_id }, "consensus enqueue deferred to reconciliation");
+      req.log.warn({ err, task_id: label.task_id, label_id: label.label_id }, "consensus enqueue deferred to reconciliation");
     });
     res.status(201).json(label);
   });
@@ -331,6 +336,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   v1.use("/admin", adminRoutes({ prisma, productionLabelQuota: config.productionLabelQuota }, admin, jsonSingle));
 
   app.use("/v1", v1);
+  // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
+  app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);
   app.use(errorHandler(logger));
   return app;
