@@ -1,2 +1,20 @@
-/** @labelgate/sdk (being written) */
-export {};
+/**
+ * @labelgate/sdk: the typed TypeScript client of the labelgate API.
+ * - {@link LabelgateClient}: every route of the gateway, wire types in snake_case (types.ts).
+ * - Typed errors: {@link LabelgateError} and one subclass per status (errors.ts).
+ * - Retries on 429 and 503 honoring `Retry-After` (transport.ts).
+ * - The webhook verifier of `@labelgate/webhook-verify`, re-exported.
+ */
+export * from "@labelgate/webhook-verify";
+export * from "./client";
+export * from "./errors";
+export {
+  type AttemptEvent,
+  type ClientHooks,
+  newIdempotencyKey,
+  parseRetryAfter,
+  type RequestOptions,
+  type ResponseEvent,
+  type TransportOptions,
+} from "./transport";
+export * from "./types";

@@ -1,0 +1,583 @@
+/**
+ * `LabelgateClient`: one method per route of the gateway, grouped by resource (customers, tasks, batches,
+ * webhooks, jobs, billing, dashboard, labeling, admin) plus `health()`. Customer routes use `apiKey`
+ * (`sk_sandbox_…`/`sk_live_…`), labeling routes `labelerKey` (`lk_…`), admin routes `adminToken`.
+ * Every method takes optional {@link RequestOptions} last and throws a {@link LabelgateError} subclass on
+ * a non-2xx answer (see errors.ts), a TypeError when the route's credential was not given.
+ */
+import { createWriteStream } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { ResponseError } from "./errors";
+import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
+import type {
+  AdminCustomersQuery,
+  Batch,
+  BatchAccepted,
+  BatchRequest,
+  Claim,
+  CustomerProfile,
+  DashboardOverview,
+  DashboardQuality,
+  DashboardTasksQuery,
+  DashboardUsage,
+  DeliveriesQuery,
+  Delivery,
+  ExportLine,
+  Health,
+  InvoiceList,
+  Job,
+  JobAccepted,
+  JobCreateRequest,
+  LabelerCreated,
+  OpenApiDocument,
+  Page,
+  PageQuery,
+  RecordedLabel,
+  RedeliveryQueued,
+  RegisterCustomerRequest,
+  RegisteredCustomer,
+  SettledResult,
+  Task,
+  TaskAccepted,
+  TaskRequest,
+  TaskResult,
+  UpgradedCustomer,
+  Usage,
+  Webhook,
+  WebhookCreated,
+  WebhookCreateRequest,
+} from "./types";
+
+/** Credentials of a client; each route needs one of them (or none: registration, health). */
+export interface Credentials {
+  /** customer key `sk_sandbox_…` / `sk_live_…` */
+  apiKey?: string;
+  /** labeler key `lk_…` */
+  labelerKey?: string;
+  /** the deployment's ADMIN_TOKEN */
+  adminToken?: string;
+}
+
+export interface ClientOptions extends TransportOptions, Credentials {}
+
+type Call = Omit<CallSpec, "token">;
+
+/** What the namespaces share: the transport and the credentials. */
+class Context {
+  constructor(
+    readonly transport: Transport,
+    readonly credentials: Credentials,
+  ) {}
+
+  private token(spec: Call): string | undefined {
+    switch (spec.auth) {
+      case "customer":
+        return this.credentials.apiKey;
+      case "labeler":
+        return this.credentials.labelerKey;
+      case "admin":
+        return this.credentials.adminToken;
+      default:
+        return undefined;
+    }
+  }
+
+  async json<T>(spec: Call): Promise<T> {
+    return (await this.transport.json<T>({ ...spec, token: this.token(spec) })).data;
+  }
+
+  async withStatus<T>(spec: Call): Promise<{ status: number; data: T }> {
+    const r = await this.transport.json<T>({ ...spec, token: this.token(spec) });
+    return { status: r.status, data: r.data };
+  }
+
+  async stream(spec: Call): Promise<Response> {
+    return (await this.transport.stream({ ...spec, token: this.token(spec) })).data;
+  }
+
+  /** The request's options with an idempotency key added when retries are on and none was given. */
+  keyed(options: RequestOptions | undefined, bodyKey: string | undefined): RequestOptions {
+    const o = options ?? {};
+    if (o.idempotencyKey || bodyKey) return o;
+    const attempts = o.maxAttempts ?? (this.transport.retries ? 2 : 1);
+    if (attempts <= 1 || o.retry === false) return o;
+    return { ...o, idempotencyKey: newIdempotencyKey() };
+  }
+}
+
+/** The body of a streamed response as a Node readable stream. */
+function bodyOf(res: Response): Readable {
+  if (!res.body) return Readable.from([]);
+  return Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>);
+}
+
+/** `POST /v1/customers` and `GET /v1/customers/me`. */
+export class CustomersApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** Registers a customer (no auth). The returned `api_key` is shown only once. @throws ConflictError `email already registered` */
+  register(body: RegisterCustomerRequest, options?: RequestOptions): Promise<RegisteredCustomer> {
+    return this.ctx.json({ method: "POST", route: "/v1/customers", body, auth: "none", options });
+  }
+
+  /** The calling customer's profile and remaining quota. @throws AuthenticationError */
+  me(options?: RequestOptions): Promise<CustomerProfile> {
+    return this.ctx.json({ method: "GET", route: "/v1/customers/me", auth: "customer", options });
+  }
+}
+
+/** Waiting options of {@link TasksApi.waitForResult}. */
+export interface WaitOptions extends RequestOptions {
+  /** poll interval, ms (default 1000) */
+  intervalMs?: number;
+  /** give up after this long, ms (default: never) */
+  timeoutMs?: number;
+}
+
+/** `/v1/tasks`: submit, read, result, cancel. */
+export class TasksApi {
+  constructor(private readonly ctx: Context) {}
+
+  /**
+   * Submits one task (202). With retries on and no key given, an `Idempotency-Key` is generated so a
+   * retried submission cannot create a second task.
+   * @throws ValidationError (400, `details`), ForbiddenError `quota exhausted`, PayloadTooLargeError, UnprocessableError (key reuse)
+   */
+  create(task: TaskRequest, options?: RequestOptions): Promise<TaskAccepted> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/tasks",
+      body: task,
+      auth: "customer",
+      options: this.ctx.keyed(options, task.idempotency_key),
+    });
+  }
+
+  /**
+   * Submits up to 10,000 tasks at once (all or none); `task_ids` follow the order of `tasks`. With retries
+   * on and no key given, an `Idempotency-Key` is generated (a retry answers the original batch).
+   * @throws ValidationError (details `tasks.<i>.<field>`), ForbiddenError, PayloadTooLargeError (> 10 MB), UnprocessableError
+   */
+  createBatch(batch: BatchRequest, options?: RequestOptions): Promise<BatchAccepted> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/tasks/batch",
+      body: batch,
+      auth: "customer",
+      options: this.ctx.keyed(options, batch.idempotency_key),
+    });
+  }
+
+  /** A task with its status and, once settled, its consensus. @throws NotFoundError `task not found` */
+  get(taskId: string, options?: RequestOptions): Promise<Task> {
+    return this.ctx.json({ method: "GET", route: "/v1/tasks/{id}", params: { id: taskId }, auth: "customer", options });
+  }
+
+  /**
+   * The task's result: `status: "settled"` with the consensus and its ledger record (HTTP 200), or the
+   * labeling progress (HTTP 202) while open. @throws NotFoundError, ConflictError `task canceled`
+   */
+  result(taskId: string, options?: RequestOptions): Promise<TaskResult> {
+    return this.ctx.json({ method: "GET", route: "/v1/tasks/{id}/result", params: { id: taskId }, auth: "customer", options });
+  }
+
+  /**
+   * Polls {@link result} until the task is settled and returns the settled result.
+   * @throws ConflictError `task canceled`, Error on timeout
+   */
+  async waitForResult(taskId: string, options: WaitOptions = {}): Promise<SettledResult> {
+    const { intervalMs = 1000, timeoutMs, ...request } = options;
+    const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs;
+    for (;;) {
+      const r = await this.result(taskId, request);
+      if (r.status === "settled") return r;
+      if (Date.now() + intervalMs > deadline) throw new Error(`task ${taskId} not settled after ${timeoutMs} ms (status ${r.status})`);
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+
+  /** Cancels an open task; its unused reserved quota is returned. @throws NotFoundError, ConflictError `task cannot be canceled` */
+  cancel(taskId: string, options?: RequestOptions): Promise<Task> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/tasks/{id}/cancel",
+      params: { id: taskId },
+      auth: "customer",
+      idempotent: true,
+      options,
+    });
+  }
+}
+
+/** `GET /v1/batches/{id}`. */
+export class BatchesApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** A batch's status and its tasks' counts by status. @throws NotFoundError `batch not found` */
+  get(batchId: string, options?: RequestOptions): Promise<Batch> {
+    return this.ctx.json({ method: "GET", route: "/v1/batches/{id}", params: { id: batchId }, auth: "customer", options });
+  }
+}
+
+/** `/v1/webhooks`: register, list, delete, the delivery log, redelivery. */
+export class WebhooksApi {
+  constructor(private readonly ctx: Context) {}
+
+  /**
+   * Registers a webhook (the secret is stored sealed and never returned).
+   * @throws ValidationError (secret, event, URL not allowed), ConflictError (an active webhook already uses the URL)
+   */
+  create(body: WebhookCreateRequest, options?: RequestOptions): Promise<WebhookCreated> {
+    return this.ctx.json({ method: "POST", route: "/v1/webhooks", body, auth: "customer", options });
+  }
+
+  /** Every webhook of the customer, newest first, deleted ones included. */
+  list(options?: RequestOptions): Promise<Webhook[]> {
+    return this.ctx.json({ method: "GET", route: "/v1/webhooks", auth: "customer", options });
+  }
+
+  /** Soft-deletes a webhook (again: same answer). @throws NotFoundError `webhook not found` */
+  delete(webhookId: string, options?: RequestOptions): Promise<Webhook> {
+    return this.ctx.json({ method: "DELETE", route: "/v1/webhooks/{id}", params: { id: webhookId }, auth: "customer", options });
+  }
+
+  /** A page of the webhook's deliveries with every attempt, newest first. @throws NotFoundError, ValidationError */
+  deliveries(webhookId: string, query: DeliveriesQuery = {}, options?: RequestOptions): Promise<Page<Delivery>> {
+    return this.ctx.json({
+      method: "GET",
+      route: "/v1/webhooks/{id}/deliveries",
+      params: { id: webhookId },
+      query: { status: query.status, page: query.page, per_page: query.per_page },
+      auth: "customer",
+      options,
+    });
+  }
+
+  /**
+   * Queues one more attempt of a delivery (same event id, fresh timestamp and signature).
+   * @throws NotFoundError `webhook not found` / `delivery not found`, ConflictError `webhook is not active`
+   */
+  redeliver(webhookId: string, deliveryId: string, options?: RequestOptions): Promise<RedeliveryQueued> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+      params: { id: webhookId, delivery_id: deliveryId },
+      auth: "customer",
+      options,
+    });
+  }
+}
+
+/** What {@link JobsApi.exportToFile} wrote. */
+export interface ExportFileResult {
+  path: string;
+  bytes: number;
+  lines: number;
+}
+
+/** `/v1/jobs`: manifest jobs and their streamed JSONL export. */
+export class JobsApi {
+  constructor(private readonly ctx: Context) {}
+
+  /**
+   * Creates a manifest job (202, `queued`); the credentials are sealed and never returned.
+   * @throws ValidationError (URL scheme, missing or mismatched credentials, label_spec), ForbiddenError
+   */
+  create(body: JobCreateRequest, options?: RequestOptions): Promise<JobAccepted> {
+    return this.ctx.json({ method: "POST", route: "/v1/jobs", body, auth: "customer", options });
+  }
+
+  /** A page of the customer's jobs, newest first. */
+  list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Job>> {
+    return this.ctx.json({
+      method: "GET",
+      route: "/v1/jobs",
+      query: { page: query.page, per_page: query.per_page },
+      auth: "customer",
+      options,
+    });
+  }
+
+  /** A job's status and progress. @throws NotFoundError `job not found` */
+  get(jobId: string, options?: RequestOptions): Promise<Job> {
+    return this.ctx.json({ method: "GET", route: "/v1/jobs/{id}", params: { id: jobId }, auth: "customer", options });
+  }
+
+  /**
+   * The export as a raw byte stream (JSONL, one line per manifest line, manifest order). The request
+   * (and its retries) completes before this resolves; the body is then streamed as it arrives.
+   * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
+   */
+  async exportStream(jobId: string, options?: RequestOptions): Promise<Readable> {
+    return bodyOf(
+      await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: "customer", options }),
+    );
+  }
+
+  /**
+   * The export parsed line by line, streamed (constant memory at any size).
+   * @throws like {@link exportStream}; ResponseError on a line that is not JSON or a stream cut short
+   */
+  async *exportLines(jobId: string, options?: RequestOptions): AsyncGenerator<ExportLine, void, undefined> {
+    const stream = await this.exportStream(jobId, options);
+    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+    let n = 0;
+    try {
+      for await (const line of lines) {
+        n++;
+        if (line === "") continue;
+        try {
+          yield JSON.parse(line) as ExportLine;
+        } catch (err) {
+          throw new ResponseError({
+            status: 200,
+            error: `export line ${n} is not JSON`,
+            method: "GET",
+            path: `/v1/jobs/${jobId}/export`,
+            cause: err,
+          });
+        }
+      }
+    } catch (err) {
+      if (err instanceof ResponseError) throw err;
+      throw new ResponseError({
+        status: 200,
+        error: `export cut short after ${n} lines`,
+        method: "GET",
+        path: `/v1/jobs/${jobId}/export`,
+        cause: err,
+      });
+    } finally {
+      lines.close();
+      stream.destroy();
+    }
+  }
+
+  /**
+   * Streams the export into `file` (written to `file.part`, renamed when complete, so a cut download
+   * never leaves a partial file under the final name). Returns the bytes and lines written.
+   * @throws like {@link exportStream}; the filesystem's errors
+   */
+  async exportToFile(jobId: string, file: string, options?: RequestOptions): Promise<ExportFileResult> {
+    const stream = await this.exportStream(jobId, options);
+    const part = `${file}.part`;
+    let bytes = 0;
+    let lines = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        for (const b of chunk) if (b === 10) lines++;
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(stream, count, createWriteStream(part));
+      await rename(part, file);
+    } catch (err) {
+      await rm(part, { force: true });
+      throw err;
+    }
+    return { path: file, bytes, lines };
+  }
+}
+
+/** `/v1/billing`: monthly usage and invoices. */
+export class BillingApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** Usage of a UTC month (`YYYY-MM`), priced per tier. @throws ValidationError (details path `month`) */
+  usage(month: string, options?: RequestOptions): Promise<Usage> {
+    return this.ctx.json({ method: "GET", route: "/v1/billing/usage", query: { month }, auth: "customer", options });
+  }
+
+  /** Invoices, newest month first; the current month is `open`. */
+  invoices(options?: RequestOptions): Promise<InvoiceList> {
+    return this.ctx.json({ method: "GET", route: "/v1/billing/invoices", auth: "customer", options });
+  }
+}
+
+/** `/v1/dashboard`: overview, task list, quality, daily usage. */
+export class DashboardApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** Tasks by status, labels this month, quota, median time to settle, webhook success rate. */
+  overview(options?: RequestOptions): Promise<DashboardOverview> {
+    return this.ctx.json({ method: "GET", route: "/v1/dashboard/overview", auth: "customer", options });
+  }
+
+  /** A page of the customer's tasks, filtered by status and sorted. @throws ValidationError */
+  tasks(query: DashboardTasksQuery = {}, options?: RequestOptions): Promise<Page<Task>> {
+    return this.ctx.json({
+      method: "GET",
+      route: "/v1/dashboard/tasks",
+      query: { page: query.page, per_page: query.per_page, status: query.status, sort: query.sort },
+      auth: "customer",
+      options,
+    });
+  }
+
+  /** Quality of the tasks settled in the last 90 days. */
+  quality(options?: RequestOptions): Promise<DashboardQuality> {
+    return this.ctx.json({ method: "GET", route: "/v1/dashboard/quality", auth: "customer", options });
+  }
+
+  /** Labels per UTC day over the last 30 days, oldest first. */
+  usage(options?: RequestOptions): Promise<DashboardUsage> {
+    return this.ctx.json({ method: "GET", route: "/v1/dashboard/usage", auth: "customer", options });
+  }
+}
+
+/** `/v1/labeling` (labeler key): claims and labels. */
+export class LabelingApi {
+  constructor(private readonly ctx: Context) {}
+
+  /**
+   * Claims a task: the named one, or the oldest open task this labeler may label. Resolves to null when
+   * nothing is open for this labeler (HTTP 204). @throws NotFoundError `task not found`, ValidationError
+   */
+  async claim(taskId?: string, options?: RequestOptions): Promise<Claim | null> {
+    const r = await this.ctx.withStatus<Claim | undefined>({
+      method: "POST",
+      route: "/v1/labeling/claims",
+      body: taskId === undefined ? {} : { task_id: taskId },
+      auth: "labeler",
+      options,
+    });
+    return r.status === 204 || r.data === undefined ? null : r.data;
+  }
+
+  /**
+   * Labels a claimed task with one of its options.
+   * @throws ValidationError (not an option), NotFoundError `claim not found`,
+   *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
+   */
+  label(claimId: string, label: string, options?: RequestOptions): Promise<RecordedLabel> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/labeling/claims/{claim_id}/label",
+      params: { claim_id: claimId },
+      body: { label },
+      auth: "labeler",
+      options,
+    });
+  }
+}
+
+/** `/v1/admin` (ADMIN_TOKEN): labelers, customers, quota, upgrades. */
+export class AdminApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** Creates a labeler; the returned `lk_` key is shown only once. @throws AuthenticationError, ValidationError */
+  createLabeler(name: string, options?: RequestOptions): Promise<LabelerCreated> {
+    return this.ctx.json({ method: "POST", route: "/v1/admin/labelers", body: { name }, auth: "admin", options });
+  }
+
+  /** A page of customers, newest first, optionally of one tier. */
+  listCustomers(query: AdminCustomersQuery = {}, options?: RequestOptions): Promise<Page<CustomerProfile>> {
+    return this.ctx.json({
+      method: "GET",
+      route: "/v1/admin/customers",
+      query: { page: query.page, per_page: query.per_page, tier: query.tier },
+      auth: "admin",
+      options,
+    });
+  }
+
+  /** Sets a customer's label quota (an absolute value: safe to retry). @throws NotFoundError `customer not found` */
+  updateCustomer(customerId: string, body: { label_quota: number }, options?: RequestOptions): Promise<CustomerProfile> {
+    return this.ctx.json({
+      method: "PATCH",
+      route: "/v1/admin/customers/{id}",
+      params: { id: customerId },
+      body,
+      auth: "admin",
+      idempotent: true,
+      options,
+    });
+  }
+
+  /**
+   * Upgrades a customer to production: a new `sk_live_` key (shown once), quota raised to the production
+   * default, sandbox keys revoked unless `keep_sandbox_key`. @throws NotFoundError, ConflictError (already production)
+   */
+  upgradeCustomer(customerId: string, body: { keep_sandbox_key?: boolean } = {}, options?: RequestOptions): Promise<UpgradedCustomer> {
+    return this.ctx.json({
+      method: "POST",
+      route: "/v1/admin/customers/{id}/upgrade",
+      params: { id: customerId },
+      body,
+      auth: "admin",
+      options,
+    });
+  }
+}
+
+/**
+ * The labelgate API client.
+ *
+ * ```ts
+ * const lg = new LabelgateClient({ baseUrl: "http://127.0.0.1:3000", apiKey: process.env.LABELGATE_API_KEY });
+ * const { task_id } = await lg.tasks.create({ type: "image_classification", data_url, label_spec });
+ * const result = await lg.tasks.waitForResult(task_id);
+ * ```
+ */
+export class LabelgateClient {
+  readonly customers: CustomersApi;
+  readonly tasks: TasksApi;
+  readonly batches: BatchesApi;
+  readonly webhooks: WebhooksApi;
+  readonly jobs: JobsApi;
+  readonly billing: BillingApi;
+  readonly dashboard: DashboardApi;
+  readonly labeling: LabelingApi;
+  readonly admin: AdminApi;
+  private readonly ctx: Context;
+
+  constructor(options: ClientOptions);
+  /** @internal shares a transport (see {@link withCredentials}) */
+  constructor(options: ClientOptions, transport: Transport);
+  constructor(options: ClientOptions, transport?: Transport) {
+    const { apiKey, labelerKey, adminToken } = options;
+    this.ctx = new Context(transport ?? new Transport(options), { apiKey, labelerKey, adminToken });
+    this.customers = new CustomersApi(this.ctx);
+    this.tasks = new TasksApi(this.ctx);
+    this.batches = new BatchesApi(this.ctx);
+    this.webhooks = new WebhooksApi(this.ctx);
+    this.jobs = new JobsApi(this.ctx);
+    this.billing = new BillingApi(this.ctx);
+    this.dashboard = new DashboardApi(this.ctx);
+    this.labeling = new LabelingApi(this.ctx);
+    this.admin = new AdminApi(this.ctx);
+  }
+
+  /** The base URL the client talks to (no trailing `/`). */
+  get baseUrl(): string {
+    return this.ctx.transport.baseUrl;
+  }
+
+  /**
+   * A client with other credentials (those not given are kept) sharing this one's options and hooks:
+   * e.g. one client per labeler key.
+   */
+  withCredentials(credentials: Credentials): LabelgateClient {
+    const merged = { ...this.ctx.credentials, ...credentials };
+    return new LabelgateClient({ baseUrl: this.ctx.transport.baseUrl, ...merged }, this.ctx.transport);
+  }
+
+  /**
+   * `GET /v1/health` (no auth): `{ok: true, checks}`. When Postgres or the queue is down the gateway
+   * answers 503: ServiceUnavailableError, whose `body.checks` names the failing dependency.
+   */
+  health(options?: RequestOptions): Promise<Health> {
+    return this.ctx.json({ method: "GET", route: "/v1/health", auth: "none", options });
+  }
+
+  /** `GET /v1/openapi.json` (no auth): the gateway's OpenAPI 3.1 document. */
+  openapi(options?: RequestOptions): Promise<OpenApiDocument> {
+    return this.ctx.json({ method: "GET", route: "/v1/openapi.json", auth: "none", options });
+  }
+}
