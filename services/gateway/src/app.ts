@@ -18,6 +18,7 @@ import { dashboardRoutes } from "./dashboard";
 import { ApiError, errorHandler, parse } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
+import { DOCS_PATH, docsRouter, serveOpenApi } from "./openapi";
 import { QUEUE_DASHBOARD_PATH, queueDashboard, requireAdminOrBasic } from "./queue-dashboard";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
 import { batchBody, claimBody, idempotencyKey as idempotencyKeySchema, labelBody, pathId, registrationBody, taskBody } from "./schemas";
@@ -137,6 +138,9 @@ export function createApp(deps: GatewayDeps): express.Express {
       res.status(503).json({ error: "service unavailable", ok: false, service: config.serviceName, checks });
     }
   });
+
+  // the OpenAPI 3.1 document (no auth); its rendered reference is at /docs/
+  v1.get("/openapi.json", serveOpenApi);
 
   // --- customers ------------------------------------------------------------------------------
   v1.post("/customers", limits.registration, jsonSingle, async (req, res) => {
@@ -336,6 +340,7 @@ export function createApp(deps: GatewayDeps): express.Express {
   v1.use("/admin", adminRoutes({ prisma, productionLabelQuota: config.productionLabelQuota }, admin, jsonSingle));
 
   app.use("/v1", v1);
+  app.use(DOCS_PATH, docsRouter());
   // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
   app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

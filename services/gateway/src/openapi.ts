@@ -1,0 +1,993 @@
+/**
+ * The OpenAPI 3.1 document of the gateway, generated from the zod schemas the routes validate with
+ * (request bodies and queries: schemas.ts, webhooks.ts, jobs.ts, admin.ts, billing.ts, dashboard.ts) and
+ * the response schemas of responses.ts, with zod's own JSON Schema output (`z.toJSONSchema`, draft 2020-12,
+ * the dialect of OpenAPI 3.1). `ROUTES` is the one table of every route: method, path, auth, parameters,
+ * body, success responses and the error kinds it can answer (statuses and messages from errors.ts).
+ * test/openapi.test.ts checks it against the routes the express app really registers, validates the
+ * document and every example, and validates real responses against it.
+ *
+ * Served at `GET /v1/openapi.json`; `docsRouter()` serves the reference page (swagger-ui-dist, offline) at `/docs/`.
+ */
+import { type RequestHandler, Router } from "express";
+import swaggerUi from "swagger-ui-express";
+import { z } from "zod";
+import { customersQuery, upgradeBody } from "./admin";
+import { invoicesQuery, usageQuery } from "./billing";
+import { noQuery, tasksQuery } from "./dashboard";
+import { ERRORS, type ErrorKind } from "./errors";
+import { jobBody, jobsQuery } from "./jobs";
+import { EXAMPLE, RESPONSE_SCHEMAS } from "./responses";
+import {
+  batchBody,
+  claimBody,
+  customerPatchBody,
+  idempotencyKey,
+  labelBody,
+  labelerBody,
+  pathId,
+  registrationBody,
+  taskBody,
+} from "./schemas";
+import { deliveriesQuery, webhookBody } from "./webhooks";
+
+/** Where the document and the reference page are served. */
+export const OPENAPI_PATH = "/v1/openapi.json";
+export const DOCS_PATH = "/docs";
+
+/**
+ * Routes of the app that are not part of the HTTP API and so are not in the document, by mount path, with
+ * the reason. The coverage test accepts an undocumented route only under one of these.
+ */
+export const UNDOCUMENTED_MOUNTS: Record<string, string> = {
+  [DOCS_PATH]: "the API reference page itself (HTML and swagger-ui assets)",
+  "/admin/queues": "the operators' queue dashboard (bull-board HTML UI and its private JSON API)",
+};
+
+export type JsonSchema = { [key: string]: unknown };
+
+/** The OpenAPI 3.1 document (only the fields this module writes are typed). */
+export interface OpenApiDocument {
+  openapi: "3.1.0";
+  info: { title: string; version: string; description: string };
+  servers: { url: string; description: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    securitySchemes: Record<string, JsonSchema>;
+    parameters: Record<string, JsonSchema>;
+    headers: Record<string, JsonSchema>;
+  };
+}
+
+export interface OpenApiMediaType {
+  schema: JsonSchema;
+  example?: unknown;
+  examples?: Record<string, { summary: string; value: unknown }>;
+  [extension: `x-${string}`]: unknown;
+}
+
+export interface OpenApiResponse {
+  description: string;
+  headers?: Record<string, JsonSchema>;
+  content?: Record<string, OpenApiMediaType>;
+}
+
+export interface OpenApiOperation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  security: Record<string, string[]>[];
+  parameters: JsonSchema[];
+  requestBody?: { description: string; required: boolean; content: Record<string, OpenApiMediaType> };
+  responses: Record<string, OpenApiResponse>;
+}
+
+// --- the route table ----------------------------------------------------------------------------------
+
+export type Auth = "none" | "customer" | "labeler" | "admin";
+export type Method = "get" | "post" | "patch" | "delete";
+
+/** Request body schemas by component name (validated with `parse` in the handlers). */
+export const REQUEST_SCHEMAS = {
+  RegistrationInput: registrationBody,
+  TaskInput: taskBody,
+  BatchInput: batchBody,
+  WebhookInput: webhookBody,
+  JobInput: jobBody,
+  ClaimInput: claimBody,
+  LabelInput: labelBody,
+  LabelerInput: labelerBody,
+  CustomerPatchInput: customerPatchBody,
+  UpgradeInput: upgradeBody,
+} as const satisfies Record<string, z.ZodType>;
+
+const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> = {
+  RegistrationInput: "A new customer account.",
+  TaskInput:
+    "A labeling task. `data_url`: an http(s), s3:// or gs:// URL; `label_spec.options`: unique; `consensus_threshold` 1..25 (default 3); `max_labels` ≥ threshold, ≤ 50 (default 2t+1); `callback_url` needs an active webhook of the same URL; unknown fields are rejected.",
+  BatchInput: "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one.",
+  WebhookInput: "A webhook endpoint: a public http(s) URL and a signing secret (at least 16 characters).",
+  JobInput:
+    "A manifest job: `manifest_url` is `s3://bucket/key` (with S3 credentials), `gs://bucket/key` (with `service_account_json`) or `https://...` (none). `credentials` and `s3_credentials` are synonyms.",
+  ClaimInput: "`{}` for the next open task, or a specific `task_id`.",
+  LabelInput: "One of the task's options.",
+  LabelerInput: "A new labeler.",
+  CustomerPatchInput: "The customer's new label quota.",
+  UpgradeInput: "Upgrade options.",
+};
+
+type RequestSchemaName = keyof typeof REQUEST_SCHEMAS;
+type ResponseSchemaName = keyof typeof RESPONSE_SCHEMAS;
+
+export interface PathParamDoc {
+  name: string;
+  /** id prefix of the resource (`tsk_`, ...) */
+  prefix: string;
+  description: string;
+  example: string;
+}
+
+export interface BodyDoc {
+  schema: RequestSchemaName;
+  /** false: a missing body counts as `{}` */
+  required: boolean;
+  /** express.json limit of the route */
+  limit: "1 MB" | "10 MB";
+  examples: Record<string, { summary: string; value: unknown }>;
+}
+
+export interface ResponseDoc {
+  status: number;
+  description: string;
+  /** a response component; absent: no body */
+  schema?: ResponseSchemaName;
+  /** default `application/json`; `application/x-ndjson`: one `schema` object per line */
+  contentType?: "application/json" | "application/x-ndjson";
+  /** extra response headers (components.headers names) */
+  headers?: string[];
+}
+
+export interface RouteDoc {
+  method: Method;
+  /** OpenAPI path template; the express pattern with `{name}` for `:name` */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  auth: Auth;
+  pathParams?: PathParamDoc[];
+  /** the zod schema the handler parses `req.query` with */
+  query?: z.ZodObject;
+  /** the route spends a rate-limit budget (default: customer routes, per key); registration: per client address */
+  rateLimited?: boolean;
+  /** the route reads the `Idempotency-Key` header */
+  idempotencyKey?: boolean;
+  body?: BodyDoc;
+  responses: ResponseDoc[];
+  /** error kinds of this route besides those implied by its auth, body and query, and 500/503 */
+  errors: ErrorKind[];
+}
+
+const JSON_LIMIT = "1 MB" as const;
+const E = EXAMPLE;
+
+const taskId: PathParamDoc = { name: "id", prefix: "tsk_", description: "task id", example: E.taskId };
+const webhookId: PathParamDoc = { name: "id", prefix: "whk_", description: "webhook id", example: E.webhookId };
+const jobId: PathParamDoc = { name: "id", prefix: "job_", description: "job id", example: E.jobId };
+const customerId: PathParamDoc = { name: "id", prefix: "cust_", description: "customer id", example: E.customerId };
+
+const taskExample = {
+  type: "image_classification",
+  data_url: E.dataUrl,
+  label_spec: { question: E.labelSpec.question, options: [...E.labelSpec.options] },
+};
+
+/** Every route of the HTTP API. */
+export const ROUTES: RouteDoc[] = [
+  // --- system
+  {
+    method: "get",
+    path: "/v1/health",
+    operationId: "getHealth",
+    summary: "Health of the gateway and its dependencies",
+    tag: "system",
+    auth: "none",
+    responses: [
+      { status: 200, description: "Postgres and the queue are reachable.", schema: "Health" },
+      { status: 503, description: "Postgres or the queue is unreachable.", schema: "HealthUnavailable", headers: ["Retry-After"] },
+    ],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: OPENAPI_PATH,
+    operationId: "getOpenApiDocument",
+    summary: "This OpenAPI 3.1 document",
+    description: "Generated from the zod schemas the gateway validates with. A rendered reference is at `/docs/`.",
+    tag: "system",
+    auth: "none",
+    responses: [{ status: 200, description: "The document.", schema: "OpenApiDocument" }],
+    errors: [],
+  },
+  // --- customers
+  {
+    method: "post",
+    path: "/v1/customers",
+    operationId: "registerCustomer",
+    summary: "Register a customer (sandbox tier)",
+    description: "Returns the sandbox API key once; only its SHA-256 is stored. Registrations are rate-limited per client address.",
+    tag: "customers",
+    auth: "none",
+    body: {
+      schema: "RegistrationInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: { default: { summary: "a new account", value: { name: "Acme Vision", email: "ml@acme.example" } } },
+    },
+    responses: [
+      {
+        status: 201,
+        description: "Registered.",
+        schema: "CustomerCreated",
+        headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+      },
+    ],
+    rateLimited: true,
+    errors: ["emailTaken"],
+  },
+  {
+    method: "get",
+    path: "/v1/customers/me",
+    operationId: "getCurrentCustomer",
+    summary: "The calling customer's profile and quota",
+    tag: "customers",
+    auth: "customer",
+    responses: [{ status: 200, description: "The profile.", schema: "Customer" }],
+    errors: [],
+  },
+  // --- tasks
+  {
+    method: "post",
+    path: "/v1/tasks",
+    operationId: "createTask",
+    summary: "Submit a task",
+    description:
+      "Reserves `consensus_threshold` labels of quota with the insert (403 `quota exhausted` if fewer remain). The same idempotency key with the same body returns the original task; with another body, 422.",
+    tag: "tasks",
+    auth: "customer",
+    idempotencyKey: true,
+    body: {
+      schema: "TaskInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: {
+        minimal: { summary: "the required fields", value: taskExample },
+        full: {
+          summary: "every field",
+          value: {
+            ...taskExample,
+            callback_url: E.callbackUrl,
+            consensus_threshold: 3,
+            max_labels: 7,
+            metadata: { sku: "A-1001" },
+            idempotency_key: "order-1001",
+          },
+        },
+      },
+    },
+    responses: [{ status: 202, description: "Accepted.", schema: "TaskAccepted" }],
+    errors: ["quotaExhausted", "idempotencyMismatch"],
+  },
+  {
+    method: "post",
+    path: "/v1/tasks/batch",
+    operationId: "createTaskBatch",
+    summary: "Submit up to 10,000 tasks at once (all or none)",
+    description: "Validation details name `tasks.<i>.<field>`. Quota is reserved for the whole batch in one transaction.",
+    tag: "tasks",
+    auth: "customer",
+    idempotencyKey: true,
+    body: {
+      schema: "BatchInput",
+      required: true,
+      limit: "10 MB",
+      examples: {
+        default: {
+          summary: "two tasks",
+          value: {
+            tasks: [taskExample, { ...taskExample, data_url: "https://images.example/cats/0002.jpg" }],
+            idempotency_key: "batch-2026-03-14",
+          },
+        },
+      },
+    },
+    responses: [{ status: 202, description: "Every task is accepted.", schema: "BatchAccepted" }],
+    errors: ["quotaExhausted", "idempotencyMismatch"],
+  },
+  {
+    method: "get",
+    path: "/v1/tasks/{id}",
+    operationId: "getTask",
+    summary: "A task",
+    tag: "tasks",
+    auth: "customer",
+    pathParams: [taskId],
+    responses: [{ status: 200, description: "The task.", schema: "Task" }],
+    errors: ["taskNotFound"],
+  },
+  {
+    method: "get",
+    path: "/v1/tasks/{id}/result",
+    operationId: "getTaskResult",
+    summary: "A task's consensus result",
+    description: "202 while labeling is in progress, 200 with the settlement once settled, 409 if the task was canceled.",
+    tag: "tasks",
+    auth: "customer",
+    pathParams: [taskId],
+    responses: [
+      { status: 200, description: "Settled.", schema: "TaskResult" },
+      { status: 202, description: "Still labeling.", schema: "TaskProgress" },
+    ],
+    errors: ["taskNotFound", "taskCanceled"],
+  },
+  {
+    method: "post",
+    path: "/v1/tasks/{id}/cancel",
+    operationId: "cancelTask",
+    summary: "Cancel a pending or labeling task",
+    description: "Returns the unused reserved quota. A settling or settled task cannot be canceled (409).",
+    tag: "tasks",
+    auth: "customer",
+    pathParams: [taskId],
+    responses: [{ status: 200, description: "Canceled (`status: canceled`).", schema: "Task" }],
+    errors: ["taskNotFound", "taskNotCancelable"],
+  },
+  {
+    method: "get",
+    path: "/v1/batches/{id}",
+    operationId: "getBatch",
+    summary: "A batch and its tasks by status",
+    tag: "tasks",
+    auth: "customer",
+    pathParams: [{ name: "id", prefix: "bat_", description: "batch id", example: E.batchId }],
+    responses: [{ status: 200, description: "The batch.", schema: "Batch" }],
+    errors: ["batchNotFound"],
+  },
+  // --- webhooks
+  {
+    method: "post",
+    path: "/v1/webhooks",
+    operationId: "createWebhook",
+    summary: "Register a webhook",
+    description:
+      "The URL must be a public http(s) address (checked now, DNS included, and before every attempt). The secret is stored sealed (AES-256-GCM) and never returned. One active webhook per URL.",
+    tag: "webhooks",
+    auth: "customer",
+    body: {
+      schema: "WebhookInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: {
+        default: {
+          summary: "task.settled to one endpoint",
+          value: { callback_url: E.callbackUrl, secret: "whsec_3f9a1c7e5b2d8f40", events: ["task.settled"] },
+        },
+      },
+    },
+    responses: [{ status: 201, description: "Registered.", schema: "WebhookCreated" }],
+    errors: ["webhookExists"],
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks",
+    operationId: "listWebhooks",
+    summary: "The customer's webhooks, deleted ones included",
+    tag: "webhooks",
+    auth: "customer",
+    responses: [{ status: 200, description: "Newest first.", schema: "WebhookList" }],
+    errors: [],
+  },
+  {
+    method: "delete",
+    path: "/v1/webhooks/{id}",
+    operationId: "deleteWebhook",
+    summary: "Deactivate a webhook (soft delete; again: 200)",
+    tag: "webhooks",
+    auth: "customer",
+    pathParams: [webhookId],
+    responses: [{ status: 200, description: "The webhook, inactive, with `deleted_at`.", schema: "Webhook" }],
+    errors: ["webhookNotFound"],
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks/{id}/deliveries",
+    operationId: "listWebhookDeliveries",
+    summary: "A webhook's deliveries and every attempt",
+    tag: "webhooks",
+    auth: "customer",
+    pathParams: [webhookId],
+    query: deliveriesQuery,
+    responses: [{ status: 200, description: "Newest first.", schema: "DeliveryPage" }],
+    errors: ["webhookNotFound"],
+  },
+  {
+    method: "post",
+    path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver",
+    operationId: "redeliverWebhookDelivery",
+    summary: "Send a delivery again (one attempt)",
+    tag: "webhooks",
+    auth: "customer",
+    pathParams: [webhookId, { name: "deliveryId", prefix: "dlv_", description: "delivery id", example: E.deliveryId }],
+    responses: [{ status: 202, description: "Queued.", schema: "Redelivery" }],
+    errors: ["webhookNotFound", "deliveryNotFound", "webhookInactive"],
+  },
+  // --- manifest jobs
+  {
+    method: "post",
+    path: "/v1/jobs",
+    operationId: "createJob",
+    summary: "Create a manifest job",
+    description:
+      "The manifest (JSONL, one object per line with `data_url` or `source-ref`) is ingested asynchronously; its tasks become claimable once the whole manifest is in. Credentials are sealed and never returned.",
+    tag: "jobs",
+    auth: "customer",
+    body: {
+      schema: "JobInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: {
+        s3: {
+          summary: "a manifest on S3, export written back",
+          value: {
+            manifest_url: "s3://acme-datasets/pets/manifest.jsonl",
+            label_spec: { question: E.labelSpec.question, options: [...E.labelSpec.options] },
+            credentials: {
+              access_key_id: "AKIAIOSFODNN7EXAMPLE",
+              secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+              region: "eu-west-1",
+            },
+            output_url: "s3://acme-datasets/pets/labels.jsonl",
+          },
+        },
+        https: {
+          summary: "a public https manifest",
+          value: {
+            manifest_url: "https://data.example.com/pets/manifest.jsonl",
+            label_spec: { question: "Cat or dog?", options: ["cat", "dog"] },
+          },
+        },
+      },
+    },
+    responses: [{ status: 202, description: "Queued.", schema: "JobAccepted" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/jobs",
+    operationId: "listJobs",
+    summary: "The customer's jobs",
+    tag: "jobs",
+    auth: "customer",
+    query: jobsQuery,
+    responses: [{ status: 200, description: "Newest first.", schema: "JobPage" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/jobs/{id}",
+    operationId: "getJob",
+    summary: "A job's status and progress",
+    tag: "jobs",
+    auth: "customer",
+    pathParams: [jobId],
+    responses: [{ status: 200, description: "The job.", schema: "Job" }],
+    errors: ["jobNotFound"],
+  },
+  {
+    method: "get",
+    path: "/v1/jobs/{id}/export",
+    operationId: "exportJob",
+    summary: "A completed job's results as JSONL (streamed)",
+    description: "One line per manifest line, in manifest order.",
+    tag: "jobs",
+    auth: "customer",
+    pathParams: [jobId],
+    responses: [
+      {
+        status: 200,
+        description: "One ExportLine per line.",
+        schema: "ExportLine",
+        contentType: "application/x-ndjson",
+        headers: ["Content-Disposition"],
+      },
+    ],
+    errors: ["jobNotFound", "jobNotCompleted"],
+  },
+  // --- billing
+  {
+    method: "get",
+    path: "/v1/billing/usage",
+    operationId: "getUsage",
+    summary: "Usage and amount of one UTC month",
+    tag: "billing",
+    auth: "customer",
+    query: usageQuery,
+    responses: [{ status: 200, description: "The month's usage.", schema: "Usage" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/billing/invoices",
+    operationId: "listInvoices",
+    summary: "Invoices (built on read: the current month open, past months finalized once)",
+    tag: "billing",
+    auth: "customer",
+    query: invoicesQuery,
+    responses: [{ status: 200, description: "Newest month first.", schema: "InvoiceList" }],
+    errors: [],
+  },
+  // --- dashboard
+  {
+    method: "get",
+    path: "/v1/dashboard/overview",
+    operationId: "getDashboardOverview",
+    summary: "Tasks by status, quota and delivery health",
+    tag: "dashboard",
+    auth: "customer",
+    query: noQuery,
+    responses: [{ status: 200, description: "The overview.", schema: "Overview" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/dashboard/tasks",
+    operationId: "listDashboardTasks",
+    summary: "The customer's tasks, filtered and sorted",
+    description: "`sort`: `created_at_desc` (default), `created_at_asc`, `settled_at_desc` (settled first); ties by id.",
+    tag: "dashboard",
+    auth: "customer",
+    query: tasksQuery,
+    responses: [{ status: 200, description: "One page.", schema: "TaskPage" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/dashboard/quality",
+    operationId: "getDashboardQuality",
+    summary: "Label quality of the last 90 days",
+    tag: "dashboard",
+    auth: "customer",
+    query: noQuery,
+    responses: [{ status: 200, description: "Quality.", schema: "Quality" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/dashboard/usage",
+    operationId: "getDashboardUsage",
+    summary: "Labels per UTC day, the last 30 days",
+    tag: "dashboard",
+    auth: "customer",
+    query: noQuery,
+    responses: [{ status: 200, description: "Oldest day first.", schema: "UsageDays" }],
+    errors: [],
+  },
+  // --- labeling
+  {
+    method: "post",
+    path: "/v1/labeling/claims",
+    operationId: "claimTask",
+    summary: "Claim a task to label",
+    description:
+      "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist.",
+    tag: "labeling",
+    auth: "labeler",
+    body: {
+      schema: "ClaimInput",
+      required: false,
+      limit: JSON_LIMIT,
+      examples: { next: { summary: "the next open task", value: {} }, specific: { summary: "a given task", value: { task_id: E.taskId } } },
+    },
+    responses: [
+      { status: 201, description: "Claimed.", schema: "Claim" },
+      { status: 204, description: "Nothing is open for this labeler (or the named task is not claimable by it)." },
+    ],
+    errors: ["taskNotFound"],
+  },
+  {
+    method: "post",
+    path: "/v1/labeling/claims/{claimId}/label",
+    operationId: "labelClaim",
+    summary: "Label a claimed task",
+    tag: "labeling",
+    auth: "labeler",
+    pathParams: [{ name: "claimId", prefix: "clm_", description: "claim id", example: E.claimId }],
+    body: {
+      schema: "LabelInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: { default: { summary: "an option", value: { label: "cat" } } },
+    },
+    responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
+    errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
+  },
+  // --- operators
+  {
+    method: "post",
+    path: "/v1/admin/labelers",
+    operationId: "createLabeler",
+    summary: "Create a labeler and its key",
+    tag: "admin",
+    auth: "admin",
+    body: {
+      schema: "LabelerInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: { default: { summary: "a labeler", value: { name: "annotator-17" } } },
+    },
+    responses: [{ status: 201, description: "Created; the key is shown once.", schema: "LabelerCreated" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/admin/customers",
+    operationId: "listCustomers",
+    summary: "Customers, newest first",
+    tag: "admin",
+    auth: "admin",
+    query: customersQuery,
+    responses: [{ status: 200, description: "One page.", schema: "CustomerPage" }],
+    errors: [],
+  },
+  {
+    method: "patch",
+    path: "/v1/admin/customers/{id}",
+    operationId: "setCustomerQuota",
+    summary: "Set a customer's label quota",
+    tag: "admin",
+    auth: "admin",
+    pathParams: [customerId],
+    body: {
+      schema: "CustomerPatchInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: { default: { summary: "grant 10,000 labels", value: { label_quota: 10000 } } },
+    },
+    responses: [{ status: 200, description: "The updated profile.", schema: "Customer" }],
+    errors: ["customerNotFound"],
+  },
+  {
+    method: "post",
+    path: "/v1/admin/customers/{id}/upgrade",
+    operationId: "upgradeCustomer",
+    summary: "Upgrade a customer to production",
+    description:
+      "Issues an `sk_live_` key (shown once), raises the quota to the production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key`.",
+    tag: "admin",
+    auth: "admin",
+    pathParams: [customerId],
+    body: {
+      schema: "UpgradeInput",
+      required: false,
+      limit: JSON_LIMIT,
+      examples: {
+        default: { summary: "revoke the sandbox key", value: {} },
+        keep: { summary: "keep the sandbox key", value: { keep_sandbox_key: true } },
+      },
+    },
+    responses: [{ status: 200, description: "Upgraded.", schema: "CustomerUpgraded" }],
+    errors: ["customerNotFound", "alreadyProduction"],
+  },
+];
+
+// --- errors -------------------------------------------------------------------------------------------
+
+/** An example error body of a kind, as the error handler renders it. */
+export function errorExample(kind: ErrorKind): Record<string, unknown> {
+  const body: Record<string, unknown> = { error: ERRORS[kind].message };
+  switch (kind) {
+    case "validation":
+      body.details = [{ path: "label_spec.options", message: "Too small: expected array to have >=2 items" }];
+      break;
+    case "taskCanceled":
+      Object.assign(body, { task_id: E.taskId, status: "canceled" });
+      break;
+    case "taskNotCancelable":
+    case "taskNotOpen":
+      body.status = "settled";
+      break;
+    case "jobNotCompleted":
+      body.status = "labeling";
+      break;
+    case "webhookExists":
+      body.webhook_id = E.webhookId;
+      break;
+    default:
+      break;
+  }
+  if (ERRORS[kind].status >= 500) body.request_id = E.requestId;
+  return body;
+}
+
+function spendsBudget(route: RouteDoc): boolean {
+  return route.rateLimited ?? route.auth === "customer";
+}
+
+/** Every error kind a route can answer: its own, those of its auth, body and query, and 500/503. */
+export function errorKindsOf(route: RouteDoc): ErrorKind[] {
+  const kinds: ErrorKind[] = [...route.errors];
+  if (route.auth !== "none") kinds.push("unauthorized");
+  if (spendsBudget(route)) kinds.push("rateLimited");
+  if (route.body) kinds.push("validation", "invalidJson", "payloadTooLarge", "unsupportedMediaType");
+  if (route.query) kinds.push("validation");
+  kinds.push("internal", "unavailable");
+  return [...new Set(kinds)];
+}
+
+// --- generation ---------------------------------------------------------------------------------------
+
+const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+
+function ref(kind: "schemas" | "parameters" | "headers", name: string): JsonSchema {
+  return { $ref: `#/components/${kind}/${name}` };
+}
+
+/** `format`s of JSON Schema 2020-12 that zod emits; others (zod's `starts_with`, ...) are dropped (the `pattern` stays). */
+const STANDARD_FORMATS = new Set(["date-time", "date", "time", "duration", "email", "uri", "uuid", "ipv4", "ipv6", "hostname"]);
+
+const generatorOptions = (io: "input" | "output") => ({
+  target: "draft-2020-12" as const,
+  io,
+  override: ({ jsonSchema }: { jsonSchema: { format?: string } }) => {
+    if (jsonSchema.format !== undefined && !STANDARD_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
+  },
+});
+
+/** JSON Schema (2020-12) of one zod schema, without `$schema`. */
+export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, generatorOptions(io)) as JsonSchema;
+  return rest;
+}
+
+/**
+ * Components from named zod schemas (one registry, so a named schema nested in another becomes a `$ref`).
+ * Descriptions and examples come from each schema's `.meta()`; `descriptions` adds more by name.
+ */
+function componentsOf(
+  named: Record<string, z.ZodType>,
+  io: "input" | "output",
+  descriptions: Record<string, string> = {},
+): Record<string, JsonSchema> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(named)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { ...generatorOptions(io), uri: (id) => `#/components/schemas/${id}` });
+  const out: Record<string, JsonSchema> = {};
+  for (const [id, generated] of Object.entries(schemas)) {
+    const { $schema: _dialect, $id: _id, ...rest } = generated as JsonSchema;
+    const description = descriptions[id];
+    out[id] = description ? { description, ...rest } : rest;
+  }
+  return out;
+}
+
+/** The example of a response component (its `.meta()` example). */
+export function schemaExample(name: ResponseSchemaName): unknown {
+  const examples = RESPONSE_SCHEMAS[name].meta()?.examples;
+  return Array.isArray(examples) ? examples[0] : undefined;
+}
+
+/** Response headers: X-Request-Id always; the rate-limit headers once the budget was spent (not on a 401). */
+function responseHeaders(route: RouteDoc, status: number, extra: string[] = []): Record<string, JsonSchema> {
+  const limited = spendsBudget(route) && status !== 401;
+  const names = ["X-Request-Id", ...(limited ? RATE_LIMIT_HEADERS : []), ...extra];
+  return Object.fromEntries([...new Set(names)].map((n) => [n, ref("headers", n)]));
+}
+
+function successResponse(route: RouteDoc, r: ResponseDoc): OpenApiResponse {
+  const response: OpenApiResponse = { description: r.description, headers: responseHeaders(route, r.status, r.headers) };
+  if (!r.schema) return response;
+  const example = schemaExample(r.schema);
+  if (r.contentType === "application/x-ndjson") {
+    response.content = {
+      "application/x-ndjson": {
+        schema: { type: "string", description: `JSON Lines: one \`${r.schema}\` object per line` },
+        example: `${JSON.stringify(example)}\n`,
+        "x-item-schema": ref("schemas", r.schema),
+      },
+    };
+  } else {
+    response.content = { "application/json": { schema: ref("schemas", r.schema), example } };
+  }
+  return response;
+}
+
+function operationOf(route: RouteDoc): OpenApiOperation {
+  const parameters: JsonSchema[] = [];
+  for (const p of route.pathParams ?? []) {
+    parameters.push({
+      name: p.name,
+      in: "path",
+      required: true,
+      description: p.description,
+      schema: jsonSchemaOf(pathId(p.prefix), "input"),
+      example: p.example,
+    });
+  }
+  if (route.query) {
+    const query = jsonSchemaOf(route.query, "input");
+    const required = new Set((query.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries((query.properties as Record<string, JsonSchema> | undefined) ?? {})) {
+      parameters.push({ name, in: "query", required: required.has(name), schema });
+    }
+  }
+  if (route.idempotencyKey) parameters.push(ref("parameters", "Idempotency-Key"));
+  parameters.push(ref("parameters", "X-Request-Id"));
+
+  const responses: Record<string, OpenApiResponse> = {};
+  for (const r of route.responses) responses[String(r.status)] = successResponse(route, r);
+  const byStatus = new Map<number, ErrorKind[]>();
+  for (const kind of errorKindsOf(route)) {
+    const status = ERRORS[kind].status;
+    if (route.responses.some((r) => r.status === status)) continue;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), kind]);
+  }
+  for (const [status, kinds] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const extra = status === 429 || status === 503 ? ["Retry-After"] : [];
+    responses[String(status)] = {
+      description: kinds.map((k) => `\`${ERRORS[k].message}\``).join(", "),
+      headers: responseHeaders(route, status, extra),
+      content: {
+        "application/json": {
+          schema: ref("schemas", "Error"),
+          examples: Object.fromEntries(kinds.map((k) => [k, { summary: ERRORS[k].message, value: errorExample(k) }])),
+        },
+      },
+    };
+  }
+
+  const security = { none: [], customer: [{ customerKey: [] }], labeler: [{ labelerKey: [] }], admin: [{ adminToken: [] }] }[route.auth];
+  const operation: OpenApiOperation = {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    security,
+    parameters,
+    responses,
+  };
+  if (route.body) {
+    operation.requestBody = {
+      description: `${REQUEST_DESCRIPTIONS[route.body.schema]} At most ${route.body.limit}.${route.body.required ? "" : " May be omitted (counts as `{}`)."}`,
+      required: route.body.required,
+      content: { "application/json": { schema: ref("schemas", route.body.schema), examples: route.body.examples } },
+    };
+  }
+  return operation;
+}
+
+const DESCRIPTION = `labelgate: customers submit labeling tasks, labelers label them, consensus settles each task on a
+hash-chained ledger, and the customer is told by polling, by a signed webhook or in a manifest job's export.
+
+**Authentication**: \`Authorization: Bearer <secret>\`. Customer routes take an API key (\`sk_sandbox_…\` or
+\`sk_live_…\`), labeler routes a labeler key (\`lk_…\`), operator routes (\`/v1/admin/*\`) the \`ADMIN_TOKEN\`.
+Missing or wrong credentials: 401 \`invalid API key\`.
+
+**Errors**: \`{"error": "<message>"}\`, one fixed message per error kind; validation failures (400) add
+\`details: [{path, message}]\`; 5xx add \`request_id\`.
+
+**Headers**: every response carries \`X-Request-Id\` (a valid incoming one is echoed). Customer routes spend one
+unit of the key's rate-limit budget and answer \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\`;
+a 429 or 503 adds \`Retry-After\` (seconds). Task submissions take an \`Idempotency-Key\` header (or the
+\`idempotency_key\` body field; the header wins).`;
+
+const TAGS = [
+  { name: "system", description: "Health and this document." },
+  { name: "customers", description: "Registration and the calling customer's profile." },
+  { name: "tasks", description: "Tasks, batches and results." },
+  { name: "webhooks", description: "task.settled webhooks, their delivery log and redelivery." },
+  { name: "jobs", description: "Manifest jobs (S3, GCS, https) and their JSONL export." },
+  { name: "billing", description: "Monthly usage and invoices." },
+  { name: "dashboard", description: "Overview, task list, quality and daily usage." },
+  { name: "labeling", description: "Claims and labels (labeler keys)." },
+  { name: "admin", description: "Operator routes (ADMIN_TOKEN)." },
+];
+
+const HEADER_COMPONENTS: Record<string, JsonSchema> = {
+  "X-Request-Id": { description: "Id of the request (logged; quoted in 5xx bodies).", required: true, schema: { type: "string" } },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+  "RateLimit-Limit": { description: "Requests per window of the key's tier.", schema: { type: "integer", minimum: 0 } },
+  "RateLimit-Remaining": { description: "Requests left in the window.", schema: { type: "integer", minimum: 0 } },
+  "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer", minimum: 0 } },
+  "Content-Disposition": { description: '`attachment; filename="<job_id>.jsonl"`', schema: { type: "string" } },
+};
+
+/**
+ * Builds the OpenAPI 3.1 document from ROUTES and the zod schemas. Pure and deterministic.
+ * @throws Error when a request and a response component share a name.
+ */
+export function buildOpenApiDocument(): OpenApiDocument {
+  const requests = componentsOf(REQUEST_SCHEMAS, "input", REQUEST_DESCRIPTIONS);
+  const responses = componentsOf(RESPONSE_SCHEMAS, "output");
+  for (const name of Object.keys(requests)) if (name in responses) throw new Error(`schema name ${name} is both a request and a response`);
+  const paths: OpenApiDocument["paths"] = {};
+  for (const route of ROUTES) {
+    const item = paths[route.path] ?? {};
+    item[route.method] = operationOf(route);
+    paths[route.path] = item;
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "labelgate API", version: "1.0.0", description: DESCRIPTION },
+    servers: [{ url: "/", description: "this gateway" }],
+    tags: TAGS,
+    paths,
+    components: {
+      schemas: { ...requests, ...responses },
+      securitySchemes: {
+        customerKey: {
+          type: "http",
+          scheme: "bearer",
+          description: "A customer API key: `sk_sandbox_…` (sandbox) or `sk_live_…` (production).",
+        },
+        labelerKey: { type: "http", scheme: "bearer", description: "A labeler key: `lk_…` (issued by POST /v1/admin/labelers)." },
+        adminToken: { type: "http", scheme: "bearer", description: "The operators' `ADMIN_TOKEN`." },
+      },
+      parameters: {
+        "Idempotency-Key": {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Makes the submission idempotent per customer (wins over the body's `idempotency_key`).",
+          schema: jsonSchemaOf(idempotencyKey, "input"),
+          example: "order-1001",
+        },
+        "X-Request-Id": {
+          name: "X-Request-Id",
+          in: "header",
+          required: false,
+          description: "Echoed in the response's `X-Request-Id` when it matches `^[A-Za-z0-9._:-]{1,128}$`; otherwise a UUID is assigned.",
+          schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,128}$" },
+        },
+      },
+      headers: HEADER_COMPONENTS,
+    },
+  };
+}
+
+let cached: OpenApiDocument | undefined;
+
+/** The document, built once per process. */
+export function openApiDocument(): OpenApiDocument {
+  cached ??= buildOpenApiDocument();
+  return cached;
+}
+
+/** `GET /v1/openapi.json` */
+export const serveOpenApi: RequestHandler = (_req, res) => {
+  res.json(openApiDocument());
+};
+
+/**
+ * The reference page: swagger-ui (from swagger-ui-dist, no network needed) at `/docs/`, loading the
+ * document from OPENAPI_PATH. `/docs` redirects to `/docs/` so the page's relative asset URLs resolve.
+ * Mount at DOCS_PATH.
+ */
+export function docsRouter(): Router {
+  const router = Router();
+  const options = { swaggerUrl: OPENAPI_PATH, customSiteTitle: "labelgate API reference" };
+  const page = swaggerUi.setup(undefined, options);
+  router.get("/", (req, res, next) => {
+    const path = req.originalUrl.split("?")[0] ?? "";
+    if (!path.endsWith("/")) {
+      res.redirect(301, `${req.baseUrl}/`);
+      return;
+    }
+    page(req, res, next);
+  });
+  router.use(swaggerUi.serveFiles(undefined, options));
+  return router;
+}

@@ -1,0 +1,774 @@
+/**
+ * Response bodies of every gateway route as zod schemas, each with a description and one example
+ * (`.meta({description, examples})`): the source of the response half of the OpenAPI document
+ * (services/gateway/src/openapi.ts). Objects are strict, so a field a handler adds without documenting it
+ * makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
+ * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, SPEC §4).
+ */
+import { z } from "zod";
+import { TASK_STATUSES } from "./dashboard";
+import { ERRORS } from "./errors";
+import { pathId } from "./schemas";
+
+/** `schema` with its description and example (typed: the example must be an output of the schema). */
+function documented<S extends z.ZodType>(schema: S, description: string, example: z.output<S>): S {
+  return schema.meta({ description, examples: [example] });
+}
+
+// --- building blocks --------------------------------------------------------------------------------
+
+const time = z.iso.datetime().describe("ISO 8601 UTC time");
+const count = z.int().nonnegative();
+const id = (prefix: string, what: string) => pathId(prefix).describe(`${what} id (\`${prefix}\` + base62)`);
+const taskStatus = z.enum(TASK_STATUSES).describe("pending → labeling → settling → settled; canceled from pending/labeling");
+const tier = z.enum(["sandbox", "production"]);
+const ledgerTxid = z
+  .string()
+  .regex(/^0x[0-9a-f]{64}$/)
+  .describe("`0x` + SHA-256 (hex) of the settlement's ledger record");
+const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.string()) });
+const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
+const taskCounts = z.strictObject({ pending: count, labeling: count, settling: count, settled: count, canceled: count });
+
+/** Example values shared by the examples below. */
+export const EXAMPLE = {
+  customerId: "cust_4fJ8kQ2mZx9LrT1vB7nC0d",
+  taskId: "tsk_7Hq2Lx9VbN4sKd1Pz8WmYt",
+  taskId2: "tsk_2Rk8Fn5TzQ1wXc7VbL0pJs",
+  batchId: "bat_9Tn3Vw6YqB2mLc8Xr1KzPd",
+  claimId: "clm_5Wc8Nq1ZrT7kLb3Vx9MhGs",
+  labelId: "lab_3Gd7Jm2QwX8rNc5Tz1KbVp",
+  labelerId: "lbl_8Kp1Xr6TzW3nQm9Lb2VcYd",
+  webhookId: "whk_6Zt4Bm9QcN1xKr7Lw3VpHs",
+  deliveryId: "dlv_1Vq7Xm3NzK9rTc5Lb8WdPf",
+  attemptId: "att_4Lr9Tz2KcQ7mXn1Vb6WsJd",
+  eventId: "evt_7Nc3Vx8KzQ2mLt5Rb9WpGd",
+  jobId: "job_2Xm8Kq5TzV1nLc9Rb3WdHs",
+  invoiceId: "inv_9Qz1Lm6TcX4nKr8Vb2WsPd",
+  requestId: "6f1c2a9e-3b7d-4e25-9a41-0c8d5e7f2b13",
+  createdAt: "2026-03-14T09:26:53.589Z",
+  settledAt: "2026-03-14T09:41:07.120Z",
+  txid: "0x9f2c4e1a7b3d5f60812c3e4a5b6d7f8091a2b3c4d5e6f708192a3b4c5d6e7f80",
+  prevHash: "1b3d5f7091a2c4e6f8102a4c6e8f0b1d3f5a7c9e0b2d4f6a8c1e3a5c7e9f0b2d",
+  dataUrl: "https://images.example/cats/0001.jpg",
+  callbackUrl: "https://hooks.example.com/labelgate",
+  labelSpec: { question: "What animal is this?", options: ["cat", "dog", "bird"] },
+} as const;
+
+const E = EXAMPLE;
+
+// --- errors (SPEC §7) -------------------------------------------------------------------------------
+
+const errorMessages = Object.values(ERRORS).map((e) => e.message);
+
+/** `{"error": message}`: the only error body (SPEC §7), messages from the error table (errors.ts). */
+export const ErrorBody = documented(
+  z.strictObject({
+    error: z.enum(errorMessages as [string, ...string[]]).describe("the message of the error kind (services/gateway/src/errors.ts)"),
+    details: z
+      .array(
+        z.strictObject({ path: z.string().describe("dotted path of the offending field, e.g. `tasks.3.data_url`"), message: z.string() }),
+      )
+      .optional()
+      .describe("400 validation failures (and a 422 batch idempotency mismatch): one entry per problem"),
+    request_id: z.string().optional().describe("5xx only: the request's X-Request-Id, to quote to support"),
+    task_id: z.string().optional().describe("409 `task canceled`: the task"),
+    status: z.string().optional().describe("409 task/job state conflicts: the current status"),
+    webhook_id: z.string().optional().describe("409 `an active webhook already uses this callback_url`: that webhook"),
+  }),
+  "Error body (SPEC §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
+  { error: "validation failed", details: [{ path: "label_spec.options", message: "Too small: expected array to have >=2 items" }] },
+);
+
+// --- system -----------------------------------------------------------------------------------------
+
+const check = z.enum(["ok", "unavailable"]);
+
+export const Health = documented(
+  z.strictObject({
+    ok: z.literal(true),
+    service: z.string(),
+    checks: z.strictObject({ database: z.literal("ok"), queue: z.literal("ok") }),
+  }),
+  "The gateway reaches Postgres and its queue.",
+  { ok: true, service: "labelgate-gateway", checks: { database: "ok", queue: "ok" } },
+);
+
+export const HealthUnavailable = documented(
+  z.strictObject({
+    error: z.literal(ERRORS.unavailable.message),
+    ok: z.literal(false),
+    service: z.string(),
+    checks: z.strictObject({ database: check, queue: check }),
+  }),
+  "Postgres or the queue is unreachable (`Retry-After: 5`).",
+  { error: "service unavailable", ok: false, service: "labelgate-gateway", checks: { database: "ok", queue: "unavailable" } },
+);
+
+export const OpenApiDocument = documented(
+  z.looseObject({
+    openapi: z.string(),
+    info: z.looseObject({ title: z.string(), version: z.string() }),
+    paths: z.record(z.string(), z.unknown()),
+  }),
+  "This document (OpenAPI 3.1).",
+  { openapi: "3.1.0", info: { title: "labelgate API", version: "1" }, paths: {} },
+);
+
+// --- customers --------------------------------------------------------------------------------------
+
+export const CustomerCreated = documented(
+  z.strictObject({
+    customer_id: id("cust_", "customer"),
+    name: z.string(),
+    email: z.email(),
+    api_key: z
+      .string()
+      .regex(/^sk_sandbox_[A-Za-z0-9]+$/)
+      .describe("the sandbox key, shown once: only its SHA-256 is stored"),
+    tier: z.literal("sandbox"),
+    label_quota: count,
+    created_at: z.int().describe("Unix seconds"),
+    message: z.string(),
+  }),
+  "The new customer and its sandbox API key (shown once).",
+  {
+    customer_id: E.customerId,
+    name: "Acme Vision",
+    email: "ml@acme.example",
+    api_key: "sk_sandbox_Q4tX9mL2vB7nK1zR8cW3pJ6hD0sF5gY2aE9uT4iO7kM",
+    tier: "sandbox",
+    label_quota: 500,
+    created_at: 1773480413,
+    message: "Store this API key now: it is shown only once and cannot be retrieved again.",
+  },
+);
+
+const customerFields = {
+  customer_id: id("cust_", "customer"),
+  name: z.string(),
+  email: z.email(),
+  tier,
+  label_quota: count.describe("labels the customer may use in all"),
+  label_quota_used: count.describe("labels reserved by open tasks plus labels charged"),
+  label_quota_remaining: count,
+  created_at: z.int().describe("Unix seconds"),
+  api_key_hint: z.string().nullable().describe("prefix and first 4 characters of the newest active key, e.g. `sk_sandbox_Q4tX…`"),
+};
+
+const customerExample = {
+  customer_id: E.customerId,
+  name: "Acme Vision",
+  email: "ml@acme.example",
+  tier: "sandbox" as const,
+  label_quota: 500,
+  label_quota_used: 42,
+  label_quota_remaining: 458,
+  created_at: 1773480413,
+  api_key_hint: "sk_sandbox_Q4tX…",
+};
+
+export const Customer = documented(z.strictObject(customerFields), "A customer's profile (never the full key).", customerExample);
+
+export const CustomerPage = documented(z.strictObject({ ...page, items: z.array(Customer) }), "A page of customers, newest first.", {
+  page: 1,
+  per_page: 20,
+  total: 1,
+  items: [customerExample],
+});
+
+export const CustomerUpgraded = documented(
+  z.strictObject({
+    ...customerFields,
+    api_key: z
+      .string()
+      .regex(/^sk_live_[A-Za-z0-9]+$/)
+      .describe("the production key, shown once"),
+    sandbox_keys_revoked: count,
+    message: z.string(),
+  }),
+  "The customer on the production tier and its new live key (shown once).",
+  {
+    ...customerExample,
+    tier: "production",
+    label_quota: 100000,
+    label_quota_remaining: 99958,
+    api_key_hint: "sk_live_H7kP…",
+    api_key: "sk_live_H7kP2xQ9mV4bN8cL1zT6rW3sD5fG0jY7aK2uE9iO4",
+    sandbox_keys_revoked: 1,
+    message: "Store this live API key now: it is shown only once and cannot be retrieved again.",
+  },
+);
+
+export const LabelerCreated = documented(
+  z.strictObject({
+    labeler_id: id("lbl_", "labeler"),
+    name: z.string(),
+    api_key: z
+      .string()
+      .regex(/^lk_[A-Za-z0-9]+$/)
+      .describe("the labeler's key, shown once"),
+    created_at: time,
+  }),
+  "The new labeler and its key (shown once).",
+  { labeler_id: E.labelerId, name: "annotator-17", api_key: "lk_T5rW8kQ2zX7mN1vB4cL9pJ3hD6sF0gY2aE8uK5iO1", created_at: E.createdAt },
+);
+
+// --- tasks ------------------------------------------------------------------------------------------
+
+export const TaskAccepted = documented(
+  z.strictObject({ task_id: id("tsk_", "task"), status: taskStatus, created_at: time }),
+  "The task is accepted (`pending`). An idempotent replay returns the original task with its current status.",
+  { task_id: E.taskId, status: "pending", created_at: E.createdAt },
+);
+
+export const BatchAccepted = documented(
+  z.strictObject({
+    batch_id: id("bat_", "batch"),
+    task_count: z.int().min(1),
+    status: z.literal("accepted"),
+    created_at: time,
+    task_ids: z.array(id("tsk_", "task")).describe("in the order of `tasks`"),
+  }),
+  "Every task of the batch is accepted (all or none).",
+  { batch_id: E.batchId, task_count: 2, status: "accepted", created_at: E.createdAt, task_ids: [E.taskId, E.taskId2] },
+);
+
+const taskExample = {
+  task_id: E.taskId,
+  status: "settled" as const,
+  task_type: "image_classification",
+  data_url: E.dataUrl,
+  label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
+  created_at: E.createdAt,
+  callback_url: E.callbackUrl,
+  consensus_threshold: 3,
+  max_labels: 7,
+  metadata: { sku: "A-1001" },
+  idempotency_key: "order-1001",
+  batch_id: null,
+  labels_collected: 3,
+  consensus_label: "cat",
+  confidence: 0.9846,
+  resolution: "consensus" as const,
+  ledger_txid: E.txid,
+  settled_at: E.settledAt,
+  canceled_at: null,
+  webhook_status: "delivered" as const,
+};
+
+export const Task = documented(
+  z.strictObject({
+    task_id: id("tsk_", "task"),
+    status: taskStatus,
+    task_type: z.string(),
+    data_url: z.string(),
+    label_spec: labelSpec,
+    created_at: time,
+    callback_url: z.string().nullable(),
+    consensus_threshold: z.int().min(1),
+    max_labels: z.int().min(1),
+    metadata: z.record(z.string(), z.unknown()).nullable().describe("as submitted"),
+    idempotency_key: z.string().nullable(),
+    batch_id: z.string().nullable(),
+    labels_collected: count,
+    consensus_label: z.string().nullable(),
+    confidence: z.number().min(0).max(1).nullable().describe("posterior of the consensus label (one-coin model)"),
+    resolution: z.enum(["consensus", "max_labels"]).nullable(),
+    ledger_txid: ledgerTxid.nullable(),
+    settled_at: time.nullable(),
+    canceled_at: time.nullable(),
+    webhook_status: z
+      .enum(["pending", "delivered", "failed"])
+      .nullable()
+      .describe("delivery of task.settled: `failed` = SPEC's `webhook_fail`; null when no webhook targets the task"),
+  }),
+  "A task and, once settled, its outcome.",
+  taskExample,
+);
+
+export const TaskProgress = documented(
+  z.strictObject({
+    task_id: id("tsk_", "task"),
+    status: z.enum(["pending", "labeling", "settling"]),
+    labels_collected: count,
+    consensus_threshold: z.int().min(1),
+  }),
+  "Labeling is still in progress.",
+  { task_id: E.taskId, status: "labeling", labels_collected: 1, consensus_threshold: 3 },
+);
+
+export const TaskResult = documented(
+  z.strictObject({
+    task_id: id("tsk_", "task"),
+    status: z.literal("settled"),
+    consensus_label: z.string(),
+    confidence: z.number().min(0).max(1).nullable(),
+    resolution: z.enum(["consensus", "max_labels"]).nullable(),
+    label_counts: z.record(z.string(), count).nullable().describe("labels per option"),
+    labels_collected: count,
+    settled_at: time,
+    settlement: z.strictObject({
+      ledger_txid: ledgerTxid,
+      ledger: z.literal("local").describe("the hash-chained ledger table"),
+      sequence: count.describe("position of the record in the chain"),
+      prev_hash: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .describe("hash (hex SHA-256) of the previous ledger record; 64 zeros for the first"),
+      recorded_at: time,
+    }),
+  }),
+  "The settled result and its ledger record.",
+  {
+    task_id: E.taskId,
+    status: "settled",
+    consensus_label: "cat",
+    confidence: 0.9846,
+    resolution: "consensus",
+    label_counts: { cat: 3 },
+    labels_collected: 3,
+    settled_at: E.settledAt,
+    settlement: { ledger_txid: E.txid, ledger: "local", sequence: 1042, prev_hash: E.prevHash, recorded_at: E.settledAt },
+  },
+);
+
+export const Batch = documented(
+  z.strictObject({
+    batch_id: id("bat_", "batch"),
+    task_count: z.int().min(1),
+    status: z.enum(["accepted", "in_progress", "completed"]),
+    callback_url: z.string().nullable(),
+    created_at: time,
+    counts: taskCounts,
+  }),
+  "A batch and its tasks by status: `accepted` until a task gets a label, `completed` when every task is settled or canceled.",
+  {
+    batch_id: E.batchId,
+    task_count: 2,
+    status: "in_progress",
+    callback_url: null,
+    created_at: E.createdAt,
+    counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
+  },
+);
+
+// --- labeling ---------------------------------------------------------------------------------------
+
+export const Claim = documented(
+  z.strictObject({
+    claim_id: id("clm_", "claim"),
+    task_id: id("tsk_", "task"),
+    data_url: z.string(),
+    label_spec: labelSpec,
+    expires_at: time,
+  }),
+  "A claim on a task: label it before `expires_at`.",
+  {
+    claim_id: E.claimId,
+    task_id: E.taskId,
+    data_url: E.dataUrl,
+    label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
+    expires_at: E.settledAt,
+  },
+);
+
+export const LabelRecorded = documented(
+  z.strictObject({
+    label_id: id("lab_", "label"),
+    claim_id: id("clm_", "claim"),
+    task_id: id("tsk_", "task"),
+    label: z.string(),
+    created_at: time,
+    labels_needed: count.describe("further labels that could settle the task; 0: consensus can be decided now"),
+  }),
+  "The label is recorded; consensus runs asynchronously.",
+  { label_id: E.labelId, claim_id: E.claimId, task_id: E.taskId, label: "cat", created_at: E.createdAt, labels_needed: 2 },
+);
+
+// --- webhooks ---------------------------------------------------------------------------------------
+
+const webhookFields = {
+  webhook_id: id("whk_", "webhook"),
+  callback_url: z.string(),
+  events: z.array(z.literal("task.settled")),
+  active: z.boolean(),
+  created_at: time,
+};
+const webhookExample = {
+  webhook_id: E.webhookId,
+  callback_url: E.callbackUrl,
+  events: ["task.settled" as const],
+  active: true,
+  created_at: E.createdAt,
+};
+
+export const WebhookCreated = documented(
+  z.strictObject(webhookFields),
+  "The registered webhook (its secret is stored sealed and never returned).",
+  webhookExample,
+);
+
+export const Webhook = documented(
+  z.strictObject({ ...webhookFields, deleted_at: time.nullable() }),
+  "A webhook; a deleted one is inactive with `deleted_at`.",
+  { ...webhookExample, deleted_at: null },
+);
+
+export const WebhookList = documented(z.array(Webhook), "The customer's webhooks, newest first, deleted ones included.", [
+  { ...webhookExample, deleted_at: null },
+]);
+
+const deliveryStatus = z.enum(["pending", "delivered", "failed"]);
+
+export const Delivery = documented(
+  z.strictObject({
+    delivery_id: id("dlv_", "delivery"),
+    event_id: z.string().describe("`X-SVC-Event-Id`: the same across retries and redeliveries"),
+    event: z.literal("task.settled"),
+    task_id: id("tsk_", "task"),
+    status: deliveryStatus,
+    attempts: count,
+    last_status_code: z.int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: time,
+    updated_at: time,
+    delivered_at: time.nullable(),
+    attempt_log: z
+      .array(
+        z.strictObject({
+          attempt_id: z.string(),
+          attempt: z.int().min(1),
+          manual: z.boolean().describe("a redelivery asked for by the customer"),
+          success: z.boolean(),
+          status_code: z.int().nullable(),
+          error: z.string().nullable(),
+          latency_ms: count,
+          started_at: time,
+          finished_at: time,
+        }),
+      )
+      .describe("every attempt, newest first"),
+  }),
+  "One task.settled event for one webhook, with every attempt.",
+  {
+    delivery_id: E.deliveryId,
+    event_id: E.eventId,
+    event: "task.settled",
+    task_id: E.taskId,
+    status: "delivered",
+    attempts: 2,
+    last_status_code: 200,
+    last_error: null,
+    created_at: E.settledAt,
+    updated_at: E.settledAt,
+    delivered_at: E.settledAt,
+    attempt_log: [
+      {
+        attempt_id: E.attemptId,
+        attempt: 2,
+        manual: false,
+        success: true,
+        status_code: 200,
+        error: null,
+        latency_ms: 38,
+        started_at: E.settledAt,
+        finished_at: E.settledAt,
+      },
+      {
+        attempt_id: "att_8Tq3Nz7KcW1mXr5Vb9LsJd",
+        attempt: 1,
+        manual: false,
+        success: false,
+        status_code: 503,
+        error: "HTTP 503",
+        latency_ms: 12,
+        started_at: E.settledAt,
+        finished_at: E.settledAt,
+      },
+    ],
+  },
+);
+
+export const DeliveryPage = documented(z.strictObject({ ...page, items: z.array(Delivery) }), "A page of deliveries, newest first.", {
+  page: 1,
+  per_page: 20,
+  total: 0,
+  items: [],
+});
+
+export const Redelivery = documented(
+  z.strictObject({ delivery_id: id("dlv_", "delivery"), attempt_id: id("att_", "attempt"), status: z.literal("queued") }),
+  "One new attempt is queued (same event id, fresh timestamp and signature).",
+  { delivery_id: E.deliveryId, attempt_id: E.attemptId, status: "queued" },
+);
+
+// --- manifest jobs ----------------------------------------------------------------------------------
+
+const jobStatus = z.enum(["queued", "ingesting", "labeling", "completed", "failed"]);
+
+export const JobAccepted = documented(
+  z.strictObject({ job_id: id("job_", "job"), status: jobStatus, created_at: time }),
+  "The job is queued for ingestion.",
+  { job_id: E.jobId, status: "queued", created_at: E.createdAt },
+);
+
+const jobExample = {
+  job_id: E.jobId,
+  status: "labeling" as const,
+  manifest_url: "s3://acme-datasets/pets/manifest.jsonl",
+  label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
+  type: "image_classification",
+  consensus_threshold: 3,
+  max_labels: 7,
+  callback_url: null,
+  output_url: "s3://acme-datasets/pets/labels.jsonl",
+  task_count: 1000,
+  lines_ingested: 1000,
+  tasks_settled: 250,
+  progress: 0.25,
+  error: null,
+  created_at: E.createdAt,
+  started_at: E.createdAt,
+  ingested_at: E.createdAt,
+  completed_at: null,
+  export_written_at: null,
+};
+
+export const Job = documented(
+  z.strictObject({
+    job_id: id("job_", "job"),
+    status: jobStatus,
+    manifest_url: z.string(),
+    label_spec: labelSpec,
+    type: z.string(),
+    consensus_threshold: z.int().min(1),
+    max_labels: z.int().min(1),
+    callback_url: z.string().nullable(),
+    output_url: z.string().nullable(),
+    task_count: count,
+    lines_ingested: count,
+    tasks_settled: count,
+    progress: z.number().min(0).max(1).describe("settled share of the tasks"),
+    error: z.string().nullable().describe("why the job failed, e.g. `line 17: not valid JSON`"),
+    created_at: time,
+    started_at: time.nullable(),
+    ingested_at: time.nullable(),
+    completed_at: time.nullable(),
+    export_written_at: time.nullable().describe("when the export was written to `output_url`"),
+  }),
+  "A manifest job (credentials are never returned).",
+  jobExample,
+);
+
+export const JobPage = documented(z.strictObject({ ...page, items: z.array(Job) }), "A page of jobs, newest first.", {
+  page: 1,
+  per_page: 20,
+  total: 1,
+  items: [jobExample],
+});
+
+export const ExportLine = documented(
+  z.strictObject({
+    task_id: id("tsk_", "task"),
+    data_url: z.string(),
+    consensus_label: z.string().nullable(),
+    confidence: z.number().nullable(),
+    ledger_txid: z.string().nullable(),
+    settled_at: time.nullable(),
+    source: z.record(z.string(), z.unknown()).describe("the manifest line as it was"),
+  }),
+  "One line of a job's JSONL export (manifest order; null fields for a canceled task).",
+  {
+    task_id: E.taskId,
+    data_url: "s3://acme-datasets/pets/0001.jpg",
+    consensus_label: "cat",
+    confidence: 0.9846,
+    ledger_txid: E.txid,
+    settled_at: E.settledAt,
+    source: { "source-ref": "s3://acme-datasets/pets/0001.jpg" },
+  },
+);
+
+// --- billing ----------------------------------------------------------------------------------------
+
+const lineItem = z.strictObject({ tier, labels: count, unit_price_cents: count, amount_cents: count });
+const month = z
+  .string()
+  .regex(/^\d{4}-(0[1-9]|1[0-2])$/)
+  .describe("YYYY-MM (UTC)");
+const currency = z
+  .string()
+  .regex(/^[a-z]{3}$/)
+  .describe("ISO 4217, lower case");
+
+export const Usage = documented(
+  z.strictObject({
+    month,
+    currency,
+    tier: tier.describe("the current tier"),
+    price_per_label_cents: count.describe("the current tier's price"),
+    labels_collected: count,
+    tasks_settled: count,
+    amount_cents: count,
+    line_items: z.array(lineItem).describe("one per tier with labels in the month"),
+  }),
+  "Usage of one UTC month, each label priced at the tier the customer had when it was recorded.",
+  {
+    month: "2026-03",
+    currency: "usd",
+    tier: "production",
+    price_per_label_cents: 8,
+    labels_collected: 1500,
+    tasks_settled: 480,
+    amount_cents: 8000,
+    line_items: [
+      { tier: "sandbox", labels: 500, unit_price_cents: 0, amount_cents: 0 },
+      { tier: "production", labels: 1000, unit_price_cents: 8, amount_cents: 8000 },
+    ],
+  },
+);
+
+const invoiceExample = {
+  invoice_id: E.invoiceId,
+  month: "2026-03",
+  status: "open" as const,
+  currency: "usd",
+  labels_collected: 1000,
+  tasks_settled: 320,
+  amount_cents: 8000,
+  line_items: [{ tier: "production" as const, labels: 1000, unit_price_cents: 8, amount_cents: 8000 }],
+  created_at: E.createdAt,
+  finalized_at: null,
+};
+
+export const InvoiceList = documented(
+  z.strictObject({
+    items: z.array(
+      z.strictObject({
+        invoice_id: id("inv_", "invoice"),
+        month,
+        status: z
+          .enum(["open", "finalized"])
+          .describe("the current month is `open` (recomputed on read); past months are `finalized` once"),
+        currency,
+        labels_collected: count,
+        tasks_settled: count,
+        amount_cents: count,
+        line_items: z.array(lineItem),
+        created_at: time,
+        finalized_at: time.nullable(),
+      }),
+    ),
+  }),
+  "Invoices, newest month first: one per month with usage, always the current one.",
+  { items: [invoiceExample] },
+);
+
+// --- dashboard --------------------------------------------------------------------------------------
+
+const share = z.number().min(0).max(1).nullable();
+
+export const Overview = documented(
+  z.strictObject({
+    tasks_by_status: taskCounts,
+    labels_this_month: count,
+    label_quota: count,
+    label_quota_remaining: count,
+    median_seconds_to_settle: z.number().nonnegative().nullable().describe("tasks settled in the last 30 days; null if none"),
+    webhook_delivery_success_rate: share.describe("delivered / (delivered + failed) over the last 30 days; null if none"),
+  }),
+  "The customer's tasks, quota and delivery health at a glance.",
+  {
+    tasks_by_status: { pending: 12, labeling: 5, settling: 0, settled: 480, canceled: 3 },
+    labels_this_month: 1500,
+    label_quota: 100000,
+    label_quota_remaining: 98464,
+    median_seconds_to_settle: 842.5,
+    webhook_delivery_success_rate: 0.9958,
+  },
+);
+
+export const TaskPage = documented(z.strictObject({ ...page, items: z.array(Task) }), "A page of the customer's tasks.", {
+  page: 1,
+  per_page: 20,
+  total: 1,
+  items: [taskExample],
+});
+
+const resolutionShare = z.strictObject({ tasks: count, share });
+
+export const Quality = documented(
+  z.strictObject({
+    window_days: z.int().min(1),
+    tasks_settled: count,
+    mean_confidence: z.number().min(0).max(1).nullable(),
+    resolution: z.strictObject({ consensus: resolutionShare, max_labels: resolutionShare }),
+    labels_per_task: z.array(z.strictObject({ labels: count, tasks: count })),
+    agreement_rate: share.describe("share of collected labels that agree with the consensus label"),
+  }),
+  "Label quality over the tasks settled in the last 90 days.",
+  {
+    window_days: 90,
+    tasks_settled: 480,
+    mean_confidence: 0.9612,
+    resolution: { consensus: { tasks: 470, share: 0.9792 }, max_labels: { tasks: 10, share: 0.0208 } },
+    labels_per_task: [
+      { labels: 3, tasks: 440 },
+      { labels: 4, tasks: 30 },
+      { labels: 7, tasks: 10 },
+    ],
+    agreement_rate: 0.9437,
+  },
+);
+
+export const UsageDays = documented(
+  z.strictObject({ days: z.array(z.strictObject({ date: z.iso.date(), labels: count })).describe("the last 30 UTC days, oldest first") }),
+  "Labels collected per UTC day, zeros included.",
+  {
+    days: [
+      { date: "2026-03-13", labels: 0 },
+      { date: "2026-03-14", labels: 57 },
+    ],
+  },
+);
+
+/**
+ * Every named response schema, by its OpenAPI component name. `buildOpenApiDocument` registers these;
+ * a schema nested in another becomes a `$ref`.
+ */
+export const RESPONSE_SCHEMAS = {
+  Error: ErrorBody,
+  Health,
+  HealthUnavailable,
+  OpenApiDocument,
+  CustomerCreated,
+  Customer,
+  CustomerPage,
+  CustomerUpgraded,
+  LabelerCreated,
+  TaskAccepted,
+  BatchAccepted,
+  Task,
+  TaskProgress,
+  TaskResult,
+  Batch,
+  Claim,
+  LabelRecorded,
+  WebhookCreated,
+  Webhook,
+  WebhookList,
+  Delivery,
+  DeliveryPage,
+  Redelivery,
+  JobAccepted,
+  Job,
+  JobPage,
+  ExportLine,
+  Usage,
+  InvoiceList,
+  Overview,
+  TaskPage,
+  Quality,
+  UsageDays,
+} as const satisfies Record<string, z.ZodType>;
