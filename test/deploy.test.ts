@@ -39,20 +39,13 @@ type ServiceName = keyof typeof SERVICES;
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 const WORKERS = SERVICE_NAMES.filter((s) => SERVICES[s].worker);
 
-/**
- * Keys being added to packages/config by the ops-server work (METRICS_PORT per service, SHUTDOWN_TIMEOUT_MS
- * in commonEnv). Accepted as known even while a schema does not list them yet; once both are in every schema
- * this list changes nothing.
- */
-const PENDING_KEYS = ["METRICS_PORT", "SHUTDOWN_TIMEOUT_MS"];
-
 function shapeOf(service: ServiceName): Record<string, z.ZodType> {
   return SERVICES[service].schema.shape as unknown as Record<string, z.ZodType>;
 }
 
-/** Env keys a service accepts: its zod schema's keys (plus PENDING_KEYS, see above). */
+/** Env keys a service accepts: its zod schema's keys. */
 function knownKeys(service: ServiceName): Set<string> {
-  return new Set([...Object.keys(shapeOf(service)), ...PENDING_KEYS]);
+  return new Set(Object.keys(shapeOf(service)));
 }
 
 /**
@@ -203,7 +196,8 @@ describe("docker-compose.yml", () => {
       expect(check).toContain("process.env.METRICS_PORT");
       const env = composeEnv(s);
       expect({ name, METRICS_PORT: env.METRICS_PORT }).toEqual({ name, METRICS_PORT: String(SERVICES[name].opsPort) });
-      expect(durationMs(s.stop_grace_period ?? "10s")).toBeGreaterThan(Number(env.SHUTDOWN_TIMEOUT_MS ?? 10_000));
+      // Compose's default grace period is 10 s; the shutdown bound is the parsed SHUTDOWN_TIMEOUT_MS (or its default).
+      expect(durationMs(s.stop_grace_period ?? "10s")).toBeGreaterThan(parseEnv(SERVICES[name].schema, env).SHUTDOWN_TIMEOUT_MS);
     }
   });
 
@@ -492,9 +486,8 @@ describe("deploy/ (Kubernetes)", () => {
       expect([onOpsPort(c.livenessProbe), onOpsPort(c.readinessProbe), onOpsPort(c.startupProbe)]).toEqual([true, true, true]);
       const env = containerEnv(c);
       expect(env.METRICS_PORT).toBe(String(SERVICES[name].opsPort));
-      const shape = shapeOf(name);
-      // Once METRICS_PORT is in the schema, its default must be the same port.
-      if ("METRICS_PORT" in shape) expect(shape.METRICS_PORT?.parse(undefined)).toBe(SERVICES[name].opsPort);
+      // The schema's default is the same port, so the service listens there even without the env var.
+      expect(shapeOf(name).METRICS_PORT?.parse(undefined)).toBe(SERVICES[name].opsPort);
     }
     expect(container(deployment("gateway")).ports?.find((p) => p.name === "http")?.containerPort).toBe(3000);
   });
@@ -525,7 +518,7 @@ describe("deploy/ (Kubernetes)", () => {
     for (const name of SERVICE_NAMES) {
       const d = deployment(name);
       const c = container(d);
-      const shutdownMs = Number(containerEnv(c).SHUTDOWN_TIMEOUT_MS ?? 10_000);
+      const shutdownMs = parseEnv(SERVICES[name].schema, containerEnv(c)).SHUTDOWN_TIMEOUT_MS;
       const preStop = c.lifecycle?.preStop?.exec?.command;
       const preStopMs = preStop?.[0] === "sleep" ? Number(preStop[1]) * 1000 : 0;
       expect(Number.isFinite(shutdownMs) && Number.isFinite(preStopMs)).toBe(true);
