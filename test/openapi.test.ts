@@ -123,7 +123,8 @@ const hooks = receivers();
 const seen = new Set<string>();
 
 beforeAll(async () => {
-  sys = await startSystem();
+  // a database of its own: no other test file's generic claim can take a slot of these tasks
+  sys = await startSystem({ isolatedDatabase: true });
 });
 afterAll(async () => {
   await hooks.closeAll();
@@ -252,7 +253,7 @@ describe("OpenAPI document", () => {
       const secured = op.security.length > 0;
       expect({ what, has401: statuses.includes("401") }).toEqual({ what, has401: secured });
       for (const p of op.parameters) if (p.in === "path") expect(path).toContain(`{${String(p.name)}}`);
-      expect(statuses).toEqual(expect.arrayContaining(["500", "503"]));
+      expect(statuses).toEqual(expect.arrayContaining(path === "/v1/openapi.json" ? ["500"] : ["500", "503"]));
     }
   });
 

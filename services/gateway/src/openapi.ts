@@ -162,6 +162,8 @@ export interface RouteDoc {
   pathParams?: PathParamDoc[];
   /** the zod schema the handler parses `req.query` with */
   query?: z.ZodObject;
+  /** answers without Postgres or the queue (so never 503) */
+  offline?: boolean;
   /** the route spends a rate-limit budget (default: customer routes, per key); registration: per client address */
   rateLimited?: boolean;
   /** the route reads the `Idempotency-Key` header */
@@ -210,6 +212,7 @@ export const ROUTES: RouteDoc[] = [
     description: "Generated from the zod schemas the gateway validates with. A rendered reference is at `/docs/`.",
     tag: "system",
     auth: "none",
+    offline: true,
     responses: [{ status: 200, description: "The document.", schema: "OpenApiDocument" }],
     errors: [],
   },
@@ -717,14 +720,15 @@ function spendsBudget(route: RouteDoc): boolean {
   return route.rateLimited ?? route.auth === "customer";
 }
 
-/** Every error kind a route can answer: its own, those of its auth, body and query, and 500/503. */
+/** Every error kind a route can answer: its own, those of its auth, body and query, 500, and 503 unless offline. */
 export function errorKindsOf(route: RouteDoc): ErrorKind[] {
   const kinds: ErrorKind[] = [...route.errors];
   if (route.auth !== "none") kinds.push("unauthorized");
   if (spendsBudget(route)) kinds.push("rateLimited");
   if (route.body) kinds.push("validation", "invalidJson", "payloadTooLarge", "unsupportedMediaType");
   if (route.query) kinds.push("validation");
-  kinds.push("internal", "unavailable");
+  kinds.push("internal");
+  if (!route.offline) kinds.push("unavailable");
   return [...new Set(kinds)];
 }
 
