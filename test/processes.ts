@@ -84,8 +84,13 @@ export async function startService(service: ServiceName, options: ServiceOptions
     }
   });
   child.stderr?.on("data", (chunk: Buffer) => output.push(chunk.toString()));
+  // the exit time is taken at "exit"; the promise resolves at "close", once stdout is read to its end
+  let exitAt = 0;
+  child.on("exit", () => {
+    exitAt = Date.now();
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, at: Date.now() })),
+    child.on("close", (code, signal) => resolve({ code, signal, at: exitAt || Date.now() })),
   );
   let gone = false;
   void exited.then(() => {

@@ -1,0 +1,247 @@
+/**
+ * Graceful shutdown (issue 6): real service processes (`node --import tsx services/<s>/src/main.ts`) get
+ * SIGTERM with work in flight. Each exits with code 0 within SHUTDOWN_TIMEOUT_MS, readiness answers 503 as
+ * soon as the shutdown starts, and nothing is lost: in-flight jobs finish, or (past the bound) go back to
+ * the queue, and a fresh replica completes the rest: every task settles exactly once, every event is
+ * delivered. The gateway answers the requests it had in flight and refuses new connections.
+ */
+import http from "node:http";
+import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
+import { catalog, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { ops, type ServiceName, type ServiceProcess, startService } from "./processes";
+import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem } from "./system";
+import { newSecret, type Receiver, receiver, registerWebhook, settleTask, taskView } from "./webhooks";
+
+let sys: System;
+const procs: ServiceProcess[] = [];
+const open: Receiver[] = [];
+let consensus: RunningWorkers | undefined;
+
+beforeAll(async () => {
+  // the in-process gateway drives the API; the services under test run as processes
+  sys = await startSystem({ workers: false });
+});
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.kill()));
+  await Promise.all(open.map((r) => r.close()));
+  await consensus?.close();
+  await sys?.close();
+});
+
+async function spawnService(service: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const p = await startService(service, { databaseUrl: sys.databaseUrl, prefix: sys.prefix, env });
+  procs.push(p);
+  return p;
+}
+
+/** SIGTERM, then: readiness 503 while shutting down (when `probe`), exit code 0 within `boundMs`. */
+async function terminate(p: ServiceProcess, boundMs: number, duringShutdown?: () => Promise<void>): Promise<number> {
+  const sent = Date.now();
+  p.signal("SIGTERM");
+  if (duringShutdown) await duringShutdown();
+  const exit = await p.exited;
+  const elapsed = exit.at - sent;
+  expect({
+    code: exit.code,
+    signal: exit.signal,
+    withinBound: elapsed < boundMs,
+    output: exit.code === 0 ? "" : p.output.join(""),
+  }).toEqual({
+    code: 0,
+    signal: null,
+    withinBound: true,
+    output: "",
+  });
+  expect(p.logs.find((l) => l.msg === "shutdown complete")).toBeDefined();
+  return elapsed;
+}
+
+async function readinessIs503(p: ServiceProcess): Promise<void> {
+  const ready = await eventually(
+    async () => {
+      const res = await ops(p, "/readyz");
+      return res.status === 503 ? res : undefined;
+    },
+    5000,
+    "readiness to answer 503",
+  );
+  expect(JSON.parse(ready.text)).toMatchObject({ ok: false, shutting_down: true });
+}
+
+function startConsensusInProcess(): void {
+  consensus ??= startWorkers(
+    sys.backend,
+    consensusHandlers({ prisma: sys.db.prisma, queue: sys.queue, logger: sys.logger, prior: DEFAULT_PRIOR, reconcileGraceMs: 1000 }),
+    { concurrency: { consensus: 4, reconcile: 1 } },
+  );
+}
+
+describe("consensus-worker", () => {
+  it("SIGTERM with consensus jobs in flight: exits 0 within the bound; with a fresh worker every task settles exactly once", async () => {
+    const customer = await registerCustomer(sys, 1000);
+    const labeler = await createLabeler(sys, "shutdown-consensus");
+    const tasks: string[] = [];
+    // labels recorded while no consensus worker runs: their jobs wait in the queue
+    for (let i = 0; i < 40; i++) {
+      const taskId = await createTask(sys, customer.key, { consensus_threshold: 1 });
+      expect((await label(sys, labeler.key, taskId, "cat")).status).toBe(201);
+      tasks.push(taskId);
+    }
+    const settled = () => sys.db.prisma.task.count({ where: { id: { in: tasks }, status: "settled" } });
+    expect(await settled()).toBe(0);
+
+    const first = await spawnService("consensus-worker", { CONSENSUS_CONCURRENCY: "2", SHUTDOWN_TIMEOUT_MS: "10000" });
+    await eventually(async () => ((await settled()) > 0 ? true : undefined), 20000, "the first settlements");
+    await terminate(first, 10000);
+    const afterFirst = await settled();
+
+    await spawnService("consensus-worker", { CONSENSUS_CONCURRENCY: "8" });
+    await eventually(
+      async () => ((await settled()) === tasks.length ? true : undefined),
+      30000,
+      `all tasks to settle (${afterFirst} before the restart)`,
+    );
+    // exactly once: one ledger record and one task.settled event per task, the labeler counted once per task
+    expect(await sys.db.prisma.ledgerEntry.count({ where: { taskId: { in: tasks } } })).toBe(tasks.length);
+    expect(await sys.db.prisma.event.count({ where: { taskId: { in: tasks }, type: "task.settled" } })).toBe(tasks.length);
+    const counted = await sys.db.prisma.labeler.findUniqueOrThrow({ where: { id: labeler.id }, select: { settledLabels: true } });
+    expect(counted.settledLabels).toBe(tasks.length);
+  }, 120000);
+});
+
+describe("webhook-worker", () => {
+  it("SIGTERM with deliveries in flight: readiness 503 at once, in-flight deliveries finish, exit 0 within the bound; nothing lost", async () => {
+    startConsensusInProcess();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // a slow receiver: every request waits for the gate (opened once the shutdown has started)
+    const r = await receiver(async () => {
+      await gate;
+      return 200;
+    });
+    open.push(r);
+    const customer = await registerCustomer(sys);
+    await registerWebhook(sys, customer.key, r.url, newSecret());
+    const labeler = await createLabeler(sys, "shutdown-webhooks");
+    const worker = await spawnService("webhook-worker", { SHUTDOWN_TIMEOUT_MS: "10000" });
+    const tasks: string[] = [];
+    for (let i = 0; i < 5; i++) tasks.push(await settleTask(sys, customer.key, labeler.key, { callback_url: r.url }));
+    await eventually(async () => (r.received.length === tasks.length ? true : undefined), 20000, "every delivery to be in flight");
+
+    await terminate(worker, 10000, async () => {
+      await readinessIs503(worker);
+      release();
+    });
+    // finished by the terminating worker itself: delivered, one request each
+    for (const taskId of tasks) expect((await taskView(sys, customer.key, taskId)).webhook_status).toBe("delivered");
+    expect(r.received.length).toBe(tasks.length);
+
+    // nothing left for a fresh replica: no delivery job waits, runs, or failed
+    const bull = await sys.queue.bullmqQueue("webhookDelivery");
+    const counts = await bull.getJobCounts("waiting", "active", "delayed", "failed", "completed");
+    expect(counts).toMatchObject({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+  }, 120000);
+
+  it("deliveries still in flight at the bound go back to the queue: exit 0 within the bound, a fresh replica delivers them", async () => {
+    startConsensusInProcess();
+    let hanging = true;
+    const r = await receiver(() => (hanging ? "hang" : 200));
+    open.push(r);
+    const customer = await registerCustomer(sys);
+    await registerWebhook(sys, customer.key, r.url, newSecret());
+    const labeler = await createLabeler(sys, "shutdown-bound");
+    const worker = await spawnService("webhook-worker", { SHUTDOWN_TIMEOUT_MS: "2000" });
+    const tasks: string[] = [];
+    for (let i = 0; i < 3; i++) tasks.push(await settleTask(sys, customer.key, labeler.key, { callback_url: r.url }));
+    await eventually(async () => (r.received.length === tasks.length ? true : undefined), 20000, "every delivery to hang");
+
+    await terminate(worker, 2000);
+    expect(worker.logs.find((l) => l.msg === "deliveries still running at the shutdown bound returned to the queue")).toMatchObject({
+      returned: tasks.length,
+    });
+    // back in the queue (waiting), not lost in `active` until a stalled-job check
+    const bull = await sys.queue.bullmqQueue("webhookDelivery");
+    const ids = new Set(
+      (await sys.db.prisma.delivery.findMany({ where: { taskId: { in: tasks } }, select: { id: true } })).map((d) =>
+        catalog.webhookDelivery.jobId({ deliveryId: d.id }),
+      ),
+    );
+    expect(ids.size).toBe(tasks.length);
+    const waiting = (await bull.getJobs(["waiting", "prioritized"])).filter((j) => ids.has(j.id ?? ""));
+    expect(waiting.length).toBe(tasks.length);
+
+    hanging = false;
+    await spawnService("webhook-worker");
+    for (const taskId of tasks) {
+      await eventually(
+        async () => ((await taskView(sys, customer.key, taskId)).webhook_status === "delivered" ? true : undefined),
+        30000,
+        `delivery of ${taskId}`,
+      );
+      expect(r.forTask(taskId).length).toBeGreaterThanOrEqual(2);
+    }
+  }, 120000);
+});
+
+describe("gateway", () => {
+  it("SIGTERM during an in-flight request: it is answered, new connections are refused, exit 0 within the bound", async () => {
+    const gateway = await spawnService("gateway", { SHUTDOWN_TIMEOUT_MS: "10000" });
+    const port = gateway.port as number;
+    // an idle keep-alive connection: the server closes it on shutdown
+    const idleAgent = new http.Agent({ keepAlive: true });
+    const health = await new Promise<number>((resolve, reject) => {
+      http
+        .get({ host: "127.0.0.1", port, path: "/v1/health", agent: idleAgent }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        })
+        .on("error", reject);
+    });
+    expect(health).toBe(200);
+
+    // a registration whose body is still to be sent when SIGTERM arrives: `Expect: 100-continue` makes the
+    // server confirm it has the request (headers parsed) before the test sends the signal
+    const body = JSON.stringify({ name: "Shutdown Co", email: `shutdown-${Date.now()}@example.com` });
+    const agent = new http.Agent({ keepAlive: true });
+    const req = http.request({
+      host: "127.0.0.1",
+      port,
+      path: "/v1/customers",
+      method: "POST",
+      agent,
+      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), expect: "100-continue" },
+    });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on("response", (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      });
+      req.on("error", reject);
+    });
+    const accepted = new Promise<void>((resolve) => req.once("continue", () => resolve()));
+    req.flushHeaders();
+    await accepted;
+
+    await terminate(gateway, 10000, async () => {
+      await readinessIs503(gateway);
+      // the listener is closed: a new connection is refused
+      const refused = await new Promise<string>((resolve) => {
+        const probe = http.get({ host: "127.0.0.1", port, path: "/v1/health", agent: false }, (res) => {
+          res.resume();
+          resolve(`answered ${res.statusCode}`);
+        });
+        probe.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      });
+      expect(refused).toBe("ECONNREFUSED");
+      req.end(body);
+      const res = await answered;
+      expect(res.status).toBe(201);
+      expect(JSON.parse(res.body)).toMatchObject({ name: "Shutdown Co" });
+    });
+    agent.destroy();
+    idleAgent.destroy();
+  }, 120000);
+});
