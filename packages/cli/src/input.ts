@@ -1,0 +1,178 @@
+/**
+ * Task files of `labelgate submit`: JSONL (one task body of POST /v1/tasks per line) or CSV (one task per
+ * record, columns below). Pure functions: text in, task bodies with their line numbers out.
+ *
+ * CSV columns (header row required; empty cells count as absent):
+ * - `data_url` (required)
+ * - `question`, `options` (required unless given with --question/--options); `options` separated by `|`
+ * - `type` (default --type, else `image_classification`)
+ * - `consensus_threshold`, `max_labels` (integers)
+ * - `callback_url`, `idempotency_key`
+ * - `metadata` (a JSON object), and `metadata.<name>` columns (each a string field of `metadata`)
+ * Any other column is an error (a typo would otherwise be dropped silently).
+ */
+
+import type { TaskRequest } from "@labelgate/sdk";
+import { parse } from "csv-parse/sync";
+
+/** A task read from a file, with the 1-based line where it starts. */
+export interface InputTask {
+  line: number;
+  task: TaskRequest;
+}
+
+/** Values applied to tasks that do not set them. */
+export interface TaskDefaults {
+  type?: string;
+  question?: string;
+  options?: string[];
+  consensus_threshold?: number;
+  max_labels?: number;
+  callback_url?: string;
+}
+
+/** A problem of the input file, naming the line. */
+export class InputError extends Error {
+  override name = "InputError";
+}
+
+export type InputFormat = "jsonl" | "csv";
+
+/** The format of a file by its extension (`.jsonl`/`.ndjson`/`.json` → jsonl, `.csv` → csv). @throws InputError otherwise */
+export function formatOf(file: string): InputFormat {
+  const lower = file.toLowerCase();
+  if (lower.endsWith(".csv")) return "csv";
+  if (lower.endsWith(".jsonl") || lower.endsWith(".ndjson") || lower.endsWith(".json")) return "jsonl";
+  throw new InputError(`${file}: unknown file type; use .jsonl or .csv (or --format)`);
+}
+
+/** Splits an options cell or flag: `cat|dog|bird` → ["cat", "dog", "bird"] (trimmed, empty parts dropped). */
+export function splitOptions(value: string): string[] {
+  return value
+    .split("|")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+}
+
+const DEFAULT_TYPE = "image_classification";
+
+function withDefaults(raw: Record<string, unknown>, defaults: TaskDefaults, line: number): TaskRequest {
+  const task: Record<string, unknown> = { ...raw };
+  task.type ??= defaults.type ?? DEFAULT_TYPE;
+  if (task.label_spec === undefined) {
+    if (!defaults.question || !defaults.options) {
+      throw new InputError(`line ${line}: no label_spec (give question and options columns, or --question and --options)`);
+    }
+    task.label_spec = { question: defaults.question, options: defaults.options };
+  }
+  if (task.consensus_threshold === undefined && defaults.consensus_threshold !== undefined)
+    task.consensus_threshold = defaults.consensus_threshold;
+  if (task.max_labels === undefined && defaults.max_labels !== undefined) task.max_labels = defaults.max_labels;
+  if (task.callback_url === undefined && defaults.callback_url !== undefined) task.callback_url = defaults.callback_url;
+  if (typeof task.data_url !== "string" || task.data_url === "") throw new InputError(`line ${line}: data_url is required`);
+  return task as unknown as TaskRequest;
+}
+
+/** Tasks of a JSONL text: each non-blank line a JSON object (a POST /v1/tasks body). @throws InputError naming the line */
+export function parseJsonl(text: string, defaults: TaskDefaults = {}): InputTask[] {
+  const out: InputTask[] = [];
+  text
+    .replace(/^\uFEFF/, "")
+    .split(/\r?\n/)
+    .forEach((raw, i) => {
+      const line = i + 1;
+      if (raw.trim() === "") return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch (err) {
+        throw new InputError(`line ${line}: not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+      }
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new InputError(`line ${line}: not a JSON object`);
+      out.push({ line, task: withDefaults(parsed as Record<string, unknown>, defaults, line) });
+    });
+  return out;
+}
+
+const CSV_COLUMNS = new Set([
+  "data_url",
+  "question",
+  "options",
+  "type",
+  "consensus_threshold",
+  "max_labels",
+  "callback_url",
+  "idempotency_key",
+  "metadata",
+]);
+
+function integer(value: string, column: string, line: number): number {
+  if (!/^\d+$/.test(value.trim())) throw new InputError(`line ${line}: ${column} must be a whole number, got "${value}"`);
+  return Number(value);
+}
+
+/** Tasks of a CSV text with a header row (columns: see the module doc). @throws InputError naming the line */
+export function parseCsv(text: string, defaults: TaskDefaults = {}): InputTask[] {
+  let records: { record: Record<string, string>; info: { lines: number } }[];
+  try {
+    records = parse(text, { columns: true, bom: true, skip_empty_lines: true, trim: true, info: true, relax_column_count: false });
+  } catch (err) {
+    throw new InputError(`CSV: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const first = records[0];
+  if (first) {
+    const unknown = Object.keys(first.record).filter((c) => !CSV_COLUMNS.has(c) && !c.startsWith("metadata."));
+    if (unknown.length > 0) {
+      throw new InputError(`CSV: unknown column(s) ${unknown.join(", ")}; known: ${[...CSV_COLUMNS].join(", ")}, metadata.<name>`);
+    }
+  }
+  return records.map(({ record, info }) => {
+    // info.lines is the line where the record ends; records of one line are the common case
+    const line = info.lines;
+    const task: Record<string, unknown> = {};
+    const metadata: Record<string, unknown> = {};
+    let hasMetadata = false;
+    for (const [column, value] of Object.entries(record)) {
+      if (value === "") continue;
+      if (column.startsWith("metadata.")) {
+        metadata[column.slice("metadata.".length)] = value;
+        hasMetadata = true;
+        continue;
+      }
+      switch (column) {
+        case "consensus_threshold":
+        case "max_labels":
+          task[column] = integer(value, column, line);
+          break;
+        case "metadata": {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(value);
+          } catch {
+            throw new InputError(`line ${line}: metadata is not valid JSON`);
+          }
+          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+            throw new InputError(`line ${line}: metadata must be a JSON object`);
+          Object.assign(metadata, parsed);
+          hasMetadata = true;
+          break;
+        }
+        case "question":
+        case "options":
+          break;
+        default:
+          task[column] = value;
+      }
+    }
+    const question = record.question || defaults.question;
+    const options = record.options ? splitOptions(record.options) : defaults.options;
+    if (question && options) task.label_spec = { question, options };
+    if (hasMetadata) task.metadata = metadata;
+    return { line, task: withDefaults(task, defaults, line) };
+  });
+}
+
+/** Tasks of a file's text in the given format. @throws InputError */
+export function parseTasks(text: string, format: InputFormat, defaults: TaskDefaults = {}): InputTask[] {
+  return format === "csv" ? parseCsv(text, defaults) : parseJsonl(text, defaults);
+}

@@ -1,0 +1,322 @@
+/**
+ * The `labelgate` command line (commander): submit task files, create/watch/export manifest jobs, read
+ * tasks and results. Data goes to stdout (JSON), progress bars and messages to stderr. `run()` never
+ * exits the process: it returns the exit code (0 ok, 1 failed, 2 usage) so main.ts owns `process.exit`.
+ */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { type Job, LabelgateClient, LabelgateError, PayloadTooLargeError, ValidationError } from "@labelgate/sdk";
+import cliProgress from "cli-progress";
+import { formatOf, InputError, type InputFormat, type InputTask, parseTasks, splitOptions, type TaskDefaults } from "./input";
+
+/** Where the CLI writes, and the defaults main.ts read from the environment. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** LABELGATE_API_KEY */
+  apiKey?: string;
+  /** LABELGATE_URL */
+  url?: string;
+}
+
+/** A failure with a message for the user and an exit code. */
+export class CliError extends Error {
+  override name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+export const DEFAULT_URL = "http://127.0.0.1:3000";
+/** Tasks per POST /v1/tasks/batch (the gateway takes up to 10,000; 1000 keeps each request small). */
+export const MAX_CHUNK = 1000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function positiveInt(value: string, name: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new CliError(`${name} must be a positive whole number, got "${value}"`, 2);
+  return Number(value);
+}
+
+/** The idempotency key of chunk `index` of a file: same file, same chunk → same key, so a rerun creates nothing new. */
+export function chunkKey(fileSha256: string, index: number): string {
+  return `lgcli-${fileSha256.slice(0, 32)}-${index}`;
+}
+
+/** A 400 of a batch, its `tasks.<i>.<field>` paths turned into the file's line numbers. */
+function explainBatchError(err: ValidationError, chunk: InputTask[]): CliError {
+  const lines = err.details.map((d) => {
+    const m = /^tasks\.(\d+)\.?(.*)$/.exec(d.path);
+    const at = m ? chunk[Number(m[1])] : undefined;
+    return at ? `  line ${at.line}: ${m?.[2] || "task"}: ${d.message}` : `  ${d.path || "body"}: ${d.message}`;
+  });
+  return new CliError(`the gateway rejected the tasks (nothing of this batch was created):\n${lines.join("\n")}`);
+}
+
+function bar(io: CliIo, format: string): cliProgress.SingleBar {
+  return new cliProgress.SingleBar(
+    { stream: io.stderr, format, hideCursor: false, clearOnComplete: false },
+    cliProgress.Presets.shades_classic,
+  );
+}
+
+function printJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Builds the commander program; `client()` makes the SDK client from the global options. */
+async function buildProgram(io: CliIo) {
+  const { Command, Option } = await import("commander");
+  const program = new Command("labelgate")
+    .description("labelgate: submit labeling tasks, follow manifest jobs, fetch results")
+    .option("--api-key <key>", "customer API key (default: LABELGATE_API_KEY)")
+    .option("--url <url>", `gateway base URL (default: LABELGATE_URL, else ${DEFAULT_URL})`)
+    .option("--max-attempts <n>", "attempts per request, retries of 429/503 included", "4")
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  const client = (): LabelgateClient => {
+    const opts = program.opts<{ apiKey?: string; url?: string; maxAttempts: string }>();
+    const apiKey = opts.apiKey ?? io.apiKey;
+    if (!apiKey) throw new CliError("no API key: pass --api-key or set LABELGATE_API_KEY", 2);
+    return new LabelgateClient({
+      baseUrl: opts.url ?? io.url ?? DEFAULT_URL,
+      apiKey,
+      maxAttempts: positiveInt(opts.maxAttempts, "--max-attempts"),
+    });
+  };
+
+  program
+    .command("submit")
+    .summary("submit a JSONL or CSV file of tasks in batches (a rerun creates no duplicates)")
+    .description(
+      "submit every task of a JSONL or CSV file, in batches; a rerun of the same file creates no duplicates.\n" +
+        "JSONL: one POST /v1/tasks body per line. CSV columns: data_url, question, options (separated by |), type,\n" +
+        "consensus_threshold, max_labels, callback_url, idempotency_key, metadata (JSON object), metadata.<name>.\n" +
+        "Prints one JSON line per task: {line, task_id, batch_id}.",
+    )
+    .argument("<file>", "tasks file (.jsonl or .csv)")
+    .addOption(new Option("--format <format>", "file format (default: by extension)").choices(["jsonl", "csv"]))
+    .option("--type <type>", "task type for tasks without one", "image_classification")
+    .option("--question <text>", "question for tasks without a label_spec")
+    .option("--options <list>", "options for tasks without a label_spec, separated by |")
+    .option("--threshold <n>", "consensus_threshold for tasks without one")
+    .option("--max-labels <n>", "max_labels for tasks without one")
+    .option("--callback-url <url>", "callback_url for tasks without one")
+    .option("--batch-size <n>", `tasks per request (1..${MAX_CHUNK})`, String(MAX_CHUNK))
+    .action(async (file: string, o: Record<string, string | undefined>) => {
+      const batchSize = positiveInt(o.batchSize ?? String(MAX_CHUNK), "--batch-size");
+      if (batchSize > MAX_CHUNK) throw new CliError(`--batch-size must be at most ${MAX_CHUNK}`, 2);
+      const defaults: TaskDefaults = {
+        type: o.type,
+        question: o.question,
+        options: o.options === undefined ? undefined : splitOptions(o.options),
+        consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
+        max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
+        callback_url: o.callbackUrl,
+      };
+      const lg = client();
+      const format: InputFormat = (o.format as InputFormat | undefined) ?? formatOf(file);
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(file);
+      } catch (err) {
+        throw new CliError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const sha = createHash("sha256").update(bytes).digest("hex");
+      const tasks = parseTasks(bytes.toString("utf8"), format, defaults);
+      if (tasks.length === 0) throw new CliError(`${file}: no tasks`);
+      const progress = bar(io, "submit [{bar}] {value}/{total} tasks | {percentage}% | ETA {eta_formatted}");
+      progress.start(tasks.length, 0);
+      let batches = 0;
+      try {
+        for (let start = 0, index = 0; start < tasks.length; start += batchSize, index++) {
+          const chunk = tasks.slice(start, start + batchSize);
+          let res: Awaited<ReturnType<typeof lg.tasks.createBatch>>;
+          try {
+            res = await lg.tasks.createBatch({ tasks: chunk.map((t) => t.task) }, { idempotencyKey: chunkKey(sha, index) });
+          } catch (err) {
+            if (err instanceof ValidationError) throw explainBatchError(err, chunk);
+            if (err instanceof PayloadTooLargeError) throw new CliError(`${err.message}: use a smaller --batch-size`);
+            throw err;
+          }
+          if (res.task_ids.length !== chunk.length) {
+            throw new CliError(`batch ${index}: the gateway answered ${res.task_ids.length} task ids for ${chunk.length} tasks`);
+          }
+          io.stdout.write(
+            chunk.map((t, i) => `${JSON.stringify({ line: t.line, task_id: res.task_ids[i], batch_id: res.batch_id })}\n`).join(""),
+          );
+          batches++;
+          progress.increment(chunk.length);
+        }
+      } finally {
+        progress.stop();
+      }
+      io.stderr.write(`submitted ${tasks.length} tasks of ${file} in ${batches} batches (a rerun of this file answers the same tasks)\n`);
+    });
+
+  const job = program.command("job").description("manifest jobs");
+  job
+    .command("create")
+    .description("create a manifest job; prints {job_id, status, created_at}")
+    .argument("<manifest_url>", "s3://bucket/key, gs://bucket/key or https://... (JSONL with data_url or source-ref per line)")
+    .requiredOption("--question <text>", "the question of every task")
+    .requiredOption("--options <list>", "the options, separated by |")
+    .option("--type <type>", "task type", "image_classification")
+    .option("--threshold <n>", "consensus_threshold (default 3)")
+    .option("--max-labels <n>", "max_labels (default 2t+1)")
+    .option("--callback-url <url>", "callback_url of every task (needs an active webhook)")
+    .option("--output-url <url>", "s3:// or gs:// URL to write the export to as well")
+    .option("--credentials <file>", "JSON file: {access_key_id, secret_access_key, region, endpoint?} or {service_account_json}")
+    .action(async (manifestUrl: string, o: Record<string, string | undefined>) => {
+      const lg = client();
+      let credentials: Record<string, unknown> | undefined;
+      if (o.credentials) {
+        try {
+          credentials = JSON.parse(await readFile(o.credentials, "utf8")) as Record<string, unknown>;
+        } catch (err) {
+          throw new CliError(`cannot read credentials ${o.credentials}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      const created = await lg.jobs.create({
+        manifest_url: manifestUrl,
+        label_spec: { question: o.question ?? "", options: splitOptions(o.options ?? "") },
+        type: o.type,
+        consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
+        max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
+        callback_url: o.callbackUrl,
+        output_url: o.outputUrl,
+        credentials: credentials as never,
+      });
+      printJson(io, created);
+    });
+
+  job
+    .command("get")
+    .description("print a job's status and progress")
+    .argument("<job_id>")
+    .action(async (jobId: string) => printJson(io, await client().jobs.get(jobId)));
+
+  job
+    .command("watch")
+    .description("follow a job with a progress bar until it is completed (exit 0) or failed (exit 1); prints the final job")
+    .argument("<job_id>")
+    .option("--interval <ms>", "poll interval", "2000")
+    .action(async (jobId: string, o: { interval: string }) => {
+      const lg = client();
+      const interval = positiveInt(o.interval, "--interval");
+      const progress = bar(io, "{status} [{bar}] {value}/{total} {unit} | {percentage}%");
+      let phase: "ingesting" | "labeling" | undefined;
+      let lastStatus: string | undefined;
+      let job: Job;
+      try {
+        for (;;) {
+          job = await lg.jobs.get(jobId);
+          const ingesting = job.status === "queued" || job.status === "ingesting";
+          // ingestion: lines read so far (the total is unknown until the manifest is in); then: tasks settled
+          const [value, total, unit] = ingesting
+            ? [job.lines_ingested, job.lines_ingested, "lines"]
+            : [job.tasks_settled, job.task_count, "settled"];
+          const next = ingesting ? "ingesting" : "labeling";
+          if (phase !== next) {
+            if (phase) progress.stop();
+            progress.start(Math.max(1, total), value, { status: job.status, unit });
+            phase = next;
+          }
+          progress.setTotal(Math.max(1, total));
+          progress.update(value, { status: job.status, unit });
+          if (!io.stderr.isTTY && job.status !== lastStatus) io.stderr.write(`job ${jobId}: ${job.status}\n`);
+          lastStatus = job.status;
+          if (job.status === "completed" || job.status === "failed") break;
+          await sleep(interval);
+        }
+      } finally {
+        if (phase) progress.stop();
+      }
+      printJson(io, job);
+      if (job.status === "failed") throw new CliError(`job ${jobId} failed: ${job.error ?? "no error given"}`);
+    });
+
+  job
+    .command("export")
+    .description("download a completed job's JSONL export (streamed; to stdout without -o)")
+    .argument("<job_id>")
+    .option("-o, --output <file>", "write to this file (written to <file>.part, renamed when complete)")
+    .action(async (jobId: string, o: { output?: string }) => {
+      const lg = client();
+      if (o.output) {
+        const written = await lg.jobs.exportToFile(jobId, o.output);
+        io.stderr.write(`wrote ${written.lines} lines (${written.bytes} bytes) to ${written.path}\n`);
+        return;
+      }
+      const stream = await lg.jobs.exportStream(jobId);
+      for await (const chunk of stream) io.stdout.write(chunk as Buffer);
+    });
+
+  const task = program.command("task").description("tasks");
+  task
+    .command("get")
+    .description("print a task")
+    .argument("<task_id>")
+    .action(async (taskId: string) => printJson(io, await client().tasks.get(taskId)));
+  task
+    .command("cancel")
+    .description("cancel an open task")
+    .argument("<task_id>")
+    .action(async (taskId: string) => printJson(io, await client().tasks.cancel(taskId)));
+
+  program
+    .command("result")
+    .description("print a task's result: the consensus once settled, else its labeling progress")
+    .argument("<task_id>")
+    .option("--wait", "poll until the task is settled")
+    .option("--timeout <seconds>", "with --wait: give up after this long")
+    .option("--interval <ms>", "with --wait: poll interval", "1000")
+    .action(async (taskId: string, o: { wait?: boolean; timeout?: string; interval: string }) => {
+      const lg = client();
+      if (!o.wait) {
+        printJson(io, await lg.tasks.result(taskId));
+        return;
+      }
+      const timeoutMs = o.timeout === undefined ? undefined : positiveInt(o.timeout, "--timeout") * 1000;
+      try {
+        printJson(io, await lg.tasks.waitForResult(taskId, { intervalMs: positiveInt(o.interval, "--interval"), timeoutMs }));
+      } catch (err) {
+        if (err instanceof LabelgateError) throw err;
+        throw new CliError(err instanceof Error ? err.message : String(err));
+      }
+    });
+
+  return program;
+}
+
+/** A failure as the user sees it: the message, validation details, the request id. */
+export function describeFailure(err: unknown): { message: string; exitCode: number } {
+  if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
+  if (err instanceof InputError) return { message: err.message, exitCode: 1 };
+  if (err instanceof LabelgateError) {
+    const id = err.requestId ? ` (request id ${err.requestId})` : "";
+    const hint = err.status === 401 ? "; check --api-key or LABELGATE_API_KEY" : err.status === 0 ? "; check --url or LABELGATE_URL" : "";
+    return { message: `${err.message}${hint}${id}`, exitCode: 1 };
+  }
+  return { message: err instanceof Error ? err.message : String(err), exitCode: 1 };
+}
+
+/** Runs the CLI on `argv` (without `node` and the script). Returns the exit code; never throws. */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  const { CommanderError } = await import("commander");
+  const program = await buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    const { message, exitCode } = describeFailure(err);
+    io.stderr.write(`labelgate: ${message}\n`);
+    return exitCode;
+  }
+}

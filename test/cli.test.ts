@@ -1,0 +1,256 @@
+/**
+ * The `labelgate` CLI end to end: the real process (packages/cli/bin/labelgate.cjs) against a gateway with
+ * its workers started here. Submits a JSONL and a CSV file (a rerun creates no duplicates), reads tasks and
+ * results, creates a manifest job served by a local http server, watches it to completion and exports it to
+ * a file; errors exit non-zero with a clear message on stderr. The file parsers are checked in-process.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chunkKey, InputError, parseCsv, parseJsonl } from "@labelgate/cli";
+import { LabelgateClient, type SettledResult, type Task } from "@labelgate/sdk";
+import { serveManifest } from "../services/manifest-worker/test/helpers";
+import { ADMIN_TOKEN, eventually, type System, startSystem } from "./system";
+
+const BIN = path.resolve(__dirname, "../packages/cli/bin/labelgate.cjs");
+const ROOT = path.resolve(__dirname, "..");
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as a child process; resolves with its exit code and output (never rejects on a non-zero exit). */
+function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe("task file parsers", () => {
+  it("JSONL: one task per non-blank line, defaults filled, errors name the line", () => {
+    const tasks = parseJsonl('{"data_url":"https://a.example/1.jpg"}\n\n{"data_url":"https://a.example/2.jpg","type":"x"}\n', {
+      question: "Q?",
+      options: ["a", "b"],
+      consensus_threshold: 2,
+    });
+    expect(tasks).toEqual([
+      {
+        line: 1,
+        task: {
+          data_url: "https://a.example/1.jpg",
+          type: "image_classification",
+          label_spec: { question: "Q?", options: ["a", "b"] },
+          consensus_threshold: 2,
+        },
+      },
+      {
+        line: 3,
+        task: {
+          data_url: "https://a.example/2.jpg",
+          type: "x",
+          label_spec: { question: "Q?", options: ["a", "b"] },
+          consensus_threshold: 2,
+        },
+      },
+    ]);
+    expect(() => parseJsonl('{"data_url":"x"}\nnot json\n', { question: "Q", options: ["a", "b"] })).toThrow(/line 2: not valid JSON/);
+    expect(() => parseJsonl('{"data_url":"x"}\n')).toThrow(/line 1: no label_spec/);
+  });
+
+  it("CSV: columns, options split on |, integers, metadata columns; unknown columns and bad cells are errors", () => {
+    const csv =
+      'data_url,question,options,consensus_threshold,metadata.sku,metadata\nhttps://a.example/1.jpg,"Cat, or dog?",cat|dog,1,s1,"{""n"":1}"\n';
+    expect(parseCsv(csv)).toEqual([
+      {
+        line: 2,
+        task: {
+          type: "image_classification",
+          data_url: "https://a.example/1.jpg",
+          label_spec: { question: "Cat, or dog?", options: ["cat", "dog"] },
+          consensus_threshold: 1,
+          metadata: { sku: "s1", n: 1 },
+        },
+      },
+    ]);
+    expect(() => parseCsv("data_url,opitons\nhttps://a.example/1.jpg,a|b\n")).toThrow(/unknown column\(s\) opitons/);
+    expect(() => parseCsv("data_url,question,options,max_labels\nx,Q,a|b,many\n")).toThrow(InputError);
+    expect(chunkKey("ab".repeat(32), 3)).toBe(`lgcli-${"ab".repeat(16)}-3`);
+  });
+});
+
+describe("labelgate CLI against a running gateway", () => {
+  let sys: System;
+  let env: Record<string, string>;
+  let customer: LabelgateClient;
+  let labeler: LabelgateClient;
+  const dir = mkdtempSync(path.join(tmpdir(), "lg-cli-"));
+
+  beforeAll(async () => {
+    sys = await startSystem({ isolatedDatabase: true });
+    const admin = new LabelgateClient({ baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN });
+    const registered = await admin.customers.register({ name: "CLI Co", email: `cli-${Date.now()}@example.com` });
+    customer = admin.withCredentials({ apiKey: registered.api_key });
+    labeler = admin.withCredentials({ labelerKey: (await admin.admin.createLabeler("cli-labeler")).api_key });
+    env = { LABELGATE_URL: sys.baseUrl, LABELGATE_API_KEY: registered.api_key };
+  });
+  afterAll(() => sys.close());
+
+  const totalTasks = async () => (await customer.dashboard.tasks({ per_page: 1 })).total;
+
+  it("submits a JSONL file; a rerun creates no duplicates; task get and result read a settled task", async () => {
+    const file = path.join(dir, "tasks.jsonl");
+    const lines = [1, 2, 3].map((i) =>
+      JSON.stringify({
+        type: "image_classification",
+        data_url: `https://img.example/${i}.jpg`,
+        label_spec: { question: "Animal?", options: ["cat", "dog"] },
+        metadata: { i },
+      }),
+    );
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const first = await cli(["submit", file, "--threshold", "1"], env);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stderr).toContain("submitted 3 tasks");
+    const out = jsonLines(first.stdout);
+    expect(out.map((o) => o.line)).toEqual([1, 2, 3]);
+    expect(new Set(out.map((o) => o.batch_id)).size).toBe(1);
+    expect(await totalTasks()).toBe(3);
+
+    const again = await cli(["submit", file, "--threshold", "1"], env);
+    expect(again.code).toBe(0);
+    expect(jsonLines(again.stdout)).toEqual(out);
+    expect(await totalTasks()).toBe(3);
+
+    const taskId = String(out[1]?.task_id);
+    const got = await cli(["task", "get", taskId], env);
+    expect(got.code).toBe(0);
+    expect(JSON.parse(got.stdout) as Task).toMatchObject({
+      task_id: taskId,
+      status: "pending",
+      consensus_threshold: 1,
+      metadata: { i: 2 },
+    });
+    const pending = await cli(["result", taskId], env);
+    expect(JSON.parse(pending.stdout)).toMatchObject({ task_id: taskId, status: "pending", labels_collected: 0 });
+
+    const claim = await labeler.labeling.claim(taskId);
+    await labeler.labeling.label(claim?.claim_id as string, "dog");
+    const settled = await cli(["result", taskId, "--wait", "--interval", "100", "--timeout", "30"], env);
+    expect(settled.code).toBe(0);
+    expect(JSON.parse(settled.stdout) as SettledResult).toMatchObject({ task_id: taskId, status: "settled", consensus_label: "dog" });
+  });
+
+  it("submits a CSV file in chunks (each with its own idempotency key); a rerun creates no duplicates", async () => {
+    const file = path.join(dir, "tasks.csv");
+    writeFileSync(
+      file,
+      "data_url,question,options,consensus_threshold,metadata.sku\n" +
+        "https://img.example/a.jpg,Which fruit?,apple|pear,1,A\n" +
+        'https://img.example/b.jpg,"Which fruit, really?",apple|pear|plum,2,B\n' +
+        "https://img.example/c.jpg,Which fruit?,apple|pear,,C\n",
+    );
+    const before = await totalTasks();
+    const first = await cli(["submit", file, "--batch-size", "2"], env);
+    expect(first.code).toBe(0);
+    const out = jsonLines(first.stdout);
+    expect(out.map((o) => o.line)).toEqual([2, 3, 4]);
+    expect(new Set(out.map((o) => o.batch_id)).size).toBe(2);
+    expect(await totalTasks()).toBe(before + 3);
+    const b = await customer.tasks.get(String(out[1]?.task_id));
+    expect(b).toMatchObject({
+      label_spec: { question: "Which fruit, really?", options: ["apple", "pear", "plum"] },
+      consensus_threshold: 2,
+      metadata: { sku: "B" },
+    });
+    expect(b.batch_id).toBe(out[1]?.batch_id);
+
+    const again = await cli(["submit", file, "--batch-size", "2"], env);
+    expect(again.code).toBe(0);
+    expect(jsonLines(again.stdout)).toEqual(out);
+    expect(await totalTasks()).toBe(before + 3);
+  });
+
+  it("creates a manifest job, watches it to completion and exports it to a file", async () => {
+    const manifest = [1, 2].map((i) => JSON.stringify({ data_url: `https://img.example/m${i}.jpg`, sku: `m${i}` }));
+    const server = await serveManifest(`${manifest.join("\n")}\n`);
+    try {
+      const created = await cli(
+        ["job", "create", server.url(), "--question", "Cat or dog?", "--options", "cat|dog", "--threshold", "1"],
+        env,
+      );
+      expect(created.code).toBe(0);
+      const jobId = String((JSON.parse(created.stdout) as { job_id: string }).job_id);
+      const watching = cli(["job", "watch", jobId, "--interval", "200"], env);
+
+      await eventually(async () => ((await customer.jobs.get(jobId)).status === "labeling" ? true : undefined), 30_000, "ingestion");
+      // label every open task (the earlier files' too): the job's two tasks settle
+      for (;;) {
+        const c = await labeler.labeling.claim();
+        if (!c) break;
+        await labeler.labeling.label(c.claim_id, c.label_spec.options[0] as string);
+      }
+      const watched = await watching;
+      expect(watched.code).toBe(0);
+      expect(JSON.parse(watched.stdout)).toMatchObject({ job_id: jobId, status: "completed", task_count: 2, tasks_settled: 2 });
+      expect(watched.stderr).toContain("completed");
+
+      const file = path.join(dir, "out.jsonl");
+      const exported = await cli(["job", "export", jobId, "-o", file], env);
+      expect(exported.code).toBe(0);
+      expect(exported.stderr).toContain(`wrote 2 lines`);
+      const lines = jsonLines(readFileSync(file, "utf8"));
+      expect(lines.map((l) => l.source)).toEqual(manifest.map((m) => JSON.parse(m)));
+      expect(lines.every((l) => l.consensus_label === "cat")).toBe(true);
+
+      const toStdout = await cli(["job", "export", jobId], env);
+      expect(jsonLines(toStdout.stdout)).toEqual(lines);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("errors exit non-zero with a clear message on stderr, and nothing is created from an invalid file", async () => {
+    const missing = await cli(["task", "get", "tsk_doesnotexist"], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/404 task not found/);
+    expect(missing.stdout).toBe("");
+
+    const badKey = await cli(["result", "tsk_x"], { ...env, LABELGATE_API_KEY: "sk_sandbox_wrong" });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/401 invalid API key; check --api-key/);
+
+    const noKey = await cli(["task", "get", "tsk_x"], { LABELGATE_URL: sys.baseUrl });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("no API key");
+
+    const before = await totalTasks();
+    const bad = path.join(dir, "bad.csv");
+    writeFileSync(bad, "data_url,question,options\nhttps://img.example/ok.jpg,Q?,a|b\nftp://nope/x.jpg,Q?,a|b\n");
+    const rejected = await cli(["submit", bad], env);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stderr).toMatch(/line 3: data_url: must be an http\(s\), s3:\/\/ or gs:\/\/ URL/);
+    expect(await totalTasks()).toBe(before);
+
+    const usage = await cli(["submit"], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("missing required argument");
+  });
+});
