@@ -45,6 +45,8 @@ function startWorker(): { child: ChildProcess; output: () => string } {
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       ALLOW_PRIVATE_URLS: "true",
       LOG_LEVEL: "silent",
+      // an ephemeral ops port: test processes never contend for the default METRICS_PORT
+      METRICS_PORT: "0",
     },
     // its own process group: tsx runs the service in a child node process, and a kill must reach both
     detached: true,

@@ -47,6 +47,8 @@ function startReplica(s: System): Replica {
       ALLOW_PRIVATE_URLS: "true",
       WEBHOOK_RETRY_MAX: "3",
       LOG_LEVEL: "silent",
+      // an ephemeral ops port: test processes never contend for the default METRICS_PORT
+      METRICS_PORT: "0",
     },
   });
   const output: string[] = [];
