@@ -7,6 +7,14 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import {
+  AuthenticationError,
+  type ClientHooks,
+  ConflictError,
+  LabelgateClient,
+  type RecordedLabel,
+  type RequestOptions,
+} from "@labelgate/sdk";
 
 // --- dataset ----------------------------------------------------------------------------------------
 
@@ -195,90 +203,35 @@ export function resolveAdminToken(explicit: string | undefined, env: NodeJS.Proc
   );
 }
 
-// --- HTTP -------------------------------------------------------------------------------------------
-
-/** An unexpected HTTP answer (or a request that kept failing); the message carries the response body. */
-export class HttpError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    readonly body: string,
-  ) {
-    super(message);
-    this.name = "HttpError";
-  }
-}
-
-export interface HttpResponse {
-  status: number;
-  /** parsed JSON body (undefined when empty) */
-  body: unknown;
-  /** attempts made; > 1 means an earlier attempt may have reached the server */
-  attempts: number;
-}
-
-export interface RequestOptions {
-  /** bearer token */
-  token?: string;
-  body?: unknown;
-  /** statuses returned to the caller; any other (after retries) throws HttpError */
-  expect: readonly number[];
-}
-
-export interface HttpClientOptions {
-  /** attempts per request, first included (default 5) */
-  attempts?: number;
-  /** first backoff, doubled per retry (default 200 ms) */
-  backoffMs?: number;
-  /** longest wait between attempts, Retry-After included (default 5 s) */
-  maxBackoffMs?: number;
-  /** per-attempt timeout (default 60 s) */
-  timeoutMs?: number;
-}
-
-const RETRY_STATUSES = new Set([429, 503]);
+// --- HTTP (through @labelgate/sdk) -------------------------------------------------------------------
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Small JSON client: retries 429/503 and network errors with exponential backoff (honouring Retry-After
- * up to `maxBackoffMs`); any status outside `expect` is an HttpError with the response body.
+ * Counts the SDK's requests (attempts) and retries and times every call by route (ids replaced by `:id`),
+ * through the client's hooks.
  */
-export class HttpClient {
-  private readonly attempts: number;
-  private readonly backoffMs: number;
-  private readonly maxBackoffMs: number;
-  private readonly timeoutMs: number;
+export class RequestStats {
   /** retries made so far (all requests) */
   retries = 0;
   /** attempts made so far (all requests) */
   requests = 0;
-  /** wall time of every request (retries included), ms, by route (ids replaced by `:id`) */
+  /** wall time of every call (retries included), ms, by route */
   private readonly timings = new Map<string, number[]>();
 
-  constructor(
-    readonly baseUrl: string,
-    options: HttpClientOptions = {},
-  ) {
-    this.baseUrl = baseUrl.replace(/\/+$/, "");
-    this.attempts = options.attempts ?? 5;
-    this.backoffMs = options.backoffMs ?? 200;
-    this.maxBackoffMs = options.maxBackoffMs ?? 5000;
-    this.timeoutMs = options.timeoutMs ?? 60_000;
-  }
-
-  async request(method: string, urlPath: string, options: RequestOptions): Promise<HttpResponse> {
-    const started = performance.now();
-    try {
-      return await this.attempt(method, urlPath, options);
-    } finally {
-      const route = `${method} ${urlPath.replace(/\/[a-z]+_[A-Za-z0-9]+/g, "/:id")}`;
+  /** The hooks to pass to `new LabelgateClient({hooks})`. */
+  readonly hooks: ClientHooks = {
+    onAttempt: (e) => {
+      this.requests++;
+      if (e.attempt > 1) this.retries++;
+    },
+    onResponse: (e) => {
+      const route = `${e.method} ${e.path.replace(/\/[a-z]+_[A-Za-z0-9]+/g, "/:id")}`;
       const list = this.timings.get(route);
-      const ms = performance.now() - started;
-      if (list) list.push(ms);
-      else this.timings.set(route, [ms]);
-    }
-  }
+      if (list) list.push(e.durationMs);
+      else this.timings.set(route, [e.durationMs]);
+    },
+  };
 
   /** One line per route: count, mean, p50, p95 and max latency. */
   latencyReport(): string[] {
@@ -290,90 +243,15 @@ export class HttpClient {
       return `${route}: n=${sorted.length} mean ${f(mean)} ms, p50 ${f(at(0.5))}, p95 ${f(at(0.95))}, max ${f(at(1))}`;
     });
   }
-
-  private async attempt(method: string, urlPath: string, options: RequestOptions): Promise<HttpResponse> {
-    const headers: Record<string, string> = { accept: "application/json" };
-    if (options.token) headers["authorization"] = `Bearer ${options.token}`;
-    if (options.body !== undefined) headers["content-type"] = "application/json";
-    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const what = `${method} ${urlPath}`;
-    let lastProblem = "";
-    for (let attempt = 1; attempt <= this.attempts; attempt++) {
-      if (attempt > 1) this.retries++;
-      this.requests++;
-      let res: Response;
-      let text: string;
-      try {
-        res = await fetch(this.baseUrl + urlPath, { method, headers, body: payload, signal: AbortSignal.timeout(this.timeoutMs) });
-        text = await res.text();
-      } catch (err) {
-        lastProblem = `network error: ${describeError(err)}`;
-        if (attempt < this.attempts) await sleep(this.backoff(attempt, undefined));
-        continue;
-      }
-      if (RETRY_STATUSES.has(res.status) && attempt < this.attempts) {
-        lastProblem = `HTTP ${res.status}: ${text}`;
-        await sleep(this.backoff(attempt, res.headers.get("retry-after")));
-        continue;
-      }
-      if (!options.expect.includes(res.status)) {
-        throw new HttpError(
-          `${what} answered HTTP ${res.status} (expected ${options.expect.join("/")}): ${text || "<empty body>"}`,
-          res.status,
-          text,
-        );
-      }
-      let body: unknown;
-      if (text !== "") {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new HttpError(`${what} answered HTTP ${res.status} with a body that is not JSON: ${text.slice(0, 500)}`, res.status, text);
-        }
-      }
-      return { status: res.status, body, attempts: attempt };
-    }
-    throw new HttpError(`${what} failed after ${this.attempts} attempts; last: ${lastProblem}`, undefined, lastProblem);
-  }
-
-  private backoff(attempt: number, retryAfter: string | null | undefined): number {
-    const exponential = this.backoffMs * 2 ** (attempt - 1);
-    const seconds = retryAfter ? Number(retryAfter) : Number.NaN;
-    const hinted = Number.isFinite(seconds) ? seconds * 1000 : 0;
-    const jitter = Math.random() * this.backoffMs;
-    return Math.min(this.maxBackoffMs, Math.max(exponential, hinted) + jitter);
-  }
 }
 
-function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
-    return `${err.name}: ${err.message}${cause}`;
-  }
-  return String(err);
-}
-
-/** Reads a JSON object, or throws naming the request. */
-export function asObject(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error(`${what}: expected a JSON object, got ${JSON.stringify(value)}`);
-  }
-  return value as Record<string, unknown>;
-}
-
-/** A string field of a response, or throws. */
-export function stringField(o: Record<string, unknown>, key: string, what: string): string {
-  const v = o[key];
-  if (typeof v !== "string") throw new Error(`${what}: field "${key}" should be a string, got ${JSON.stringify(v)}`);
-  return v;
-}
-
-/** A numeric field of a response, or throws. */
-export function numberField(o: Record<string, unknown>, key: string, what: string): number {
-  const v = o[key];
-  if (typeof v !== "number" || !Number.isFinite(v)) throw new Error(`${what}: field "${key}" should be a number, got ${JSON.stringify(v)}`);
-  return v;
-}
+/**
+ * The replay's client options: 5 attempts, 200 ms first backoff, 5 s longest, 60 s per attempt. Every
+ * request of the replay may be retried (`retry: true`): a retried claim or label is recognized by its
+ * answer (see runReplay), and task batches carry an idempotency key.
+ */
+export const REPLAY_RETRIES = { maxAttempts: 5, initialBackoffMs: 200, maxBackoffMs: 5000, timeoutMs: 60_000 } as const;
+const RETRY: RequestOptions = { retry: true };
 
 /** Runs `fn` over `items`, at most `concurrency` at a time; the first failure stops new work and rejects. */
 export async function mapPool<T, R>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
@@ -534,7 +412,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       (duplicates > 0 ? `; ${duplicates} repeated worker answers skipped` : ""),
   );
 
-  const http = new HttpClient(options.baseUrl);
+  const stats = new RequestStats();
+  const admin = new LabelgateClient({ baseUrl: options.baseUrl, adminToken: options.adminToken, ...REPLAY_RETRIES, hooks: stats.hooks });
   const progress = new Progress(log, started);
   const phaseTimes: string[] = [];
   let phaseStart = Date.now();
@@ -545,44 +424,33 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
 
   try {
     // --- setup: labelers first (an admin call: a wrong token fails before anything is created), customer, quota ---
-    const adminCall = async (method: string, urlPath: string, body: unknown, expect: number): Promise<HttpResponse> => {
+    const adminCall = async <T>(call: Promise<T>): Promise<T> => {
       try {
-        return await http.request(method, urlPath, { token: options.adminToken, body, expect: [expect] });
+        return await call;
       } catch (err) {
-        if (err instanceof HttpError && err.status === 401) {
+        if (err instanceof AuthenticationError) {
           throw new Error(`${err.message} (the admin token was rejected: check --admin-token, ADMIN_TOKEN or .data/admin-token)`);
         }
         throw err;
       }
     };
-    const labelerKeys = new Map<string, string>();
-    progress.set(() => `labelers ${labelerKeys.size}/${workers.length}`);
+    const labelers = new Map<string, LabelgateClient>();
+    progress.set(() => `labelers ${labelers.size}/${workers.length}`);
     const createLabeler = async (worker: string) => {
-      const res = await adminCall("POST", "/v1/admin/labelers", { name: `crowd-${worker}` }, 201);
-      labelerKeys.set(worker, stringField(asObject(res.body, "POST /v1/admin/labelers"), "api_key", "POST /v1/admin/labelers"));
+      const created = await adminCall(admin.admin.createLabeler(`crowd-${worker}`, RETRY));
+      labelers.set(worker, admin.withCredentials({ labelerKey: created.api_key }));
     };
     await createLabeler(workers[0] as string);
     await mapPool(workers.slice(1), concurrency, createLabeler);
 
-    const created = asObject(
-      (
-        await http.request("POST", "/v1/customers", {
-          body: { name: `replay ${dataset.name}`, email: emailFor(dataset.name) },
-          expect: [201],
-        })
-      ).body,
-      "POST /v1/customers",
-    );
-    const customerId = stringField(created, "customer_id", "POST /v1/customers");
+    const created = await admin.customers.register({ name: `replay ${dataset.name}`, email: emailFor(dataset.name) }, RETRY);
+    const customerId = created.customer_id;
     // The replay is an operator's load: it runs as a production customer (the production rate-limit
     // budget) with its live key, and grants itself the quota the dataset needs.
-    const upgraded = asObject(
-      (await adminCall("POST", `/v1/admin/customers/${encodeURIComponent(customerId)}/upgrade`, {}, 200)).body,
-      "POST /v1/admin/customers/{id}/upgrade",
-    );
-    const apiKey = stringField(upgraded, "api_key", "POST /v1/admin/customers/{id}/upgrade");
+    const upgraded = await adminCall(admin.admin.upgradeCustomer(customerId, {}, RETRY));
+    const customer = admin.withCredentials({ apiKey: upgraded.api_key });
     const quota = plans.reduce((s, p) => s + p.settings.consensusThreshold, 0) + totalAnswers;
-    await adminCall("PATCH", `/v1/admin/customers/${encodeURIComponent(customerId)}`, { label_quota: quota }, 200);
+    await adminCall(admin.admin.updateCustomer(customerId, { label_quota: quota }, RETRY));
     endPhase(`setup (${workers.length} labelers)`);
 
     // --- submit ---
@@ -599,13 +467,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
         max_labels: p.settings.maxLabels,
         metadata: { item: p.item },
       }));
-      const res = await http.request("POST", "/v1/tasks/batch", { token: apiKey, body: { tasks }, expect: [202] });
-      const what = "POST /v1/tasks/batch";
-      const body = asObject(res.body, what);
-      const batchId = stringField(body, "batch_id", what);
-      const ids = body["task_ids"];
-      if (!Array.isArray(ids) || ids.length !== chunk.length || !ids.every((id): id is string => typeof id === "string")) {
-        throw new Error(`${what}: expected ${chunk.length} task_ids, got ${JSON.stringify(ids)}`);
+      const res = await customer.tasks.createBatch({ tasks }, RETRY);
+      const batchId = res.batch_id;
+      const ids = res.task_ids;
+      if (ids.length !== chunk.length) {
+        throw new Error(`POST /v1/tasks/batch: expected ${chunk.length} task_ids, got ${JSON.stringify(ids)}`);
       }
       chunk.forEach((p, i) => {
         p.taskId = ids[i];
@@ -633,35 +499,34 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       for (const answer of plan.answers) {
         handled++;
         answersDone++;
-        const key = labelerKeys.get(answer.worker) as string;
-        const claim = await http.request("POST", "/v1/labeling/claims", { token: key, body: { task_id: taskId }, expect: [201, 204] });
-        if (claim.status === 204) {
-          if (claim.attempts > 1) log(`warning: claim on ${taskId} answered 204 after a retry (a lost claim may hold a slot)`);
+        const labeler = labelers.get(answer.worker) as LabelgateClient;
+        let claimAttempts = 0;
+        const claim = await labeler.labeling.claim(taskId, { ...RETRY, onResponse: (e) => (claimAttempts = e.attempts) });
+        if (claim === null) {
+          if (claimAttempts > 1) log(`warning: claim on ${taskId} answered 204 after a retry (a lost claim may hold a slot)`);
           closedOnClaim++;
           decidable++;
           open = false;
           break;
         }
-        const claimId = stringField(asObject(claim.body, "POST /v1/labeling/claims"), "claim_id", "POST /v1/labeling/claims");
-        const labelPath = `/v1/labeling/claims/${encodeURIComponent(claimId)}/label`;
-        const res = await http.request("POST", labelPath, { token: key, body: { label: answer.label }, expect: [201, 409] });
-        if (res.status === 409) {
-          const error = asObject(res.body, `POST ${labelPath}`)["error"];
+        let recorded: RecordedLabel;
+        try {
+          recorded = await labeler.labeling.label(claim.claim_id, answer.label, RETRY);
+        } catch (err) {
+          if (!(err instanceof ConflictError)) throw err;
           // A retried request whose first attempt was recorded: the label is in, its labels_needed unknown.
-          if (error === "claim already labeled" && res.attempts > 1) {
+          if (err.error === "claim already labeled" && err.attempts > 1) {
             labelsPosted++;
             continue;
           }
-          if (error !== "task no longer accepts labels") {
-            throw new HttpError(`POST ${labelPath} answered HTTP 409: ${JSON.stringify(res.body)}`, 409, JSON.stringify(res.body));
-          }
+          if (err.error !== "task no longer accepts labels") throw err;
           closedOnLabel++;
           decidable++;
           open = false;
           break;
         }
         labelsPosted++;
-        if (numberField(asObject(res.body, `POST ${labelPath}`), "labels_needed", `POST ${labelPath}`) === 0) {
+        if (recorded.labels_needed === 0) {
           decidable++;
           open = false;
           break;
@@ -687,11 +552,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     for (;;) {
       let canceled = 0;
       await mapPool(batches, concurrency, async (b) => {
-        const what = `GET /v1/batches/${b.id}`;
-        const res = await http.request("GET", `/v1/batches/${encodeURIComponent(b.id)}`, { token: apiKey, expect: [200] });
-        const counts = asObject(asObject(res.body, what)["counts"], `${what} counts`);
-        settledBy.set(b.id, numberField(counts, "settled", what));
-        canceled += numberField(counts, "canceled", what);
+        const { counts } = await customer.batches.get(b.id, RETRY);
+        settledBy.set(b.id, counts.settled);
+        canceled += counts.canceled;
       });
       if (canceled > 0) throw new Error(`${canceled} tasks were canceled; the replay never cancels tasks`);
       if (batches.every((b) => settledBy.get(b.id) === b.size)) break;
@@ -710,19 +573,15 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     progress.set(() => `results ${fetched}/${plans.length} tasks`);
     const results = await mapPool(plans, concurrency, async (plan): Promise<TaskResult> => {
       const what = `GET /v1/tasks/${plan.taskId}/result`;
-      const res = await http.request("GET", `/v1/tasks/${encodeURIComponent(plan.taskId as string)}/result`, {
-        token: apiKey,
-        expect: [200],
-      });
-      const body = asObject(res.body, what);
+      const res = await customer.tasks.result(plan.taskId as string, RETRY);
+      if (res.status !== "settled") throw new Error(`${what}: expected a settled task, got status ${res.status}`);
       fetched++;
-      const confidence = body["confidence"];
       return {
         item: plan.item,
-        consensusLabel: stringField(body, "consensus_label", what),
-        labelsCollected: numberField(body, "labels_collected", what),
-        resolution: stringField(body, "resolution", what),
-        confidence: typeof confidence === "number" ? confidence : null,
+        consensusLabel: res.consensus_label,
+        labelsCollected: res.labels_collected,
+        resolution: res.resolution,
+        confidence: typeof res.confidence === "number" ? res.confidence : null,
       };
     });
     endPhase("results");
@@ -738,9 +597,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     const meanConfidence = confidences.length ? confidences.reduce((a, b) => a + b, 0) / confidences.length : Number.NaN;
     log(
       `results: ${acc.correct}/${acc.total} correct vs gold; resolutions ${[...resolutions].map(([k, v]) => `${k} ${v}`).join(", ")}; ` +
-        `mean confidence ${meanConfidence.toFixed(3)}; ${http.requests} requests, ${http.retries} retries; ${phaseTimes.join(", ")}`,
+        `mean confidence ${meanConfidence.toFixed(3)}; ${stats.requests} requests, ${stats.retries} retries; ${phaseTimes.join(", ")}`,
     );
-    for (const line of http.latencyReport()) log(`  latency ${line}`);
+    for (const line of stats.latencyReport()) log(`  latency ${line}`);
 
     return {
       dataset: dataset.name,
