@@ -4,6 +4,7 @@
  * exits the process: it returns the exit code (0 ok, 1 failed, 2 usage) so main.ts owns `process.exit`.
  */
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { type Job, LabelgateClient, LabelgateError, PayloadTooLargeError, ValidationError } from "@labelgate/sdk";
 import cliProgress from "cli-progress";
@@ -254,7 +255,9 @@ async function buildProgram(io: CliIo) {
         return;
       }
       const stream = await lg.jobs.exportStream(jobId);
-      for await (const chunk of stream) io.stdout.write(chunk as Buffer);
+      for await (const chunk of stream) {
+        if (!io.stdout.write(chunk as Buffer)) await once(io.stdout, "drain");
+      }
     });
 
   const task = program.command("task").description("tasks");

@@ -209,7 +209,20 @@ export class Transport {
   /** A JSON call: the parsed body of a 2xx (undefined for an empty body, e.g. 204). @throws LabelgateError */
   async json<T>(spec: CallSpec): Promise<CallResult<T>> {
     return this.call(spec, async (res, meta) => {
-      const text = await res.text();
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        throw new ResponseError({
+          status: res.status,
+          error: `answer cut short: ${describe(err)}`,
+          requestId: meta.requestId,
+          attempts: meta.attempts,
+          method: spec.method,
+          path: Transport.path(spec.route, spec.params, spec.query),
+          cause: err,
+        });
+      }
       if (text === "") return { ...meta, data: undefined as T };
       try {
         return { ...meta, data: JSON.parse(text) as T };
@@ -271,12 +284,17 @@ export class Transport {
       for (;;) {
         attempt++;
         this.hooks.onAttempt?.({ method: spec.method, route: spec.route, path, attempt });
-        const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.timeoutMs);
-        const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+        // The per-attempt timeout covers the answer's head and, for JSON, its body; a streamed body is the
+        // caller's to read at its pace (the timer is cleared once `read` returns).
+        const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+        const timer = new AbortController();
+        const clock = setTimeout(() => timer.abort(new DOMException(`no answer within ${timeoutMs} ms`, "TimeoutError")), timeoutMs);
+        const signal = opts.signal ? AbortSignal.any([opts.signal, timer.signal]) : timer.signal;
         let res: Response;
         try {
           res = await this.fetchImpl(this.baseUrl + path, { method: spec.method, headers, body: payload, signal });
         } catch (err) {
+          clearTimeout(clock);
           if (opts.signal?.aborted) throw err;
           status = 0;
           const failure = new ConnectionError({
@@ -293,9 +311,13 @@ export class Transport {
         }
         status = res.status;
         requestId = res.headers.get("x-request-id") ?? undefined;
-        if (res.ok) return await read(res, { status: res.status, headers: res.headers, attempts: attempt, requestId });
-
-        const failure = await this.toError(res, spec.method, path, attempt);
+        let failure: LabelgateError;
+        try {
+          if (res.ok) return await read(res, { status: res.status, headers: res.headers, attempts: attempt, requestId });
+          failure = await this.toError(res, spec.method, path, attempt);
+        } finally {
+          clearTimeout(clock);
+        }
         requestId = failure.requestId;
         const retryable = RETRY_STATUSES.has(res.status) && opts.retry !== false && (res.status === 429 || safe);
         if (!retryable || attempt >= maxAttempts) throw failure;
