@@ -478,5 +478,22 @@ describe("503 when the queue (Redis) is down, and connection errors", () => {
     expect(post.attempts).toBe(1);
     // a task submission carries a generated idempotency key, so it is retried
     expect((await rejection(dead.tasks.create(task()), ConnectionError)).attempts).toBe(3);
+
+    // without Retry-After: capped exponential backoff with jitter, half the cap plus a random half
+    const at: number[] = [];
+    const timed = new LabelgateClient({
+      baseUrl: dead.baseUrl,
+      maxAttempts: 4,
+      initialBackoffMs: 100,
+      maxBackoffMs: 150,
+      hooks: { onAttempt: () => at.push(performance.now()) },
+    });
+    await rejection(timed.health(), ConnectionError);
+    const gaps = at.slice(1).map((t, i) => t - (at[i] as number));
+    const caps = [100, 150, 150];
+    gaps.forEach((gap, i) => {
+      expect(gap).toBeGreaterThanOrEqual((caps[i] as number) / 2 - 5);
+      expect(gap).toBeLessThan((caps[i] as number) + 100);
+    });
   });
 });
