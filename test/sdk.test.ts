@@ -61,6 +61,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** Parses JSONL text. */
+const jsonl = (text: string): unknown[] =>
+  text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as unknown);
+
 /** Expects `promise` to reject with an instance of `cls`; returns the error. */
 async function rejection<E extends LabelgateError>(promise: Promise<unknown>, cls: new (...args: never[]) => E): Promise<E> {
   const err = await promise.then(
@@ -285,6 +292,10 @@ describe("the SDK against a running gateway", () => {
       for await (const line of customer.jobs.exportLines(created.job_id)) exported.push(line);
       expect(exported.map((l) => l.source)).toEqual(lines.map((l) => JSON.parse(l)));
       expect(exported.every((l) => l.consensus_label === "cat" && /^0x/.test(String(l.ledger_txid)))).toBe(true);
+
+      const raw: Buffer[] = [];
+      for await (const chunk of await customer.jobs.exportStream(created.job_id)) raw.push(chunk as Buffer);
+      expect(jsonl(Buffer.concat(raw).toString("utf8"))).toEqual(exported);
 
       const file = path.join(mkdtempSync(path.join(tmpdir(), "lg-sdk-")), "out.jsonl");
       const written = await customer.jobs.exportToFile(created.job_id, file);
