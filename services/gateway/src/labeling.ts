@@ -1,5 +1,7 @@
 /**
- * Claims and labels (DESIGN §4). A task is claimable by a labeler when it is open, the labeler has not
+ * Claims and labels (DESIGN §4). A task is claimable by a labeler when it is open (and, for a manifest
+ * job's task, its job is `labeling`: a job still ingesting has `pending` tasks that nobody may claim yet,
+ * services/manifest-worker/src/ingest.ts), the labeler has not
  * labeled it nor holds a live claim on it, and its live claims are fewer than `labels_needed` (the
  * smallest number of further labels that could settle it). Expired claims stop counting by themselves
  * (`expires_at`), which returns their slot.
@@ -36,6 +38,7 @@ const CLAIM_ATTEMPTS = 8;
  */
 function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
   return Prisma.sql`t.status IN ('pending', 'labeling')
+    AND (t.job_id IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id AND j.status = 'labeling'))
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId} AND c.id <> ${exceptClaimId}
                     AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())))
     AND (SELECT count(*) FROM claims c WHERE c.task_id = t.id AND c.id <> ${exceptClaimId}

@@ -3,10 +3,12 @@
  * Truth's `source-ref`; the whole line is kept as `source`), and create tasks in chunks, each chunk in one
  * transaction with its quota reservation and the new resume point (`jobs.lines_ingested`).
  *
- * Tasks are created `staged` (not claimable). At the end of the manifest one UPDATE makes them `pending`
- * and the job `labeling`. Rule on failure (malformed line, missing object, bad credentials, quota): the
- * job is `failed` with a precise `error`, and its staged tasks are deleted and their quota returned, so
- * a failed job leaves no task behind and none of its tasks was ever labeled.
+ * Tasks are created `pending` but are not claimable while their job is not `labeling`: claims check the
+ * job's status (services/gateway/src/labeling.ts, `claimable`). At the end of the manifest one UPDATE of
+ * the job row (`labeling`) opens all its tasks at once, so no task row is written twice. Rule on failure
+ * (malformed line, missing object, bad credentials, quota): the job is `failed` with a precise `error`,
+ * and its tasks are deleted and their quota returned, so a failed job leaves no task behind and none of
+ * its tasks was ever labeled.
  *
  * Resume: a restarted ingestion re-reads the manifest from the start and skips lines up to
  * `lines_ingested`; `(job_id, manifest_line)` is unique, so a chunk written twice creates nothing twice.
@@ -115,7 +117,7 @@ export async function ingestManifest(
   } catch (caught) {
     stream?.destroy();
     let err = caught;
-    // No write may be in flight when the job fails (its staged tasks are deleted). The first failed chunk
+    // No write may be in flight when the job fails (its tasks are deleted). The first failed chunk
     // comes from earlier in the manifest than whatever the reader met since: its error is the one reported.
     for (const pending of [beforeLast, last]) {
       try {
@@ -139,7 +141,7 @@ export async function ingestManifest(
       return "failed";
     }
     if (attempt.attemptsMade + 1 >= attempt.maxAttempts) {
-      // Transient errors on every attempt: the job ends failed, its staged tasks gone, its quota returned.
+      // Transient errors on every attempt: the job ends failed, its tasks gone, its quota returned.
       await failJob(
         deps,
         job.id,
@@ -151,38 +153,21 @@ export async function ingestManifest(
     throw err;
   }
 
-  // The whole manifest is in: its tasks become claimable at once (one transaction). The UPDATE goes in
-  // slices of manifest lines along the (job_id, manifest_line) index, so that no statement of a large
-  // manifest runs into the statement timeout; the transaction itself may take long. (`status::text`
-  // keeps the planner off the (job_id, status) index, which it prefers without statistics on the new
-  // rows: every slice would then scan all the job's tasks.)
-  await prisma.$transaction(
-    async (tx) => {
-      let opened = 0;
-      for (let from = 0; from < lastLine; from += OPEN_SLICE_LINES) {
-        opened += await tx.$executeRaw`
-          UPDATE tasks SET status = 'pending', updated_at = now()
-          WHERE job_id = ${jobId} AND manifest_line > ${from} AND manifest_line <= ${from + OPEN_SLICE_LINES} AND status::text = 'staged'`;
-      }
-      const current = await tx.job.findUniqueOrThrow({ where: { id: jobId }, select: { taskCount: true } });
-      await tx.job.update({
-        where: { id: jobId },
-        data:
-          current.taskCount === 0
-            ? { status: "completed", ingestedAt: new Date(), completedAt: new Date() }
-            : { status: "labeling", ingestedAt: new Date() },
-      });
-      deps.logger.info({ job_id: jobId, tasks: current.taskCount, opened }, "manifest ingested");
-    },
-    { maxWait: 10_000, timeout: OPEN_TIMEOUT_MS },
-  );
+  // The whole manifest is in: its tasks become claimable at once, by the job's status (one row). The job
+  // row is locked first and the check runs in a later statement (fresh snapshot), as in completeJobIfDone,
+  // so a cancel of the job's last open task committed meanwhile is seen: such a job completes at once.
+  const [, opened] = await prisma.$transaction([
+    prisma.$executeRaw`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
+    prisma.$queryRaw<{ status: string; task_count: number }[]>`
+      WITH open_tasks AS (SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND status IN ('pending', 'labeling', 'settling')) AS has_open)
+      UPDATE jobs SET status = CASE WHEN (SELECT has_open FROM open_tasks) THEN 'labeling'::"JobStatus" ELSE 'completed'::"JobStatus" END,
+        ingested_at = now(), completed_at = CASE WHEN (SELECT has_open FROM open_tasks) THEN completed_at ELSE now() END, updated_at = now()
+      WHERE id = ${jobId} AND status = 'ingesting'
+      RETURNING status::text AS status, task_count`,
+  ]);
+  deps.logger.info({ job_id: jobId, tasks: opened[0]?.task_count, status: opened[0]?.status }, "manifest ingested");
   return "ingested";
 }
-
-/** Manifest lines per UPDATE when the tasks are opened (each well under the 15 s statement timeout on a busy machine). */
-const OPEN_SLICE_LINES = 25_000;
-/** Time allowed to the opening transaction (Prisma's interactive-transaction default of 5 s is too short). */
-const OPEN_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * One chunk of manifest lines to write: `rows` records `<task id>\t<line number>\t<line text>` joined with
@@ -235,7 +220,7 @@ async function writeChunk(
           WITH created AS (
             INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
                                callback_url, consensus_threshold, max_labels, labels_needed, quota_reserved)
-            SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'staged'::"TaskStatus", ${job.taskType},
+            SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'pending'::"TaskStatus", ${job.taskType},
                    coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
                    ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${Math.min(job.maxLabels, job.consensusThreshold)},
                    ${job.consensusThreshold}
@@ -259,12 +244,15 @@ async function writeChunk(
   );
 }
 
-/** Fails the job with `error`, deletes its staged tasks and returns their reserved quota. */
+/**
+ * Fails the job with `error`, deletes its tasks (never claimable: the job never reached `labeling`) and
+ * returns the quota they still hold (a task the customer canceled meanwhile returned its own already).
+ */
 async function failJob(deps: IngestDeps, jobId: string, customerId: string, error: string): Promise<void> {
   await deps.prisma.$transaction(async (tx) => {
     const removed = await tx.$queryRaw<{ reserved: bigint | null; n: bigint }[]>`
-      WITH gone AS (DELETE FROM tasks WHERE job_id = ${jobId} AND status = 'staged' RETURNING quota_reserved)
-      SELECT sum(quota_reserved) AS reserved, count(*) AS n FROM gone`;
+      WITH gone AS (DELETE FROM tasks WHERE job_id = ${jobId} AND status IN ('staged', 'pending', 'canceled') RETURNING status, quota_reserved)
+      SELECT sum(quota_reserved) FILTER (WHERE status <> 'canceled') AS reserved, count(*) AS n FROM gone`;
     await releaseQuota(tx, customerId, Number(removed[0]?.reserved ?? 0));
     await tx.job.update({ where: { id: jobId }, data: { status: "failed", error, taskCount: 0 } });
   });

@@ -2,7 +2,7 @@
  * Manifest jobs over http (a local node:http server; ALLOW_PRIVATE_URLS=true): the whole lifecycle with
  * the export checked line by line, failures of the manifest (404, redirects, malformed lines) and quota.
  * Every failure must leave no task behind and give the reserved quota back (DESIGN §8).
- * Chunks of 5 lines, so that a failing manifest has committed staged tasks before it fails.
+ * Chunks of 5 lines, so that a failing manifest has committed tasks before it fails.
  */
 import type http from "node:http";
 import { createLabeler, eventually, registerCustomer, type System, startSystem } from "../../../test/system";
@@ -74,12 +74,14 @@ it("goes queued → ingesting → labeling → completed; export is 409 before a
     const exp1 = await sys.api("GET", `/v1/jobs/${jobId}/export`, { token: c.key });
     expect(exp1.status).toBe(409);
     expect(exp1.body).toEqual({ error: "job not completed", status: "ingesting" });
-    const staged = await jobTasks(sys, jobId);
-    expect(staged.map((t) => t.status)).toEqual(Array(10).fill("staged"));
-    // staged tasks are not claimable
+    const written = await jobTasks(sys, jobId);
+    expect(written.map((t) => t.status)).toEqual(Array(10).fill("pending"));
+    // the tasks of a job still ingesting are not claimable, by name or by a generic claim
     const labeler = await createLabeler(sys);
-    const claim = await sys.api("POST", "/v1/labeling/claims", { token: labeler.key, body: { task_id: staged[0]?.id } });
+    const claim = await sys.api("POST", "/v1/labeling/claims", { token: labeler.key, body: { task_id: written[0]?.id } });
     expect(claim.status).toBe(204);
+    const generic = await sys.api("POST", "/v1/labeling/claims", { token: labeler.key, body: {} });
+    expect(generic.status === 204 || !written.some((t) => t.id === generic.body.task_id)).toBe(true);
 
     open();
     const labeling = await waitForStatus(sys, c.key, jobId, "labeling");
@@ -241,7 +243,44 @@ it("a line longer than 1 MiB fails the job with its line number", async () => {
   }
 });
 
-describe("a malformed line fails the job with `line N: ...`, deletes its staged tasks and returns the quota", () => {
+it("tasks canceled while their job ingests: the job opens with the rest, or completes when none is left open", async () => {
+  const c = await registerCustomer(sys);
+  const ten = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(line);
+  // job 1: the first 10 tasks are canceled mid-way, 2 more lines follow: it opens with 2 tasks
+  const one = await gatedServer(jsonl(ten), jsonl([line(11), line(12)]));
+  // job 2: all its 10 tasks are canceled mid-way, nothing follows: it completes when ingested
+  const two = await gatedServer(jsonl(ten), "");
+  try {
+    const jobs = [
+      await createJob(sys, c.key, { manifest_url: one.server.url() }),
+      await createJob(sys, c.key, { manifest_url: two.server.url() }),
+    ];
+    for (const jobId of jobs) {
+      await eventually(async () => ((await getJob(sys, c.key, jobId)).task_count === 10 ? true : undefined));
+      for (const t of await jobTasks(sys, jobId)) {
+        const canceled = await sys.api("POST", `/v1/tasks/${t.id}/cancel`, { token: c.key });
+        expect(canceled.status).toBe(200);
+      }
+      expect((await getJob(sys, c.key, jobId)).status).toBe("ingesting");
+    }
+    one.open();
+    two.open();
+    const opened = await waitForStatus(sys, c.key, jobs[0] as string, "labeling");
+    expect(opened.task_count).toBe(12);
+    expect((await jobTasks(sys, jobs[0] as string)).filter((t) => t.status === "pending").length).toBe(2);
+    const completed = await waitForStatus(sys, c.key, jobs[1] as string, "completed");
+    expect(completed.task_count).toBe(10);
+    // quota: the 2 open tasks of job 1 hold theirs, every canceled one returned its own
+    expect(await quotaUsed(sys, c.key)).toBe(2);
+  } finally {
+    one.open();
+    two.open();
+    await one.server.close();
+    await two.server.close();
+  }
+});
+
+describe("a malformed line fails the job with `line N: ...`, deletes its tasks and returns the quota", () => {
   const six = [1, 2, 3, 4, 5, 6].map(line);
   it.each([
     ["a line that is not JSON", [...six, "", line(7), "{not json"], 9, /^line 9: not valid JSON/],
@@ -292,7 +331,7 @@ describe("a malformed line fails the job with `line N: ...`, deletes its staged 
     }
   });
 
-  it("after staged tasks were committed and quota reserved (observed mid-way)", async () => {
+  it("after tasks were committed and quota reserved (observed mid-way)", async () => {
     const c = await registerCustomer(sys);
     const first = [...six, "", line(8), line(9), line(10), line(11)]; // 10 tasks: two chunks of 5
     const { server, open } = await gatedServer(jsonl(first), jsonl([line(12), "", '{"data_url": "https://img.example/13.jpg",}']));
@@ -303,7 +342,7 @@ describe("a malformed line fails the job with `line N: ...`, deletes its staged 
         return j.task_count === 10 ? j : undefined;
       });
       expect(mid.status).toBe("ingesting");
-      expect(await sys.db.prisma.task.count({ where: { jobId, status: "staged" } })).toBe(10);
+      expect(await sys.db.prisma.task.count({ where: { jobId, status: "pending" } })).toBe(10);
       expect(await quotaUsed(sys, c.key)).toBe(10);
       open();
       const failed = await waitForStatus(sys, c.key, jobId, "failed");

@@ -146,7 +146,7 @@ it("a worker SIGKILLed mid-ingestion: another worker resumes, one task per manif
     const afterKill = await getJob(sys, c.key, jobId);
     expect(afterKill.status).toBe("ingesting");
     expect(afterKill.lines_ingested).toBe(7_000);
-    expect(await sys.db.prisma.task.count({ where: { jobId, status: "staged" } })).toBe(7_000);
+    expect(await sys.db.prisma.task.count({ where: { jobId, status: "pending" } })).toBe(7_000);
 
     const second = startWorker();
     const done = await eventually(
