@@ -14,7 +14,7 @@ import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
 import { type QueueBackendConfig, QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
-import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
+import { webhookHandlers, webhookJobBackoffMs } from "@labelgate/webhook-worker";
 
 interface Embedded {
   url: string;
@@ -123,8 +123,8 @@ async function main(): Promise<void> {
         queueNames,
       ),
       {
-        concurrency: { taskSettled: 16, webhookDelivery: env.WEBHOOK_CONCURRENCY },
-        backoffStrategy: { webhookDelivery: webhookBackoffMs },
+        concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
+        backoffStrategy: { webhookDelivery: webhookJobBackoffMs },
         onFailed,
       },
     ),

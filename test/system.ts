@@ -11,7 +11,7 @@ import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "
 import { createApp, createRateLimitRedis } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { webhookBackoffMs, webhookHandlers } from "@labelgate/webhook-worker";
+import { webhookHandlers, webhookJobBackoffMs } from "@labelgate/webhook-worker";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -133,7 +133,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
           timeoutMs: options.webhookTimeoutMs ?? 10_000,
           webhookRetryMax: options.webhookRetryMax ?? 3,
         }),
-        { concurrency: { taskSettled: 8, webhookDelivery: 32 }, backoffStrategy: { webhookDelivery: webhookBackoffMs } },
+        { concurrency: { taskSettled: 32, webhookDelivery: 32 }, backoffStrategy: { webhookDelivery: webhookJobBackoffMs } },
       ),
       startWorkers(
         backend,

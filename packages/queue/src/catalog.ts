@@ -46,14 +46,20 @@ export const catalog = {
     jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
   }),
   /**
-   * one job per delivery (event × webhook): `attempts` is set per enqueue from WEBHOOK_RETRY_MAX, the
-   * backoff is the webhook worker's custom strategy (4^(k−1) s). A manual redelivery is a separate job
+   * the rest of a delivery's schedule (event × webhook) once its first attempt, made inline by the
+   * `taskSettled` job, failed or was deferred: `attempts` is set per enqueue (WEBHOOK_RETRY_MAX minus
+   * `after`, the attempts already made), the backoff is the webhook worker's custom strategy (4^(k−1) s). A manual redelivery is a separate job
    * (`redelivery` = its attempt id) with one attempt.
    */
   webhookDelivery: defineQueue({
     name: "webhook-delivery",
     consumer: "webhook-worker",
-    payload: z.object({ deliveryId: z.string().startsWith("dlv_"), redelivery: z.string().startsWith("att_").optional() }),
+    payload: z.object({
+      deliveryId: z.string().startsWith("dlv_"),
+      redelivery: z.string().startsWith("att_").optional(),
+      /** attempts made before this job existed (the first is made inline by the routing job) */
+      after: z.number().int().min(0).max(100).optional(),
+    }),
     jobId: (p) => (p.redelivery ? `redeliver-${p.redelivery}` : `delivery-${p.deliveryId}`),
     jobOptions: { attempts: 3, backoff: { type: "webhook" }, ...keepFinished },
   }),

@@ -106,7 +106,7 @@ export class QueueClient {
    * Adds one job with the catalog's job id and retry policy. The payload is validated against the schema.
    * @throws QueueUnavailableError when the backend does not answer in time; ZodError on a bad payload.
    */
-  async enqueue<K extends QueueKey>(key: K, payload: Payload<K>, overrides: { attempts?: number } = {}): Promise<void> {
+  async enqueue<K extends QueueKey>(key: K, payload: Payload<K>, overrides: { attempts?: number; delay?: number } = {}): Promise<void> {
     const spec = catalog[key];
     const data = spec.payload.parse(payload);
     const jobId = (spec.jobId as (p: Payload<K>) => string)(data as Payload<K>);
@@ -222,7 +222,9 @@ export interface WorkerOptions {
   /** called when a job fails (it is retried per the catalog policy) */
   onFailed?: (queue: QueueKey, jobId: string | undefined, err: Error) => void;
   /** custom backoff strategies (BullMQ `settings.backoffStrategy`), by queue */
-  backoffStrategy?: Partial<Record<QueueKey, (attemptsMade: number, type: string | undefined, err: Error | undefined) => number>>;
+  backoffStrategy?: Partial<
+    Record<QueueKey, (attemptsMade: number, type: string | undefined, err: Error | undefined, data: unknown) => number>
+  >;
 }
 
 export interface RunningWorkers {
@@ -276,7 +278,9 @@ export function startWorkers<S extends ServiceName>(
     };
     const concurrency = options.concurrency?.[key] ?? 8;
     const strategy = options.backoffStrategy?.[key];
-    const settings = strategy ? { backoffStrategy: (n: number, type?: string, err?: Error) => strategy(n, type, err) } : undefined;
+    const settings = strategy
+      ? { backoffStrategy: (n: number, type?: string, err?: Error, job?: { data?: unknown }) => strategy(n, type, err, job?.data) }
+      : undefined;
     let worker: ClosableWorker;
     if (config.kind === "redis") {
       // Workers block on Redis: BullMQ requires maxRetriesPerRequest null on their connection.

@@ -3,7 +3,8 @@
  * scheduler) and requeues, by their deterministic job ids, (1) the consensus job of every task that
  * could be decided (labels_needed = 0) but is still open after `graceMs`, (2) every `task.settled`
  * event the webhook worker has not recorded after `graceMs`, and (3) every webhook delivery still
- * pending after `graceMs` whose job is gone, (4) manifest jobs still `queued`/`ingesting` after `graceMs`
+ * pending after `deliveryGraceMs` whose job is gone (longer: a delivery's first attempt runs in its
+ * routing job without a job of its own, for up to WEBHOOK_TIMEOUT_MS (≤ 60 s) plus a slot wait), (4) manifest jobs still `queued`/`ingesting` after `graceMs`
  * whose ingestion job is gone, (5) completed manifest jobs whose export to output_url is not written.
  * It also completes manifest jobs none of whose tasks is open (normally done at settlement).
  * Requeue is a no-op for jobs still waiting, delayed or active (a delivery between retries is delayed).
@@ -19,6 +20,11 @@ export interface ReconcileDeps {
   logger: Logger;
   /** work younger than this is left to the queue, ms */
   graceMs: number;
+  /**
+   * a pending delivery untouched this long is considered lost, ms (default `graceMs` + 65 s: longer than
+   * an inline first attempt can take, WEBHOOK_TIMEOUT_MS ≤ 60 s plus up to 1 s waiting for a slot)
+   */
+  deliveryGraceMs?: number;
   /** most rows handled per run */
   limit?: number;
   /** WEBHOOK_RETRY_MAX: attempts of a requeued delivery job */
@@ -46,8 +52,9 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     select: { id: true },
     take: limit,
   });
+  const deliveryCutoff = new Date(Date.now() - (deps.deliveryGraceMs ?? deps.graceMs + 65_000));
   const deliveries = await deps.prisma.delivery.findMany({
-    where: { status: "pending", updatedAt: { lt: cutoff } },
+    where: { status: "pending", updatedAt: { lt: deliveryCutoff } },
     select: { id: true },
     take: limit,
   });

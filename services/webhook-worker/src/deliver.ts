@@ -3,13 +3,14 @@
  * signed `X-SVC-Signature: sha256=<hex HMAC-SHA256 of the raw body>`, with `X-SVC-Event-Id` and
  * `X-SVC-Delivery-Attempt`. Success is any 2xx within the timeout (10 s); redirects are not followed
  * (a 3xx is a failure). The URL is checked again before sending (DESIGN §9: DNS can change).
- * Every attempt is stored; a failed attempt throws so BullMQ retries it with `webhookBackoffMs`; after
- * the last attempt the delivery is `failed` and the task's `webhook_status` becomes `failed` (webhook_fail).
+ * Every attempt is stored. The first attempt is made by the routing job (`deliverInline`); a failure with
+ * attempts left becomes a `webhookDelivery` job that BullMQ retries with `webhookBackoffMs`; after the
+ * last attempt the delivery is `failed` and the task's `webhook_status` becomes `failed` (webhook_fail).
  */
 import { createHmac } from "node:crypto";
 import { checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
-import { DeferJob, type JobContext } from "@labelgate/queue";
+import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
 import { Batcher } from "./batch";
 
@@ -102,9 +103,18 @@ export class InFlightLimit {
   }
 }
 
-/** BullMQ custom backoff: the delay before attempt k+1 is 4^(k−1) s (1 s, 4 s, 16 s, ...). `attemptsMade` = k. */
+/** The delay before attempt k+1 is 4^(k−1) s (1 s, 4 s, 16 s, ...). `attemptsMade` = k. */
 export function webhookBackoffMs(attemptsMade: number): number {
   return 1000 * 4 ** Math.max(0, attemptsMade - 1);
+}
+
+/**
+ * BullMQ custom backoff of `webhookDelivery` jobs: the job's own attempts plus the attempts made before
+ * it existed (`after` in its data: the inline first attempt), through `webhookBackoffMs`.
+ */
+export function webhookJobBackoffMs(attemptsMade: number, _type: string | undefined, _err: Error | undefined, data: unknown): number {
+  const after = typeof data === "object" && data !== null && "after" in data && typeof data.after === "number" ? data.after : 0;
+  return webhookBackoffMs(after + attemptsMade);
 }
 
 /** `sha256=<lowercase hex>` of the raw body keyed with the webhook secret. */
@@ -359,39 +369,46 @@ async function endDeliveryOfDeletedWebhook(prisma: PrismaClient, d: DeliveryRow)
   });
 }
 
+/** What one attempt did; `attempt` is its number (1-based) when one was made. */
+export type AttemptResult =
+  | { result: "delivered" | "failed" | "retrying"; attempt: number; error: string | null }
+  | { result: "skipped" }
+  /** this webhook's requests in flight are at the cap and not finishing soon: try again in `delayMs` */
+  | { result: "deferred"; delayMs: number; attemptsMade: number };
+
 /**
- * Runs one attempt of a delivery. Safe to run twice: a delivered delivery is not sent again by the
- * schedule, and a manual redelivery (`redelivery` = its reserved attempt id) is sent at most once.
- * Its statements are shared with the concurrent attempts of this process (batch.ts): one read before the
- * POST, one write after it (see `writeStatement`; a transaction holding the task's row lock when the task
- * has several deliveries).
- * @throws DeliveryAttemptFailed when the attempt failed and BullMQ has attempts left.
+ * Runs one attempt of a delivery (the shared part of `deliver` and `deliverInline`). Safe to run twice:
+ * a delivered delivery is not sent again by the schedule, and a manual redelivery (`redelivery` = its
+ * reserved attempt id) is sent at most once. Its statements are shared with the concurrent attempts of
+ * this process (batch.ts): one read before the POST, one write after it (see `writeStatement`; a
+ * transaction holding the task's row lock when the task has several deliveries).
+ * @param isLast whether attempt number `attempt` is the schedule's last (a failure then ends the delivery `failed`)
  */
-export async function deliver(
+async function attemptDelivery(
   deps: DeliverDeps,
   job: { deliveryId: string; redelivery?: string },
-  ctx: JobContext,
-): Promise<"delivered" | "failed" | "retrying" | "skipped"> {
+  isLast: (attempt: number) => boolean,
+): Promise<AttemptResult> {
   const batchers = batchersOf(deps.prisma);
   const d = await batchers.read.call(job);
   if (!d) throw new Error(`delivery ${job.deliveryId} not found`);
   const manual = job.redelivery !== undefined;
   if (manual) {
-    if (d.redelivered) return "skipped";
+    if (d.redelivered) return { result: "skipped" };
   } else if (d.status !== "pending") {
-    return "skipped";
+    return { result: "skipped" };
   }
   if (!d.active) {
     // Deleted webhooks receive nothing: the delivery ends without an attempt.
     await endDeliveryOfDeletedWebhook(deps.prisma, d);
-    return "skipped";
+    return { result: "skipped" };
   }
 
   const release = deps.inFlight ? await deps.inFlight.acquire(d.webhook_id) : () => undefined;
   if (!release) {
     // This webhook's requests in flight are at the cap and not finishing soon (a slow receiver): later.
     const deferMs = (deps.inFlight as InFlightLimit).deferMs;
-    throw new DeferJob(deferMs + Math.floor(Math.random() * deferMs));
+    return { result: "deferred", delayMs: deferMs + Math.floor(Math.random() * deferMs), attemptsMade: d.attempts };
   }
   const attempt = d.attempts + 1;
   const body = JSON.stringify({ ...d.payload, timestamp: new Date().toISOString() });
@@ -408,9 +425,8 @@ export async function deliver(
   } finally {
     release();
   }
-  const lastScheduled = ctx.attemptsMade + 1 >= ctx.maxAttempts;
   // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
-  const status = outcome.success ? "delivered" : manual || lastScheduled ? "failed" : "pending";
+  const status = outcome.success ? "delivered" : manual || isLast(attempt) ? "failed" : "pending";
 
   const record: AttemptRecord = {
     attemptId: job.redelivery ?? newId("attempt"),
@@ -430,11 +446,58 @@ export async function deliver(
   // the task has other deliveries: recompute its status under its row lock
   if (written === "deferred") written = await batchers.writeLocked.call(record);
   // the same redelivery ran concurrently and stored its attempt first
-  if (written === "duplicate") return "skipped";
+  if (written === "duplicate") return { result: "skipped" };
 
-  if (outcome.success) return "delivered";
+  if (outcome.success) return { result: "delivered", attempt, error: null };
   deps.logger.warn({ delivery_id: d.id, event_id: d.event_id, attempt, error: outcome.error }, "webhook delivery attempt failed");
-  // Thrown on the last attempt too, so an exhausted delivery ends in BullMQ's failed set (visible to
-  // on-call, retriable by hand); the delivery row already says `failed`, so nothing retries it by itself.
-  throw new DeliveryAttemptFailed(`attempt ${attempt} failed${status === "failed" ? " (no attempts left)" : ""}: ${outcome.error}`);
+  return { result: status === "failed" ? "failed" : "retrying", attempt, error: outcome.error };
+}
+
+/**
+ * The `webhookDelivery` job handler: one attempt of a delivery, on BullMQ's schedule. The job's
+ * `after` is the number of attempts made before the job existed (the first one is made inline by the
+ * routing job: `deliverInline`); its own `attempts` are the rest of WEBHOOK_RETRY_MAX.
+ * @throws DeliveryAttemptFailed when the attempt failed (also on the last attempt, so that an exhausted
+ * delivery ends in BullMQ's failed set, visible to on-call and retriable by hand; the delivery row
+ * already says `failed`, so nothing retries it by itself); DeferJob when the webhook is at its in-flight cap.
+ */
+export async function deliver(
+  deps: DeliverDeps,
+  job: { deliveryId: string; redelivery?: string },
+  ctx: JobContext,
+): Promise<"delivered" | "skipped"> {
+  const r = await attemptDelivery(deps, job, () => ctx.attemptsMade + 1 >= ctx.maxAttempts);
+  if (r.result === "deferred") throw new DeferJob(r.delayMs);
+  if (r.result === "delivered" || r.result === "skipped") return r.result;
+  throw new DeliveryAttemptFailed(`attempt ${r.attempt} failed${r.result === "failed" ? " (no attempts left)" : ""}: ${r.error}`);
+}
+
+/**
+ * A delivery's first attempt, made by the routing job itself (no job of its own: half the queue work of
+ * a delivery that succeeds at once). When it fails with attempts left, or the webhook is at its
+ * in-flight cap, the rest of the schedule becomes a `webhookDelivery` job, delayed by the backoff
+ * (4^(k−1) s after attempt k) or the deferral, with `after` = attempts made so far.
+ * @param retryMax WEBHOOK_RETRY_MAX: attempts in total. @throws QueueUnavailableError when the follow-up
+ * job cannot be enqueued (the routing job is retried: routing is idempotent and re-reads the delivery).
+ */
+export async function deliverInline(
+  deps: DeliverDeps & { queue: QueueClient; webhookRetryMax: number },
+  deliveryId: string,
+): Promise<AttemptResult["result"]> {
+  const retryMax = deps.webhookRetryMax;
+  const r = await attemptDelivery(deps, { deliveryId }, (attempt) => attempt >= retryMax);
+  if (r.result === "deferred") {
+    await deps.queue.enqueue(
+      "webhookDelivery",
+      { deliveryId, after: r.attemptsMade },
+      { attempts: Math.max(1, retryMax - r.attemptsMade), delay: r.delayMs },
+    );
+  } else if (r.result === "retrying") {
+    await deps.queue.enqueue(
+      "webhookDelivery",
+      { deliveryId, after: r.attempt },
+      { attempts: Math.max(1, retryMax - r.attempt), delay: webhookBackoffMs(r.attempt) },
+    );
+  }
+  return r.result;
 }

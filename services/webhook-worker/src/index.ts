@@ -1,10 +1,11 @@
 /**
  * @labelgate/webhook-worker: routes `task.settled` events to customer webhooks and delivers them, signed,
- * retried with BullMQ's custom backoff (4^(k−1) s), every attempt logged.
+ * the first attempt made by the routing job, retries with BullMQ's custom backoff (4^(k−1) s), every
+ * attempt logged.
  */
 import type { Metrics } from "@labelgate/metrics";
 import { DeferJob, type HandlersFor } from "@labelgate/queue";
-import { type DeliverDeps, DeliveryAttemptFailed, deliver, InFlightLimit } from "./deliver";
+import { type DeliverDeps, DeliveryAttemptFailed, deliver, deliverInline, InFlightLimit } from "./deliver";
 import { type RouteDeps, routeEvent } from "./route";
 
 export * from "./deliver";
@@ -22,12 +23,18 @@ export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"
   // One limit per process, shared by all its deliveries.
   const inFlight = deps.inFlight ?? new InFlightLimit(deps.maxInFlightPerWebhook ?? 16);
   deps = { ...deps, inFlight };
+  const full = deps;
   return {
-    taskSettled: async ({ eventId }) => void (await routeEvent(deps, eventId)),
+    // routing makes each delivery's first attempt itself; only retries and deferrals become jobs
+    taskSettled: async ({ eventId }) =>
+      void (await routeEvent(deps, eventId, async (deliveryId) => {
+        const outcome = await deliverInline(full, deliveryId);
+        deps.metrics?.deliveries.inc({ outcome: outcome === "retrying" ? "retried" : outcome });
+      })),
     webhookDelivery: async (payload, ctx) => {
       try {
         const outcome = await deliver(deps, payload, ctx);
-        deps.metrics?.deliveries.inc({ outcome: outcome === "retrying" ? "retried" : outcome });
+        deps.metrics?.deliveries.inc({ outcome });
       } catch (err) {
         if (deps.metrics) {
           // the same rule as deliver(): a manual redelivery or the last scheduled attempt ends the delivery

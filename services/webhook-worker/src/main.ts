@@ -5,7 +5,7 @@ import { createDb } from "@labelgate/db";
 import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { Agent } from "undici";
-import { webhookBackoffMs, webhookHandlers } from "./index";
+import { webhookHandlers, webhookJobBackoffMs } from "./index";
 
 async function main(): Promise<void> {
   const env = parseEnv(webhookWorkerEnv, process.env);
@@ -40,8 +40,8 @@ async function main(): Promise<void> {
     metrics,
   });
   const workers = startWorkers(backend, instrumentHandlers(metrics, handlers, queueNames), {
-    concurrency: { taskSettled: 64, webhookDelivery: env.WEBHOOK_CONCURRENCY },
-    backoffStrategy: { webhookDelivery: webhookBackoffMs },
+    concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
+    backoffStrategy: { webhookDelivery: webhookJobBackoffMs },
     onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
   });
   logger.info({ metrics_port: ops.port }, "webhook-worker started");

@@ -2,7 +2,7 @@
  * Routing of `task.settled` events (DESIGN §7): a task with a callback_url goes to the customer's active
  * webhook of that URL; a task without one goes to every active webhook of the customer subscribed to
  * `task.settled`. One `deliveries` row per (event, webhook), unique, so routing twice creates nothing new;
- * every pending delivery is (re-)enqueued under its deterministic job id.
+ * every pending delivery is attempted at once (or (re-)enqueued under its deterministic job id).
  *
  * One statement, shared by the events this process routes at once (see batch.ts), finds the targets,
  * inserts the deliveries (`ON CONFLICT DO NOTHING`), marks the tasks `webhook_status` pending (when it was
@@ -132,11 +132,17 @@ function newDeliveryIds(n: number): string[] {
 }
 
 /**
- * Records the event (`events.recorded_at`), creates its deliveries and enqueues them.
+ * Records the event (`events.recorded_at`), creates its deliveries and hands each pending one to
+ * `deliverPending` (the webhook worker makes its first attempt there and then: `deliverInline`), or by
+ * default enqueues a `webhookDelivery` job for it.
  * @returns `recorded`: true for the one run that recorded the event first; `deliveries`: the pending
- * deliveries (re-)enqueued. @throws when the event (or its task) does not exist.
+ * deliveries handed on. @throws when the event (or its task) does not exist, or what `deliverPending` throws.
  */
-export async function routeEvent(deps: RouteDeps, eventId: string): Promise<{ recorded: boolean; deliveries: string[] }> {
+export async function routeEvent(
+  deps: RouteDeps,
+  eventId: string,
+  deliverPending?: (deliveryId: string) => Promise<unknown>,
+): Promise<{ recorded: boolean; deliveries: string[] }> {
   let ids = newDeliveryIds(IDS_PER_EVENT);
   for (;;) {
     const routed = await routeBatcher(deps.prisma).call({ eventId, ids });
@@ -147,7 +153,11 @@ export async function routeEvent(deps: RouteDeps, eventId: string): Promise<{ re
       continue;
     }
     await Promise.all(
-      routed.pending.map((deliveryId) => deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax })),
+      routed.pending.map((deliveryId) =>
+        deliverPending
+          ? deliverPending(deliveryId)
+          : deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax }),
+      ),
     );
     return { recorded: routed.recorded, deliveries: routed.pending };
   }
