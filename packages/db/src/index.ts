@@ -46,6 +46,9 @@ export interface Db {
 export function createDb(options: DbOptions): Db {
   const adapter = new PrismaPg({
     ...pgConfigFromUrl(options.url),
+    // No JIT: it compiles for the planner's cost estimate, not the work done (a generic claim over
+    // 100,000 open tasks took 2.3 s with it, 0.12 s without); OLTP statements never gain from it.
+    options: "-c jit=off",
     max: options.poolMax ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
     statement_timeout: options.statementTimeoutMs ?? 15000,
