@@ -262,6 +262,8 @@ async function main(): Promise<void> {
           ENCRYPTION_KEY: encryptionKey,
           ALLOW_PRIVATE_URLS: "true",
           LOG_LEVEL: "warn",
+          // an ephemeral ops port (/metrics, /healthz): the default one may be taken
+          METRICS_PORT: "0",
         },
         detached: true,
         // its logs go to this process's stderr: stdout is the summary

@@ -192,6 +192,8 @@ async function main(): Promise<void> {
       ENCRYPTION_KEY: encryptionKey,
       ALLOW_PRIVATE_URLS: "true",
       LOG_LEVEL: "warn",
+      // an ephemeral ops port (/metrics, /healthz): the default one may be taken
+      METRICS_PORT: "0",
     };
     if (concurrency !== undefined) env.WEBHOOK_CONCURRENCY = String(concurrency);
     if (dbPool !== undefined) env.DB_POOL_MAX = String(dbPool);

@@ -31,8 +31,9 @@ beforeAll(async () => {
       startService(s, {
         databaseUrl: testDatabaseUrl(),
         prefix,
-        // one attempt: a failing receiver ends its delivery in the failed set at once
-        env: { WEBHOOK_RETRY_MAX: "1", RECONCILE_INTERVAL_MS: "60000" },
+        // two attempts: the first is made by the routing job, the second (1 s later) by a webhook-delivery
+        // job, which a failing receiver ends in the failed set
+        env: { WEBHOOK_RETRY_MAX: "2", RECONCILE_INTERVAL_MS: "60000" },
       }),
     ),
   );
@@ -108,7 +109,7 @@ it("counters and histograms move under traffic; the route label is the pattern",
   }
   expect((await gw("GET", "/v1/no-such-route/tsk_abc", { token: key })).status).toBe(404);
 
-  // the delivered task reaches its receiver; the failing one ends in the failed set (one attempt)
+  // the delivered task reaches its receiver; the failing one ends in the failed set (after two attempts)
   await eventually(async () => (r.received.some((q) => json(q).task_id === delivered) ? true : undefined), 30000, "the delivery");
   await eventually(
     async () =>
@@ -146,6 +147,7 @@ it("counters and histograms move under traffic; the route label is the pattern",
   const webhook = await scrape("webhook-worker");
   expect(sample(webhook, "labelgate_webhook_deliveries_total", { outcome: "delivered" })).toBeGreaterThanOrEqual(1);
   expect(sample(webhook, "labelgate_webhook_deliveries_total", { outcome: "failed" })).toBe(1);
+  expect(sample(webhook, "labelgate_webhook_deliveries_total", { outcome: "retried" })).toBe(1);
   expect(sample(webhook, "labelgate_job_duration_seconds_count", { queue: "task-settled", outcome: "completed" })).toBeGreaterThanOrEqual(
     2,
   );
