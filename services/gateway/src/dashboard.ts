@@ -1,8 +1,8 @@
 /**
  * Dashboard (SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
  * Every statement is answered from an index range of that customer (docs/decisions.md "Billing and
- * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id),
- * (customer_id, settled_at, id) and (customer_id, created_at); labels (customer_id, created_at); deliveries
+ * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id) and
+ * (customer_id, settled_at, id) (both of settled tasks only), and (customer_id, created_at); labels (customer_id, created_at); deliveries
  * (customer_id, status, created_at). Periods are bounded (this month, 30 or 90 days) so their cost does
  * not grow with the customer's history. The SQL builders are exported so tests can EXPLAIN exactly what
  * the routes run. Time is the database clock; days and months are UTC.
@@ -106,40 +106,49 @@ export function taskCountSql(customerId: string, status: VisibleStatus | undefin
     : Prisma.sql`SELECT count(*)::int AS total FROM tasks WHERE customer_id = ${customerId} AND status = ANY(${visible})`;
 }
 
+/** Statuses whose tasks have no `settled_at` (only settlement sets it). */
+const UNSETTLED_STATUSES = TASK_STATUSES.filter((s) => s !== "settled");
+
 /**
  * Ids of one page, in order. Each shape walks one index in its order and stops after offset + limit entries:
  * - a status and created_at: (customer_id, status, created_at, id), forwards or backwards;
  * - every status and created_at: (customer_id, created_at), `id` breaking ties by an incremental sort of
  *   tasks created in one transaction (at most a batch: 10,000);
- * - a status and settled_at: (customer_id, status, settled_at, id). Within one status settled_at is either
- *   always set (`settled`) or never, so `DESC` (NULLS FIRST) orders like `DESC NULLS LAST`;
- * - every status and settled_at: settled tasks then the others, two ranges of (customer_id, settled_at, id)
- *   (NOT NULL backwards, then NULL by id backwards), each cut at offset + limit; the final sort sees at most
- *   2 × (offset + limit) ids.
+ * - `settled` and settled_at: (customer_id, status, settled_at, id), which holds settled tasks only;
+ * - another status and settled_at: no task of it is settled, so newest first like created_at_desc;
+ * - every status and settled_at: settled tasks, most recently settled first, from (customer_id, settled_at,
+ *   id), then the others newest first: one range of (customer_id, status, created_at, id) per unsettled
+ *   status, each cut at offset + limit; the final sort sees at most 5 × (offset + limit) ids.
+ * The settled_at indexes hold settled tasks only (migration 20261121220000_cheaper_task_writes): a new
+ * task, whose `settled_at` is null, is not written into them, which made creating tasks 25% cheaper.
  */
 export function taskPageSql(customerId: string, o: TaskListOptions): Prisma.Sql {
   const { limit, offset } = o;
-  if (o.sort === "settled_at_desc" && !o.status) {
+  if (o.sort === "settled_at_desc") {
+    if (o.status === "settled") {
+      return Prisma.sql`SELECT id FROM tasks WHERE customer_id = ${customerId} AND status = 'settled' AND settled_at IS NOT NULL
+        ORDER BY settled_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`;
+    }
+    if (o.status) return taskPageSql(customerId, { ...o, sort: "created_at_desc" });
     const upTo = offset + limit;
+    const unsettled = UNSETTLED_STATUSES.map(
+      (status) => Prisma.sql`
+        (SELECT id, 1 AS part, NULL::timestamptz AS settled_at, created_at FROM tasks
+          WHERE customer_id = ${customerId} AND status = ${status}::"TaskStatus"
+          ORDER BY created_at DESC, id DESC LIMIT ${upTo})`,
+    );
     return Prisma.sql`
       SELECT id FROM (
-        (SELECT id, 0 AS part, settled_at FROM tasks WHERE customer_id = ${customerId} AND settled_at IS NOT NULL
+        (SELECT id, 0 AS part, settled_at, created_at FROM tasks WHERE customer_id = ${customerId} AND settled_at IS NOT NULL
           ORDER BY settled_at DESC, id DESC LIMIT ${upTo})
-        UNION ALL
-        (SELECT id, 1 AS part, settled_at FROM tasks WHERE customer_id = ${customerId} AND settled_at IS NULL AND status <> 'staged'
-          ORDER BY settled_at DESC, id DESC LIMIT ${upTo})
+        UNION ALL ${Prisma.join(unsettled, " UNION ALL ")}
       ) p
-      ORDER BY part, settled_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`;
+      ORDER BY part, settled_at DESC, created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`;
   }
   const where = o.status
     ? Prisma.sql`customer_id = ${customerId} AND status = ${o.status}::"TaskStatus"`
     : Prisma.sql`customer_id = ${customerId} AND status <> 'staged'`;
-  const order =
-    o.sort === "created_at_asc"
-      ? Prisma.sql`created_at ASC, id ASC`
-      : o.sort === "created_at_desc"
-        ? Prisma.sql`created_at DESC, id DESC`
-        : Prisma.sql`settled_at DESC, id DESC`;
+  const order = o.sort === "created_at_asc" ? Prisma.sql`created_at ASC, id ASC` : Prisma.sql`created_at DESC, id DESC`;
   return Prisma.sql`SELECT id FROM tasks WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
 }
 

@@ -134,7 +134,8 @@ describe("dashboard routes", () => {
         if (x.settledAt && y.settledAt) return y.settledAt.getTime() - x.settledAt.getTime() || byId(y.id, x.id);
         if (x.settledAt) return -1;
         if (y.settledAt) return 1;
-        return byId(y.id, x.id);
+        // tasks not settled: newest first
+        return y.createdAt.getTime() - x.createdAt.getTime() || byId(y.id, x.id);
       })
       .map((r) => r.id);
 
