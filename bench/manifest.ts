@@ -21,9 +21,9 @@
  *    arrive, constant memory) and `--export-runs` times with `exportStream` directly. The RSS growth of
  *    this process (it runs the gateway) during the exports is reported.
  *
- * Progress and the worker's logs go to stderr; the summary is one JSON object on stdout. With
- * BENCH_WORKER_NODE_ARGS (e.g. `--trace-gc`) the worker runs as `node <args> --import tsx main.ts` instead
- * (one process, no launcher).
+ * Progress and the worker's logs go to stderr; the summary is one JSON object on stdout. The worker runs
+ * as deployed, `node --max-old-space-size=128 --import tsx main.ts`; BENCH_WORKER_NODE_ARGS replaces the
+ * node flags (e.g. `--trace-gc`, or `--max-old-space-size=4096` to see the uncapped heap).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -248,10 +248,9 @@ async function main(): Promise<void> {
       const manifestUrl = await upload(lines);
 
       // a fresh worker for each size: its RSS is this manifest's
-      const nodeArgs = process.env.BENCH_WORKER_NODE_ARGS?.split(" ").filter(Boolean);
-      const [command, args] = nodeArgs
-        ? [process.execPath, [...nodeArgs, "--import", "tsx", "services/manifest-worker/src/main.ts"]]
-        : [path.join(ROOT, "node_modules/.bin/tsx"), ["services/manifest-worker/src/main.ts"]];
+      // as deployed (services/manifest-worker/package.json, compose, deploy/): node with a 128 MB old space
+      const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? "--max-old-space-size=128").split(" ").filter(Boolean);
+      const [command, args] = [process.execPath, [...nodeArgs, "--import", "tsx", "services/manifest-worker/src/main.ts"]];
       const child = spawn(command, args, {
         cwd: ROOT,
         env: {
