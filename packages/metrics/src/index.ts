@@ -6,3 +6,4 @@
 export * from "./http";
 export * from "./metrics";
 export * from "./ops-server";
+export * from "./worker-process";

@@ -1,8 +1,8 @@
 /** Entry point of a consensus-worker replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { consensusWorkerEnv, parseEnv, requireDistributed } from "@labelgate/config";
-import { createLogger, drainBudgetMs, onShutdown, settleWithin } from "@labelgate/core";
+import { createLogger, onShutdown } from "@labelgate/core";
 import { createDb } from "@labelgate/db";
-import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
+import { instrumentHandlers, shutDownWorker, startWorkerOps } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { consensusHandlers } from "./index";
 
@@ -13,15 +13,12 @@ async function main(): Promise<void> {
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
   const queue = new QueueClient(backend);
-  const metrics = createMetrics({
+  const { metrics, ops } = await startWorkerOps({
     service: "consensus-worker",
-    onQueueDepthError: (q, err) => logger.warn({ err, queue: q }, "queue depth unavailable"),
-  });
-  metrics.trackQueueDepth(depthSources(queueKeysOf("consensus-worker"), queueNames, (key) => queue.counts(key)));
-  const ops = await startOpsServer({
     port: env.METRICS_PORT,
-    registry: metrics.registry,
-    checks: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
+    logger,
+    queues: { keys: queueKeysOf("consensus-worker"), names: queueNames, counts: (key) => queue.counts(key) },
+    ready: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
   });
   const prior = { correct: env.LABELER_PRIOR_CORRECT, wrong: env.LABELER_PRIOR_WRONG };
   const handlers = consensusHandlers({
@@ -41,16 +38,18 @@ async function main(): Promise<void> {
   logger.info({ concurrency: env.CONSENSUS_CONCURRENCY, metrics_port: ops.port }, "consensus-worker started");
   onShutdown(
     logger,
-    async () => {
-      const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
-      ops.setShuttingDown();
-      const { returned } = await workers.closeWithin(drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS));
-      if (returned > 0) logger.warn({ returned }, "jobs still running at the shutdown bound returned to the queue");
-      await queue.close();
-      // a returned job's handler may still hold a connection: do not wait for it past the bound
-      if (!(await settleWithin(db.close(), deadline - Date.now() - 500))) logger.warn("database pool closed with queries in flight");
-      await ops.close();
-    },
+    () =>
+      shutDownWorker({
+        logger,
+        ops,
+        timeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+        closeWorkers: (budgetMs) => workers.closeWithin(budgetMs),
+        returnedMessage: "jobs still running at the shutdown bound returned to the queue",
+        closeQueue: async () => {
+          await queue.close();
+        },
+        closeDatabase: () => db.close(),
+      }),
     env.SHUTDOWN_TIMEOUT_MS,
   );
 }

@@ -1,8 +1,8 @@
 /** Entry point of a manifest-worker replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { manifestWorkerEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
-import { createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
+import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb } from "@labelgate/db";
-import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
+import { instrumentHandlers, shutDownWorker, startWorkerOps } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { manifestHandlers } from "./index";
 
@@ -14,15 +14,12 @@ async function main(): Promise<void> {
   const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
   const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
   const queue = new QueueClient(backend);
-  const metrics = createMetrics({
+  const { metrics, ops } = await startWorkerOps({
     service: "manifest-worker",
-    onQueueDepthError: (q, err) => logger.warn({ err, queue: q }, "queue depth unavailable"),
-  });
-  metrics.trackQueueDepth(depthSources(queueKeysOf("manifest-worker"), queueNames, (key) => queue.counts(key)));
-  const ops = await startOpsServer({
     port: env.METRICS_PORT,
-    registry: metrics.registry,
-    checks: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
+    logger,
+    queues: { keys: queueKeysOf("manifest-worker"), names: queueNames, counts: (key) => queue.counts(key) },
+    ready: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
   });
   const storage = { allowPrivateUrls: env.ALLOW_PRIVATE_URLS, gcsApiEndpoint: env.GCS_API_ENDPOINT };
   const handlers = manifestHandlers({ prisma: db.prisma, queue, secretBox, logger, storage });
@@ -33,16 +30,19 @@ async function main(): Promise<void> {
   logger.info({ concurrency: env.MANIFEST_CONCURRENCY, metrics_port: ops.port }, "manifest-worker started");
   onShutdown(
     logger,
-    async () => {
-      const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
-      ops.setShuttingDown();
-      // an ingestion past the bound is returned to the queue and resumes from jobs.lines_ingested
-      const { returned } = await workers.closeWithin(drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS));
-      if (returned > 0) logger.warn({ returned }, "manifest jobs still running at the shutdown bound returned to the queue");
-      await queue.close();
-      if (!(await settleWithin(db.close(), deadline - Date.now() - 500))) logger.warn("database pool closed with queries in flight");
-      await ops.close();
-    },
+    () =>
+      shutDownWorker({
+        logger,
+        ops,
+        timeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+        closeWorkers: (budgetMs) => workers.closeWithin(budgetMs),
+        returnedMessage:
+          "manifest jobs still running at the shutdown bound returned to the queue (an ingestion resumes from jobs.lines_ingested)",
+        closeQueue: async () => {
+          await queue.close();
+        },
+        closeDatabase: () => db.close(),
+      }),
     env.SHUTDOWN_TIMEOUT_MS,
   );
 }

@@ -1,8 +1,8 @@
 /** Entry point of a webhook-worker replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { parseEnv, requireDistributed, requireEncryptionKey, webhookWorkerEnv } from "@labelgate/config";
-import { createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
+import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb } from "@labelgate/db";
-import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
+import { instrumentHandlers, shutDownWorker, startWorkerOps } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { Agent } from "undici";
 import { webhookHandlers, webhookJobBackoffMs } from "./index";
@@ -15,15 +15,12 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
   const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
   const queue = new QueueClient(backend);
-  const metrics = createMetrics({
+  const { metrics, ops } = await startWorkerOps({
     service: "webhook-worker",
-    onQueueDepthError: (q, err) => logger.warn({ err, queue: q }, "queue depth unavailable"),
-  });
-  metrics.trackQueueDepth(depthSources(queueKeysOf("webhook-worker"), queueNames, (key) => queue.counts(key)));
-  const ops = await startOpsServer({
     port: env.METRICS_PORT,
-    registry: metrics.registry,
-    checks: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
+    logger,
+    queues: { keys: queueKeysOf("webhook-worker"), names: queueNames, counts: (key) => queue.counts(key) },
+    ready: { database: () => db.prisma.$queryRaw`SELECT 1`.then(() => true), queue: () => queue.ping() },
   });
   // One connection pool for all receivers; a slow receiver only holds its own sockets.
   const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 10_000, connect: { timeout: env.WEBHOOK_TIMEOUT_MS } });
@@ -47,17 +44,20 @@ async function main(): Promise<void> {
   logger.info({ metrics_port: ops.port }, "webhook-worker started");
   onShutdown(
     logger,
-    async () => {
-      const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
-      ops.setShuttingDown();
-      const { returned } = await workers.closeWithin(drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS));
-      if (returned > 0) logger.warn({ returned }, "deliveries still running at the shutdown bound returned to the queue");
-      await queue.close();
-      // returned deliveries may still wait on their receivers: abort their requests rather than wait
-      await (returned > 0 ? dispatcher.destroy() : dispatcher.close());
-      if (!(await settleWithin(db.close(), deadline - Date.now() - 500))) logger.warn("database pool closed with queries in flight");
-      await ops.close();
-    },
+    () =>
+      shutDownWorker({
+        logger,
+        ops,
+        timeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+        closeWorkers: (budgetMs) => workers.closeWithin(budgetMs),
+        returnedMessage: "deliveries still running at the shutdown bound returned to the queue",
+        closeQueue: async (returned) => {
+          await queue.close();
+          // returned deliveries may still wait on their receivers: abort their requests rather than wait
+          await (returned > 0 ? dispatcher.destroy() : dispatcher.close());
+        },
+        closeDatabase: () => db.close(),
+      }),
     env.SHUTDOWN_TIMEOUT_MS,
   );
 }
