@@ -161,11 +161,12 @@ describe("webhook-worker", () => {
     expect(worker.logs.find((l) => l.msg === "deliveries still running at the shutdown bound returned to the queue")).toMatchObject({
       returned: tasks.length,
     });
-    // back in the queue (waiting), not lost in `active` until a stalled-job check
-    const bull = await sys.queue.bullmqQueue("webhookDelivery");
+    // back in the queue (waiting), not lost in `active` until a stalled-job check: a delivery's first attempt
+    // runs in the job that routed its event (task-settled), so that job is the one returned
+    const bull = await sys.queue.bullmqQueue("taskSettled");
     const ids = new Set(
-      (await sys.db.prisma.delivery.findMany({ where: { taskId: { in: tasks } }, select: { id: true } })).map((d) =>
-        catalog.webhookDelivery.jobId({ deliveryId: d.id }),
+      (await sys.db.prisma.event.findMany({ where: { taskId: { in: tasks } }, select: { id: true } })).map((e) =>
+        catalog.taskSettled.jobId({ eventId: e.id }),
       ),
     );
     expect(ids.size).toBe(tasks.length);
