@@ -27,8 +27,8 @@ export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"
   return {
     // routing makes each delivery's first attempt itself; only retries and deferrals become jobs
     taskSettled: async ({ eventId }) =>
-      void (await routeEvent(deps, eventId, async (deliveryId) => {
-        const outcome = await deliverInline(full, deliveryId);
+      void (await routeEvent(deps, eventId, async (delivery) => {
+        const outcome = await deliverInline(full, delivery);
         deps.metrics?.deliveries.inc({ outcome: outcome === "retrying" ? "retried" : outcome });
       })),
     webhookDelivery: async (payload, ctx) => {

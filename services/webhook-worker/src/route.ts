@@ -6,7 +6,7 @@
  *
  * One statement, shared by the events this process routes at once (see batch.ts), finds the targets,
  * inserts the deliveries (`ON CONFLICT DO NOTHING`), marks the tasks `webhook_status` pending (when it was
- * null), records the events and returns the pending deliveries. Delivery ids are made here (`newId`), two
+ * null), records the events and returns the pending deliveries with what their first attempt needs. Delivery ids are made here (`newId`), two
  * per event; an event with more targets is routed again with as many ids.
  */
 import { newId } from "@labelgate/core";
@@ -30,11 +30,29 @@ interface RouteRequest {
   ids: string[];
 }
 
+/**
+ * A pending delivery as the routing statement read it: everything its first attempt needs (the webhook's
+ * URL and sealed secret, the event's payload), so that attempt reads nothing more.
+ */
+export interface PendingDelivery {
+  id: string;
+  /** attempts already made (0 for a delivery just created) */
+  attempts: number;
+  event_id: string;
+  task_id: string;
+  webhook_id: string;
+  callback_url: string;
+  secret_ciphertext: string;
+  /** false once the webhook was deleted */
+  active: boolean;
+  payload: Record<string, unknown>;
+}
+
 type RouteResult =
   | { kind: "notFound"; reason: string }
   /** the event has more targets than ids offered: nothing was written */
   | { kind: "moreIds"; targets: number }
-  | { kind: "routed"; recorded: boolean; pending: string[] };
+  | { kind: "routed"; recorded: boolean; pending: PendingDelivery[] };
 
 interface RoutedRow {
   event_id: string;
@@ -42,7 +60,7 @@ interface RoutedRow {
   routed: boolean;
   targets: number | null;
   recorded: boolean;
-  pending: string[];
+  pending: PendingDelivery[];
 }
 
 /**
@@ -64,7 +82,7 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
   const ids = requests.flatMap((r) => r.ids);
   const rows = await prisma.$queryRaw<RoutedRow[]>`
     WITH ev AS (
-      SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, t.callback_url, t.id IS NOT NULL AS task_found
+      SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, e.payload, t.callback_url, t.id IS NOT NULL AS task_found
       FROM unnest(${eventIds}::text[], ${starts}::int[], ${counts}::int[]) AS x(event_id, start, cnt)
       JOIN events e ON e.id = x.event_id
       LEFT JOIN tasks t ON t.id = e.task_id
@@ -84,7 +102,7 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
       SELECT (${ids}::text[])[(tg.start + tg.rn - 1)::int], tg.event_id, tg.webhook_id, tg.customer_id, tg.task_id
       FROM tg JOIN ok ON ok.event_id = tg.event_id
       ON CONFLICT (event_id, webhook_id) DO NOTHING
-      RETURNING id, event_id, created_at
+      RETURNING id, event_id, webhook_id, created_at
     ), pending_task AS (
       UPDATE tasks t SET webhook_status = 'pending', updated_at = now()
       FROM ok WHERE ok.targeted AND t.id = ok.task_id AND t.webhook_status IS NULL
@@ -98,11 +116,15 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
            EXISTS (SELECT 1 FROM ok WHERE ok.event_id = ev.event_id) AS routed,
            (SELECT max(tg.n)::int FROM tg WHERE tg.event_id = ev.event_id) AS targets,
            EXISTS (SELECT 1 FROM rec WHERE rec.id = ev.event_id) AS recorded,
-           ARRAY(SELECT p.id FROM (
-             SELECT id, created_at FROM ins WHERE ins.event_id = ev.event_id
-             UNION
-             SELECT d.id, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
-           ) p ORDER BY p.created_at, p.id) AS pending
+           (SELECT COALESCE(json_agg(json_build_object(
+                     'id', p.id, 'attempts', p.attempts, 'event_id', ev.event_id, 'task_id', ev.task_id, 'webhook_id', p.webhook_id,
+                     'callback_url', w.callback_url, 'secret_ciphertext', w.secret_ciphertext, 'active', w.active, 'payload', ev.payload
+                   ) ORDER BY p.created_at, p.id), '[]'::json)
+            FROM (
+              SELECT id, webhook_id, 0 AS attempts, created_at FROM ins WHERE ins.event_id = ev.event_id
+              UNION
+              SELECT d.id, d.webhook_id, d.attempts, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
+            ) p JOIN webhooks w ON w.id = p.webhook_id) AS pending
     FROM ev`;
   const byEvent = new Map(rows.map((r) => [r.event_id, r]));
   return eventIds.map((id): RouteResult => {
@@ -141,7 +163,7 @@ function newDeliveryIds(n: number): string[] {
 export async function routeEvent(
   deps: RouteDeps,
   eventId: string,
-  deliverPending?: (deliveryId: string) => Promise<unknown>,
+  deliverPending?: (delivery: PendingDelivery) => Promise<unknown>,
 ): Promise<{ recorded: boolean; deliveries: string[] }> {
   let ids = newDeliveryIds(IDS_PER_EVENT);
   for (;;) {
@@ -153,12 +175,12 @@ export async function routeEvent(
       continue;
     }
     await Promise.all(
-      routed.pending.map((deliveryId) =>
+      routed.pending.map((delivery) =>
         deliverPending
-          ? deliverPending(deliveryId)
-          : deps.queue.enqueue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax }),
+          ? deliverPending(delivery)
+          : deps.queue.enqueue("webhookDelivery", { deliveryId: delivery.id }, { attempts: deps.webhookRetryMax }),
       ),
     );
-    return { recorded: routed.recorded, deliveries: routed.pending };
+    return { recorded: routed.recorded, deliveries: routed.pending.map((d) => d.id) };
   }
 }
