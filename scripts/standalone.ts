@@ -172,9 +172,24 @@ async function main(): Promise<void> {
     );
   });
 
+  // Ctrl-C reaches the embedded Postgres too (same process group): it ends its connections ("terminating
+  // connection due to administrator command", 57P01) while this process drains. An idle pg client without
+  // an error listener (BullMQ's Postgres backend) then throws that error as an uncaught exception; during
+  // shutdown it is expected and only logged. Anything else still ends the process.
+  let stopping = false;
+  process.on("uncaughtException", (err: Error & { code?: string }) => {
+    if (stopping && err.code === "57P01") {
+      logger.warn({ code: err.code }, "embedded Postgres closed a connection while shutting down");
+      return;
+    }
+    logger.fatal({ err }, "uncaught exception");
+    process.exit(1);
+  });
+
   onShutdown(
     logger,
     async () => {
+      stopping = true;
       const deadline = Date.now() + env.SHUTDOWN_TIMEOUT_MS;
       const drainMs = drainBudgetMs(env.SHUTDOWN_TIMEOUT_MS);
       ops.setShuttingDown();

@@ -30,6 +30,9 @@ export const REDACT_PATHS = [
   "*.secret_access_key",
   "service_account_json",
   "*.service_account_json",
+  // a database client attached to a driver error (pg's errors from BullMQ's Postgres backend carry their
+  // whole client: connection parameters and state, never useful in a log line)
+  "err.client",
 ];
 
 /**
