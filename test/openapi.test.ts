@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { createApp } from "../services/gateway/src/app";
 import {
   buildOpenApiDocument,
   jsonSchemaOf,
@@ -26,7 +25,7 @@ import {
 import { RESPONSE_SCHEMAS } from "../services/gateway/src/responses";
 import { pathId } from "../services/gateway/src/schemas";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
-import { ADMIN_TOKEN, eventually, type System, settledResult, startSystem, TEST_SECRET_BOX } from "./system";
+import { ADMIN_TOKEN, eventually, type System, settledResult, startSystem } from "./system";
 import { receivers } from "./webhooks";
 
 const run = promisify(execFile);
@@ -198,23 +197,7 @@ describe("OpenAPI document", () => {
   });
 
   it("documents every route the app registers, and nothing else (coverage)", () => {
-    const app = createApp({
-      prisma: sys.db.prisma,
-      queue: sys.queue,
-      logger: sys.logger,
-      secretBox: TEST_SECRET_BOX,
-      config: {
-        adminToken: ADMIN_TOKEN,
-        allowPrivateUrls: true,
-        webhookRetryMax: 3,
-        claimTtlSeconds: 600,
-        sandboxLabelQuota: 500,
-        serviceName: "labelgate-gateway",
-        productionLabelQuota: 100_000,
-        rateLimit: { perKey: { sandbox: 100, production: 100 }, windowSeconds: 60, registrationsPerHour: 100, keyPrefix: sys.prefix },
-        billing: { currency: "usd", pricePerLabelCents: { sandbox: 0, production: 8 } },
-      },
-    }) as unknown as { router: { stack: StackLayer[] } };
+    const app = sys.app as unknown as { router: { stack: StackLayer[] } };
     const { routes, mounts } = registeredRoutes(app);
     const api = [...routes].filter((r) => !underUndocumentedMount(r.split(" ")[1] ?? ""));
     const documented = operations().map(({ method, path }) => `${method} ${path}`);

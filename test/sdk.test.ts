@@ -11,7 +11,6 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger } from "@labelgate/core";
-import { createApp } from "@labelgate/gateway";
 import { ROUTES as OPENAPI_ROUTES } from "@labelgate/gateway/src/openapi";
 import {
   AuthenticationError,
@@ -34,7 +33,7 @@ import {
 } from "@labelgate/sdk";
 import type { Router } from "express";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
-import { ADMIN_TOKEN, eventually, type System, startSystem, TEST_SECRET_BOX } from "./system";
+import { ADMIN_TOKEN, eventually, type System, startSystem } from "./system";
 import { receivers } from "./webhooks";
 
 /** `METHOD /path/{}`: a route with its parameters anonymized, comparable between express and the SDK. */
@@ -341,23 +340,7 @@ describe("the SDK against a running gateway", () => {
   });
 
   it("every route registered in the gateway is called by some SDK method", () => {
-    const app = createApp({
-      prisma: sys.db.prisma,
-      queue: sys.queue,
-      logger: sys.logger,
-      secretBox: TEST_SECRET_BOX,
-      config: {
-        adminToken: ADMIN_TOKEN,
-        allowPrivateUrls: true,
-        webhookRetryMax: 3,
-        claimTtlSeconds: 600,
-        sandboxLabelQuota: 500,
-        serviceName: "labelgate-gateway",
-        productionLabelQuota: 100_000,
-        rateLimit: { perKey: { sandbox: 1, production: 1 }, windowSeconds: 60, registrationsPerHour: 1, keyPrefix: sys.prefix },
-        billing: { currency: "usd", pricePerLabelCents: { sandbox: 0, production: 8 } },
-      },
-    });
+    const app = sys.app;
     const routes = expressRoutes((app as unknown as { router: Router }).router).filter((r) => r.split(" ")[1]?.startsWith("/v1/"));
     expect(routes.length).toBeGreaterThanOrEqual(30);
     // the routes the app registers under /v1 are exactly those of the OpenAPI document, and the SDK called each one

@@ -59,6 +59,8 @@ export interface ApiResponse<T = Record<string, unknown>> {
 }
 
 export interface System {
+  /** the gateway's express app this system serves (route tables are read from it) */
+  app: ReturnType<typeof createApp>;
   baseUrl: string;
   databaseUrl: string;
   db: Db;
@@ -172,6 +174,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
 
   return {
+    app,
     baseUrl,
     databaseUrl,
     db,
