@@ -1,5 +1,6 @@
-/** @labelgate/core: ids, keys, canonical JSON and logging shared by every service. */
+/** @labelgate/core: ids, keys, canonical JSON, logging and statement batching shared by every service. */
 
+export * from "./batch";
 export * from "./canonical-json";
 export * from "./ids";
 export * from "./keys";

@@ -186,6 +186,37 @@ describe("quota", () => {
     expect(await quotaUsed(c.key)).toBe(30);
   });
 
+  it("submissions grouped into one statement: a customer short of quota for its group never holds up another's", async () => {
+    // concurrent submissions of one gateway share one insert (group commit): A's quota fits 4 of its 12
+    // tasks, B's all of its 12, C's tasks of 2 and 4 units must be taken or refused one by one
+    const a = await registerCustomer(sys, 12);
+    const b = await registerCustomer(sys, 36);
+    const c = await registerCustomer(sys, 7);
+    const send = (key: string, threshold: number) =>
+      sys.api("POST", "/v1/tasks", { token: key, body: taskBody({ consensus_threshold: threshold, max_labels: threshold }) });
+    const results = await Promise.all([
+      ...Array.from({ length: 12 }, () => send(a.key, 3).then((r) => ({ who: "a", status: r.status }))),
+      ...Array.from({ length: 12 }, () => send(b.key, 3).then((r) => ({ who: "b", status: r.status }))),
+      ...[4, 2, 4, 2].map((t) => send(c.key, t).then((r) => ({ who: "c", status: r.status }))),
+    ]);
+    const accepted = (who: string) => results.filter((r) => r.who === who && r.status === 202).length;
+    expect(results.every((r) => r.status === 202 || r.status === 403)).toBe(true);
+    expect(accepted("a")).toBe(4);
+    expect(accepted("b")).toBe(12);
+    expect(await quotaUsed(a.key)).toBe(12);
+    expect(await quotaUsed(b.key)).toBe(36);
+    // C: each of its tasks is taken if it fits in what is left when it comes (4 + 2, or 2 + 2 and then
+    // neither 4), never more than 7 units, and nothing is reserved without a task
+    const cUsed = await quotaUsed(c.key);
+    expect(cUsed).toBeLessThanOrEqual(7);
+    const cTasks = await sys.db.prisma.task.findMany({ where: { customerId: c.id }, select: { quotaReserved: true } });
+    expect(cTasks.reduce((n, t) => n + t.quotaReserved, 0)).toBe(cUsed);
+    expect(cTasks.length).toBe(accepted("c"));
+    expect(cUsed).toBeGreaterThanOrEqual(4);
+    expect(await taskCount(a.id)).toBe(4);
+    expect(await taskCount(b.id)).toBe(12);
+  });
+
   it("other routes keep working when the quota is exhausted", async () => {
     const c = await registerCustomer(sys, 3);
     const id = await createTask(sys, c.key);

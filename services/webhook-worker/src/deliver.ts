@@ -8,11 +8,10 @@
  * last attempt the delivery is `failed` and the task's `webhook_status` becomes `failed` (webhook_fail).
  */
 import { createHmac } from "node:crypto";
-import { checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate/core";
+import { Batcher, checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
-import { Batcher } from "./batch";
 import type { PendingDelivery } from "./route";
 
 export interface DeliverDeps {

@@ -9,10 +9,9 @@
  * null), records the events and returns the pending deliveries with what their first attempt needs. Delivery ids are made here (`newId`), two
  * per event; an event with more targets is routed again with as many ids.
  */
-import { newId } from "@labelgate/core";
+import { Batcher, newId } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
-import { Batcher } from "./batch";
 
 export interface RouteDeps {
   prisma: PrismaClient;

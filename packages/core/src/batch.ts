@@ -1,5 +1,5 @@
 /**
- * Adaptive micro-batching of the worker's SQL: concurrent jobs of one process share statements.
+ * Adaptive micro-batching of SQL (group commit): concurrent calls of one process share statements.
  * A call waits at most for the batch already running (or until the current I/O phase ends): while
  * `maxInFlight` batches run, new calls queue up and leave together as the next batch. An idle worker
  * therefore runs each call alone, without delay, and a loaded one runs a few statements for many jobs

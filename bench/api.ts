@@ -1,0 +1,263 @@
+/**
+ * `pnpm bench:api [--seconds 10] [--runs 3] [--connections 64] [--batch-seconds 10] [--batch-connections 4]
+ *   [--log-level info]`
+ *
+ * Task submission under load (issue "Proof under load", items 1 and 2), with autocannon:
+ *  1. `POST /v1/tasks` at `--connections` connections for `--seconds`, against the real gateway process
+ *     (`node --import tsx services/gateway/src/main.ts`) and against the floor (bench/floor-server.ts:
+ *     express + JSON + key hash + the same zod schema + one raw pg INSERT into the same table), the two
+ *     interleaved `--runs` times after a warm-up each. Reported: requests/s, p50/p99 latency (ms), non-2xx
+ *     and errors, and the ratio gateway/floor of each pair and of the medians (target ≥ 0.8, p99 ≤ 50 ms).
+ *  2. `POST /v1/tasks/batch` with 1,000 tasks per call at `--batch-connections` connections for
+ *     `--batch-seconds`: tasks accepted per second (target ≥ 20,000).
+ * A database of its own (migrated, dropped at the end) and a Redis prefix of its own (deleted at the end);
+ * BENCH_PG_URL and BENCH_REDIS_URL override the machine's servers. The customer is production with a rate
+ * limit and quota far above what a run can use. Progress goes to stderr, one JSON summary to stdout.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
+import { deleteKeysWithPrefix } from "@labelgate/queue";
+import autocannon from "autocannon";
+import { round, sleep } from "./webhooks-lib";
+
+const ROOT = path.resolve(__dirname, "..");
+const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
+const ENCRYPTION_KEY = randomBytes(32).toString("hex");
+
+function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function positiveInt(value: string | undefined, name: string): number {
+  if (value === undefined || !/^\d+$/.test(value.trim()) || Number(value) < 1) {
+    throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  }
+  return Number(value);
+}
+
+interface Started {
+  child: ChildProcess;
+  port: number;
+}
+
+/** A TCP port free right now on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * Spawns `node --import tsx <script>` on a free port (env PORT) with its stdout discarded (the gateway logs
+ * every request, as deployed), and waits until `GET <probe>` answers 2xx or 404.
+ */
+async function startProcess(script: string, env: NodeJS.ProcessEnv, probe: string): Promise<Started> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  let exited: number | null | undefined;
+  child.once("exit", (code) => {
+    exited = code;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`${script} exited (${exited})`);
+    const status = await fetch(`http://127.0.0.1:${port}${probe}`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if ((status >= 200 && status < 300) || status === 404) return { child, port };
+    if (Date.now() > deadline) throw new Error(`${script} did not answer within 60 s`);
+    await sleep(200);
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  await Promise.race([exited, sleep(15_000).then(() => child.kill("SIGKILL"))]);
+}
+
+async function api<T>(base: string, method: string, route: string, token: string | undefined, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${route}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+interface LoadResult {
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  non_2xx: number;
+  errors: number;
+  requests: number;
+}
+
+/** One autocannon run; `body` is sent as is on every request. */
+async function load(url: string, token: string, body: string, connections: number, seconds: number): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections,
+    duration: seconds,
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body,
+  });
+  return {
+    requests_per_s: round(result.requests.average, 1),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    non_2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    requests: result.requests.total,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+const TASK = {
+  type: "image_classification",
+  data_url: "https://img.example.com/cats/0001.jpg",
+  label_spec: { question: "Which animal is in the picture?", options: ["cat", "dog", "bird"] },
+  consensus_threshold: 3,
+  metadata: { source: "bench" },
+};
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: "string", default: "10" },
+      runs: { type: "string", default: "3" },
+      connections: { type: "string", default: "64" },
+      "batch-seconds": { type: "string", default: "10" },
+      "batch-connections": { type: "string", default: "4" },
+      // the gateway's LOG_LEVEL: info (as deployed) logs every request
+      "log-level": { type: "string", default: "info" },
+    },
+    strict: true,
+  });
+  const seconds = positiveInt(values.seconds, "seconds");
+  const runs = positiveInt(values.runs, "runs");
+  const connections = positiveInt(values.connections, "connections");
+  const batchSeconds = positiveInt(values["batch-seconds"], "batch-seconds");
+  const batchConnections = positiveInt(values["batch-connections"], "batch-connections");
+  const logLevel = values["log-level"] ?? "info";
+
+  const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+  const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
+  const runId = randomBytes(4).toString("hex");
+  const database = `lgbench_api_${runId}`;
+  const databaseUrl = withDatabase(serverUrl, database);
+  const prefix = `lgbench:api:${runId}`;
+  const children: ChildProcess[] = [];
+  try {
+    await migrateDatabase(databaseUrl);
+    log(`database ${database} migrated`);
+    const gateway = await startProcess(
+      "services/gateway/src/main.ts",
+      {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        ADMIN_TOKEN,
+        ENCRYPTION_KEY,
+        HOST: "127.0.0.1",
+        METRICS_PORT: "0",
+        LOG_LEVEL: logLevel,
+        RATE_LIMIT_PRODUCTION: "1000000000",
+        PRODUCTION_LABEL_QUOTA: "1000000000",
+      },
+      "/v1/health",
+    );
+    children.push(gateway.child);
+    const gatewayBase = `http://127.0.0.1:${gateway.port}`;
+    const customer = await api<{ customer_id: string; api_key: string }>(gatewayBase, "POST", "/v1/customers", undefined, {
+      name: "bench",
+      email: `bench-${runId}@example.com`,
+    });
+    const upgraded = await api<{ api_key?: string }>(
+      gatewayBase,
+      "POST",
+      `/v1/admin/customers/${customer.customer_id}/upgrade`,
+      ADMIN_TOKEN,
+      {},
+    );
+    const key = upgraded.api_key ?? customer.api_key;
+    const floor = await startProcess("bench/floor-server.ts", { DATABASE_URL: databaseUrl, CUSTOMER_ID: customer.customer_id }, "/");
+    children.push(floor.child);
+    log(`gateway on ${gateway.port}, floor on ${floor.port}`);
+
+    const body = JSON.stringify(TASK);
+    const pairs: { floor: LoadResult; gateway: LoadResult; ratio: number }[] = [];
+    for (let run = 1; run <= runs; run++) {
+      // a short warm-up of each before each measured run
+      await load(`http://127.0.0.1:${floor.port}/v1/tasks`, key, body, connections, 2);
+      const f = await load(`http://127.0.0.1:${floor.port}/v1/tasks`, key, body, connections, seconds);
+      await load(`${gatewayBase}/v1/tasks`, key, body, connections, 2);
+      const g = await load(`${gatewayBase}/v1/tasks`, key, body, connections, seconds);
+      const pair = { floor: f, gateway: g, ratio: round(g.requests_per_s / f.requests_per_s, 3) };
+      log(`run ${run}: ${JSON.stringify(pair)}`);
+      pairs.push(pair);
+    }
+
+    const batchBody = JSON.stringify({
+      tasks: Array.from({ length: 1000 }, (_, i) => ({ ...TASK, data_url: `https://img.example.com/${i}.jpg` })),
+    });
+    await load(`${gatewayBase}/v1/tasks/batch`, key, batchBody, batchConnections, 2);
+    const batch = await load(`${gatewayBase}/v1/tasks/batch`, key, batchBody, batchConnections, batchSeconds);
+    const batchResult = { ...batch, tasks_per_s: round(batch.requests_per_s * 1000, 0) };
+    log(`batch: ${JSON.stringify(batchResult)}`);
+
+    const summary = {
+      bench: "api",
+      date: new Date().toISOString(),
+      machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, load_average_at_start: os.loadavg() },
+      gateway_log_level: logLevel,
+      single: {
+        connections,
+        seconds,
+        runs: pairs,
+        median: {
+          floor_requests_per_s: median(pairs.map((p) => p.floor.requests_per_s)),
+          gateway_requests_per_s: median(pairs.map((p) => p.gateway.requests_per_s)),
+          ratio: median(pairs.map((p) => p.ratio)),
+          gateway_p99_ms: median(pairs.map((p) => p.gateway.p99_ms)),
+          gateway_non_2xx: pairs.reduce((n, p) => n + p.gateway.non_2xx + p.gateway.errors, 0),
+        },
+        targets: { ratio: 0.8, p99_ms: 50 },
+      },
+      batch: { connections: batchConnections, seconds: batchSeconds, tasks_per_call: 1000, ...batchResult, target_tasks_per_s: 20_000 },
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } finally {
+    for (const child of children) await stop(child);
+    await dropDatabase(databaseUrl).catch((err: unknown) => log(`could not drop ${database}: ${(err as Error).message}`));
+    const deleted = await deleteKeysWithPrefix(redisUrl, prefix);
+    log(`dropped database ${database} and ${deleted} Redis keys under ${prefix}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
