@@ -60,7 +60,9 @@ async function freePort(): Promise<number> {
  */
 async function startProcess(script: string, env: NodeJS.ProcessEnv, probe: string): Promise<Started> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  // BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) adds node flags to the gateway
+  const extra = script.includes("gateway") ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ["ignore", "ignore", "inherit"],

@@ -4,19 +4,9 @@
  */
 import { createHash } from "node:crypto";
 import { Batcher, canonicalJson, newId } from "@labelgate/core";
-import {
-  completeJobIfDone,
-  Prisma,
-  type PrismaClient,
-  QuotaExhaustedError,
-  releaseQuota,
-  reserveQuota as reserveQuotaUnits,
-  type Task,
-} from "@labelgate/db";
+import { completeJobIfDone, Prisma, type PrismaClient, releaseQuota, type Task } from "@labelgate/db";
 import { ApiError } from "./errors";
 import type { BatchInput, TaskInput } from "./schemas";
-
-type Tx = Prisma.TransactionClient;
 
 /** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
 export function requestFingerprint(body: object): string {
@@ -35,16 +25,6 @@ function isUniqueViolation(err: unknown): boolean {
   return err.code === "P2010" && cause?.originalCode === "23505";
 }
 
-/** Reserves quota in the caller's transaction; a shortfall is 403 `quota exhausted` (nothing is created). */
-async function reserveQuota(tx: Tx, customerId: string, units: number): Promise<void> {
-  try {
-    await reserveQuotaUnits(tx, customerId, units);
-  } catch (err) {
-    if (err instanceof QuotaExhaustedError) throw new ApiError("quotaExhausted");
-    throw err;
-  }
-}
-
 /** The fields of a new task row as `insertTasksSql` takes them (wire names of the `tasks` columns). */
 interface TaskRecord {
   id: string;
@@ -59,7 +39,8 @@ interface TaskRecord {
   max_labels: number;
   metadata: Record<string, unknown> | null;
   idempotency_key: string | null;
-  request_hash: string;
+  /** fingerprint of the request, kept only when the task has an idempotency key (all it is compared for) */
+  request_hash: string | null;
   labels_needed: number;
   quota_reserved: number;
   /** ISO time; null = the transaction's start (the column default) */
@@ -84,7 +65,7 @@ function taskRecord(
     max_labels: input.max_labels,
     metadata: input.metadata ?? null,
     idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
-    request_hash: requestFingerprint(input),
+    request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
     labels_needed: Math.min(input.max_labels, input.consensus_threshold),
     quota_reserved: input.consensus_threshold,
     created_at: extra.createdAt?.toISOString() ?? null,
@@ -178,9 +159,9 @@ export async function createTask(
   input: TaskInput,
   idempotencyKey: string | undefined,
 ): Promise<{ task: CreatedTask; created: boolean }> {
-  const fingerprint = requestFingerprint(input);
   const replay = async (): Promise<{ task: CreatedTask; created: boolean } | undefined> => {
     if (!idempotencyKey) return undefined;
+    const fingerprint = requestFingerprint(input);
     const existing = await prisma.task.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
     if (!existing) return undefined;
     if (existing.requestHash !== fingerprint || existing.batchId) throw new ApiError("idempotencyMismatch");
@@ -225,7 +206,8 @@ export async function createBatch(
   input: BatchInput,
   idempotencyKey: string | undefined,
 ): Promise<CreatedBatch> {
-  const fingerprint = requestFingerprint(input);
+  // the fingerprint of a large batch costs a canonical serialization of all of it: only when it can be compared
+  const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
   const replay = async (): Promise<CreatedBatch | undefined> => {
     if (!idempotencyKey) return undefined;
     const existing = await prisma.batch.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
@@ -250,21 +232,24 @@ export async function createBatch(
   );
   const reserved = input.tasks.reduce((sum, t) => sum + t.consensus_threshold, 0);
   try {
-    await prisma.$transaction(async (tx) => {
-      await reserveQuota(tx, customerId, reserved);
-      await tx.batch.create({
-        data: {
-          id: batchId,
-          customerId,
-          taskCount: records.length,
-          callbackUrl: input.callback_url ?? null,
-          idempotencyKey: idempotencyKey ?? null,
-          requestHash: fingerprint,
-          createdAt,
-        },
-      });
-      await tx.$queryRaw`${insertTasksSql(recordsOf(records))}`;
-    });
+    // ONE statement (atomic): reserve the quota (a conditional UPDATE under the customer's row lock), and
+    // only if that succeeded insert the batch and its tasks (foreign keys are checked at the statement's end).
+    const [done] = await prisma.$queryRaw<{ reserved: boolean }[]>`
+      WITH reserved AS (
+        UPDATE customers SET quota_used = quota_used + ${reserved}
+        WHERE id = ${customerId} AND label_quota - quota_used >= ${reserved}
+        RETURNING id
+      ),
+      batch AS (
+        INSERT INTO batches (id, customer_id, task_count, callback_url, idempotency_key, request_hash, created_at)
+        SELECT ${batchId}, ${customerId}, ${records.length}, ${input.callback_url ?? null}, ${idempotencyKey ?? null}, ${fingerprint},
+               ${createdAt}::timestamptz
+        WHERE EXISTS (SELECT 1 FROM reserved)
+        RETURNING id
+      ),
+      tasks AS (${insertTasksSql(Prisma.sql`${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)`)})
+      SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`;
+    if (!done?.reserved) throw new ApiError("quotaExhausted");
   } catch (err) {
     if (isUniqueViolation(err)) {
       const raced = await replay();
