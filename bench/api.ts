@@ -23,22 +23,11 @@ import { parseArgs } from "node:util";
 import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import autocannon from "autocannon";
-import { round, sleep } from "./webhooks-lib";
+import { log, positiveInt, round, sleep } from "./webhooks-lib";
 
 const ROOT = path.resolve(__dirname, "..");
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
 const ENCRYPTION_KEY = randomBytes(32).toString("hex");
-
-function log(line: string): void {
-  process.stderr.write(`bench: ${line}\n`);
-}
-
-function positiveInt(value: string | undefined, name: string): number {
-  if (value === undefined || !/^\d+$/.test(value.trim()) || Number(value) < 1) {
-    throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  }
-  return Number(value);
-}
 
 interface Started {
   child: ChildProcess;

@@ -41,24 +41,13 @@ import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { Pool } from "pg";
 import { type LocalS3, startS3 } from "../test/s3";
 import { canonicalJson, countLines, getAndCount, manifestLine, manifestStream, RssSampler } from "./manifest-lib";
-import { CpuTracker, machineCpu, nowMs, postgresBackends, processTree, round, sleep } from "./webhooks-lib";
+import { CpuTracker, log, machineCpu, nowMs, positiveInt, postgresBackends, processTree, round, sleep } from "./webhooks-lib";
 
 const ROOT = path.resolve(__dirname, "..");
 const USAGE = "usage: pnpm bench:manifest [--lines 100000,1000000] [--warmup 1000] [--export-runs 2]";
 const BUCKET = "bench";
 const OPTIONS = ["cat", "dog", "bird", "fish"];
 const MB = 2 ** 20;
-
-function log(line: string): void {
-  process.stderr.write(`bench: ${line}\n`);
-}
-
-function positiveInt(value: string | undefined, name: string): number {
-  if (value === undefined || !/^\d+$/.test(value.trim()) || Number(value) < 1) {
-    throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  }
-  return Number(value);
-}
 
 interface JobRow {
   status: string;

@@ -303,3 +303,16 @@ export function machineCpu(): { busy: number; total: number } {
   const idle = (v[3] ?? 0) + (v[4] ?? 0);
   return { busy: (total - idle) / CLK_TCK, total: total / CLK_TCK };
 }
+
+/** A progress line of a benchmark, on stderr (stdout is its JSON summary). */
+export function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+/** A `--name` option that must be a positive integer. @throws Error naming the option. */
+export function positiveInt(value: string | undefined, name: string): number {
+  if (value === undefined || !/^\d+$/.test(value.trim()) || Number(value) < 1) {
+    throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  }
+  return Number(value);
+}

@@ -36,9 +36,11 @@ import { Pool } from "pg";
 import {
   CpuTracker,
   latencySummary,
+  log,
   machineCpu,
   nowMs,
   pidsByName,
+  positiveInt,
   postgresBackends,
   processTree,
   type Receiver,
@@ -52,14 +54,9 @@ const ROOT = path.resolve(__dirname, "..");
 const USAGE =
   "usage: pnpm bench:webhooks [--n 20000] [--warmup 1000] [--concurrency 256] [--db-pool P] [--rates 100,500] [--latency-seconds 5]";
 
-function log(line: string): void {
-  process.stderr.write(`bench: ${line}\n`);
-}
-
-function positiveInt(value: string | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
-  return Number(value);
+/** An optional positive integer option (undefined when absent). */
+function optionalPositiveInt(value: string | undefined, name: string): number | undefined {
+  return value === undefined ? undefined : positiveInt(value, name);
 }
 
 interface CpuSnapshot {
@@ -98,12 +95,12 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const n = positiveInt(values.n, "n") as number;
-  const warmup = positiveInt(values.warmup, "warmup") as number;
-  const concurrency = positiveInt(values.concurrency, "concurrency");
-  const dbPool = positiveInt(values["db-pool"], "db-pool");
-  const rates = (values.rates ?? "").split(",").map((r) => positiveInt(r, "rates") as number);
-  const latencySeconds = positiveInt(values["latency-seconds"], "latency-seconds") as number;
+  const n = positiveInt(values.n, "n");
+  const warmup = positiveInt(values.warmup, "warmup");
+  const concurrency = optionalPositiveInt(values.concurrency, "concurrency");
+  const dbPool = optionalPositiveInt(values["db-pool"], "db-pool");
+  const rates = (values.rates ?? "").split(",").map((r) => positiveInt(r, "rates"));
+  const latencySeconds = positiveInt(values["latency-seconds"], "latency-seconds");
 
   const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
   const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
