@@ -9,5 +9,10 @@ module.exports = {
   globalTeardown: "<rootDir>/test/global-teardown.ts",
   testTimeout: 60000,
   maxWorkers: 2,
+  // Every test file in a fresh worker process (any worker above this after a file is replaced): a BullMQ
+  // worker left behind by one file (its connection's init failed with a non-connection error, on which
+  // BullMQ 6.7 retries its fetch without delay) otherwise spins in microtasks and starves every later
+  // file of that jest worker (seen twice: the suite hung on its last file).
+  workerIdleMemoryLimit: "64MB",
   reporters: ["default", "<rootDir>/test/summary-reporter.js"],
 };

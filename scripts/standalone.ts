@@ -64,7 +64,11 @@ async function main(): Promise<void> {
   const backend: QueueBackendConfig = env.REDIS_URL
     ? { kind: "redis", url: env.REDIS_URL, prefix: env.QUEUE_PREFIX }
     : { kind: "postgres", url: databaseUrl, schema: "bullmq" };
-  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const db = createDb({
+    url: databaseUrl,
+    poolMax: env.DB_POOL_MAX,
+    onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
+  });
   const queue = new QueueClient(backend, 5000);
   // one registry and one ops server (METRICS_PORT, default 9100) for the whole process
   const metrics = createMetrics({
@@ -91,6 +95,7 @@ async function main(): Promise<void> {
         metrics,
         consensusHandlers({
           prisma: db.prisma,
+          pool: db.pool,
           queue,
           logger,
           prior,
@@ -148,6 +153,7 @@ async function main(): Promise<void> {
 
   const app = createApp({
     prisma: db.prisma,
+    pool: db.pool,
     queue,
     logger,
     secretBox,

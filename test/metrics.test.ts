@@ -5,8 +5,8 @@
  * deliveries by outcome, every worker times its jobs, and queue depth is read at scrape time.
  */
 import { randomBytes } from "node:crypto";
-import { catalog, queueKeysOf } from "@labelgate/queue";
-import { runPrefix, testDatabaseUrl } from "./env";
+import { catalog, QueueClient, queueKeysOf } from "@labelgate/queue";
+import { REDIS_URL, runPrefix, testDatabaseUrl } from "./env";
 import { apiOf, ops, type ServiceName, type ServiceProcess, sample, startService } from "./processes";
 import { ADMIN_TOKEN, eventually, taskBody } from "./system";
 import { json, newSecret, type Receiver, receiver } from "./webhooks";
@@ -15,6 +15,7 @@ const SERVICES: ServiceName[] = ["gateway", "consensus-worker", "webhook-worker"
 const procs = new Map<ServiceName, ServiceProcess>();
 let r: Receiver;
 let failingTask: string | undefined;
+let procPrefix = "";
 
 const proc = (name: ServiceName) => procs.get(name) as ServiceProcess;
 const scrape = async (name: ServiceName) => {
@@ -25,6 +26,7 @@ const scrape = async (name: ServiceName) => {
 
 beforeAll(async () => {
   const prefix = `${runPrefix()}:${randomBytes(4).toString("hex")}`;
+  procPrefix = prefix;
   r = await receiver((q) => (json(q).task_id === failingTask ? 500 : 200));
   const started = await Promise.all(
     SERVICES.map((s) =>
@@ -136,7 +138,16 @@ it("counters and histograms move under traffic; the route label is the pattern",
   // never a raw URL (ids) in a label
   expect(gateway).not.toMatch(/route="[^"]*(tsk_|clm_)/);
   // queue depth at scrape time: the exhausted delivery waits in the failed set
-  expect(sample(gateway, "labelgate_queue_jobs", { queue: "webhook-delivery", state: "failed" })).toBe(1);
+  const failedJobs = sample(gateway, "labelgate_queue_jobs", { queue: "webhook-delivery", state: "failed" });
+  if (failedJobs !== 1) {
+    // name what failed, for the failure message
+    const probe = new QueueClient({ kind: "redis", url: REDIS_URL, prefix: procPrefix });
+    const jobs = await (await probe.bullmqQueue("webhookDelivery")).getJobs(["failed"]);
+    await probe.close();
+    throw new Error(
+      `failed webhook-delivery jobs: ${JSON.stringify(jobs.map((j) => ({ id: j.id, data: j.data, reason: j.failedReason, made: j.attemptsMade })))}`,
+    );
+  }
 
   const consensus = await scrape("consensus-worker");
   expect(sample(consensus, "labelgate_tasks_settled_total")).toBeGreaterThanOrEqual(2);

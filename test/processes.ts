@@ -34,6 +34,8 @@ export interface ServiceProcess {
 export interface ServiceOptions {
   databaseUrl: string;
   prefix: string;
+  /** REDIS_URL (default: the test Redis, TEST_REDIS_URL) */
+  redisUrl?: string;
   /** more environment (overrides the defaults) */
   env?: Record<string, string>;
 }
@@ -53,7 +55,7 @@ export async function startService(service: ServiceName, options: ServiceOptions
     env: {
       ...process.env,
       DATABASE_URL: options.databaseUrl,
-      REDIS_URL,
+      REDIS_URL: options.redisUrl ?? REDIS_URL,
       QUEUE_PREFIX: options.prefix,
       ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
       ADMIN_TOKEN,
@@ -103,7 +105,14 @@ export async function startService(service: ServiceName, options: ServiceOptions
     },
     30000,
     `${service} to start (output: ${output.join("")})`,
-  );
+  ).catch(async (err: unknown) => {
+    // a process that never started is not left running (it would keep jest alive)
+    if (!gone && child.pid !== undefined) {
+      process.kill(child.pid, "SIGKILL");
+      await exited;
+    }
+    throw err;
+  });
   const proc: ServiceProcess = {
     service,
     child,

@@ -77,6 +77,25 @@ export interface System {
   close(): Promise<void>;
 }
 
+/**
+ * In-process consensus workers (the consensus and reconcile queues, reconciliation grace 1 s) over a
+ * system's database, queue and logger; `concurrency` = consensus jobs at once. Close them with `close()`.
+ */
+export function startConsensusWorkers(s: Pick<System, "backend" | "db" | "queue" | "logger">, concurrency: number): RunningWorkers {
+  return startWorkers(
+    s.backend,
+    consensusHandlers({
+      prisma: s.db.prisma,
+      pool: s.db.pool,
+      queue: s.queue,
+      logger: s.logger,
+      prior: DEFAULT_PRIOR,
+      reconcileGraceMs: 1000,
+    }),
+    { concurrency: { consensus: concurrency, reconcile: 1 } },
+  );
+}
+
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
   let databaseUrl = options.databaseUrl ?? testDatabaseUrl();
@@ -92,6 +111,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const rateLimitRedis = createRateLimitRedis(options.redisUrl ?? REDIS_URL, () => undefined);
   const app = createApp({
     prisma: db.prisma,
+    pool: db.pool,
     queue,
     logger,
     secretBox: TEST_SECRET_BOX,
@@ -121,9 +141,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   const workers: RunningWorkers[] = [];
   if (options.workers !== false) {
     workers.push(
-      startWorkers(backend, consensusHandlers({ prisma: db.prisma, queue, logger, prior: DEFAULT_PRIOR, reconcileGraceMs: 1000 }), {
-        concurrency: { consensus: 8, reconcile: 1 },
-      }),
+      startConsensusWorkers({ backend, db, queue, logger }, 8),
       startWorkers(
         backend,
         webhookHandlers({

@@ -36,6 +36,11 @@ export const commonEnv = z.object({
    * pools) is bounded by this, ms (default 10 s, below Kubernetes' 30 s grace period)
    */
   SHUTDOWN_TIMEOUT_MS: int(10_000, 1000, 120_000),
+  /**
+   * workers: how long a job's lock lasts without renewal, and the interval of the stalled-job check, ms
+   * (default BullMQ's 30 s): the jobs of a killed worker process run again within about twice this
+   */
+  QUEUE_LOCK_DURATION_MS: int(30_000, 1000, 600_000),
 });
 
 /** Port of a service's ops server (/metrics, /healthz, /readyz); 0 = an ephemeral port (tests). */

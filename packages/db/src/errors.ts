@@ -27,3 +27,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * A unique violation (SQLSTATE 23505): from a Prisma model query (P2002), a Prisma raw statement (P2010,
+ * whose driver adapter error carries Postgres's code) or a statement run on the pg pool (`code`).
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  if (!err || typeof err !== "object") return false;
+  const e = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+  if (e.code === "P2002" || e.code === "23505") return true;
+  return e.code === "P2010" && e.meta?.driverAdapterError?.cause?.originalCode === "23505";
+}

@@ -1,12 +1,15 @@
 /**
  * @labelgate/db: the Prisma client (pg driver adapter, no Rust engine) and database helpers.
- * Shapes: `createDb({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs? })` returns `{ prisma, close }`.
+ * Shapes: `createDb({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs? })` returns `{ prisma, pool, close }`.
  */
+
+import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
+import { escapeLiteral, Pool, type PoolClient, type QueryResult } from "pg";
 import { Prisma, PrismaClient } from "./generated/client";
 import { pgConfigFromUrl } from "./url";
 
-export { isDatabaseUnavailable } from "./errors";
+export { isDatabaseUnavailable, isUniqueViolation } from "./errors";
 export type {
   Batch,
   Claim,
@@ -24,7 +27,160 @@ export type {
 export { ClaimStatus, JobStatus, Resolution, TaskStatus, Tier, WebhookStatus } from "./generated/client";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { pgConfigFromUrl, withDatabase } from "./url";
+export type { Pool };
 export { Prisma, PrismaClient };
+
+/**
+ * Runs a `Prisma.sql` statement on the pg pool (`$1..$n` parameters) and returns its rows as pg parses them:
+ * int4 → number, int8 and numeric → string, timestamptz → Date, json/jsonb → parsed value.
+ * @throws pg's DatabaseError (`code` = SQLSTATE, e.g. 23505) or a connection error
+ */
+export async function queryRows<T extends object>(pool: Pool, sql: Prisma.Sql): Promise<T[]> {
+  const result = await pool.query<T>(sql.text, sql.values);
+  return result.rows;
+}
+
+/**
+ * A SQL literal of a statement parameter, for statements sent with their parameters inlined (`EXECUTE`
+ * arguments): strings through pg's `escapeLiteral` (a NUL refused), finite numbers, bigints, booleans,
+ * null and arrays of these. @throws Error on anything else
+ */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new Error(`cannot inline the number ${value}`);
+    return String(value);
+  }
+  if (typeof value === "bigint") return String(value);
+  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
+  if (typeof value === "string") {
+    // a NUL would end the protocol's query string early; Postgres text cannot hold one anyway
+    if (value.includes("\0")) throw new Error("cannot inline a string with a NUL character");
+    return escapeLiteral(value);
+  }
+  // an empty ARRAY[] has no type; '{}' takes the type its context gives it
+  if (Array.isArray(value)) return value.length === 0 ? "'{}'" : `ARRAY[${value.map(literal).join(", ")}]`;
+  throw new Error(`cannot inline a parameter of type ${typeof value}`);
+}
+
+/** The prepared statements (SQL-level PREPARE) of each pooled connection, by name. */
+const preparedOf = new WeakMap<PoolClient, Set<string>>();
+
+/**
+ * The commands that run `sql` on `client` with a cached plan: `PREPARE lg_<hash> AS <text>` the first time
+ * this connection sees the text, then `EXECUTE lg_<hash>(<literals>)`. Postgres plans a prepared statement
+ * once (after five custom plans, a generic one when it is not costlier), where an inlined statement is
+ * planned at every call: planning the claim and label statements cost more than running them.
+ */
+function executeCommands(client: PoolClient, sql: Prisma.Sql): string[] {
+  const name = `lg_${createHash("sha1").update(sql.text).digest("hex").slice(0, 24)}`;
+  let prepared = preparedOf.get(client);
+  if (!prepared) {
+    prepared = new Set();
+    preparedOf.set(client, prepared);
+  }
+  const commands: string[] = [];
+  if (!prepared.has(name)) {
+    commands.push(`PREPARE ${name} AS ${sql.text}`);
+    prepared.add(name);
+  }
+  commands.push(sql.values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${sql.values.map(literal).join(", ")})`);
+  return commands;
+}
+
+/**
+ * Sends `statements` (each PREPAREd once per connection, then EXECUTEd with its parameters as literals)
+ * between `before` and `after` commands in ONE simple-protocol message; returns each statement's rows.
+ */
+async function sendMessage(client: PoolClient, statements: Prisma.Sql[], before: string[], after: string[]): Promise<object[][]> {
+  const commands = [...before];
+  const executes: number[] = [];
+  for (const sql of statements) {
+    commands.push(...executeCommands(client, sql));
+    executes.push(commands.length - 1);
+  }
+  commands.push(...after);
+  const result = (await client.query(commands.join(";\n"))) as unknown as QueryResult<object> | QueryResult<object>[];
+  const results = Array.isArray(result) ? result : [result];
+  return executes.map((i) => (results[i] as QueryResult<object>).rows);
+}
+
+/**
+ * Runs `body` with a checked-out connection. A connection the server ends while checked out (a Postgres
+ * restart: 57P01) emits 'error', which would kill the process without a listener (chaos suite); the
+ * statement in flight fails on its own. The connection is discarded when that happened or when `body`
+ * threw (what it had prepared is then unknown), else returned to the pool.
+ */
+async function withClient<R>(pool: Pool, body: (client: PoolClient) => Promise<R>): Promise<R> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on("error", onError);
+  try {
+    return await body(client);
+  } catch (err) {
+    broken ??= err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken);
+  }
+}
+
+/**
+ * Runs `statements` in order as ONE transaction in ONE round trip and returns each statement's rows (parsed
+ * as in `queryRows`): the statements travel in one simple-protocol message, which Postgres runs as one
+ * implicit transaction (all or nothing), each statement with a fresh snapshot under READ COMMITTED. Each is
+ * prepared once per connection and executed with its parameters inlined as literals (`executeCommands`,
+ * `literal`'s rules): one round trip instead of BEGIN + each statement + COMMIT, and no planning.
+ * @throws pg's DatabaseError (nothing of the transaction is kept) or a connection error
+ */
+export async function transactionRows<T extends object[]>(
+  pool: Pool,
+  statements: { [K in keyof T]: Prisma.Sql },
+): Promise<{ [K in keyof T]: T[K][] }> {
+  return withClient(pool, async (client) => (await sendMessage(client, statements as Prisma.Sql[], [], [])) as { [K in keyof T]: T[K][] });
+}
+
+/** Runs statements of an open transaction; `commit: true` ends the transaction with this round trip. */
+export type TransactionRun = <T extends object[]>(
+  statements: { [K in keyof T]: Prisma.Sql },
+  options?: { commit?: boolean },
+) => Promise<{ [K in keyof T]: T[K][] }>;
+
+/**
+ * A transaction with application logic between its statements, on one pooled connection, in as few round
+ * trips as possible: `body` gets `run`, which sends several statements in one message (prepared and
+ * executed as in `transactionRows`); BEGIN travels with the first message and COMMIT with the one marked
+ * `commit` (or on its own when `body` returns without it). When `body` or a statement throws, the
+ * transaction is rolled back, the connection discarded and the error rethrown.
+ * @throws what `body` throws, pg's DatabaseError or a connection error
+ */
+export async function withTransaction<R>(pool: Pool, body: (run: TransactionRun) => Promise<R>): Promise<R> {
+  return withClient(pool, async (client) => {
+    let begun = false;
+    let committed = false;
+    const run = (async (statements: Prisma.Sql[], options: { commit?: boolean } = {}) => {
+      if (committed) throw new Error("transaction already committed");
+      const before = begun ? [] : ["BEGIN"];
+      begun = true;
+      const rows = await sendMessage(client, statements, before, options.commit ? ["COMMIT"] : []);
+      if (options.commit) committed = true;
+      return rows;
+    }) as TransactionRun;
+    try {
+      const value = await body(run);
+      if (begun && !committed) await client.query("COMMIT");
+      return value;
+    } catch (err) {
+      // the connection is discarded after this (withClient): a failed rollback needs no handling of its own
+      if (begun && !committed) await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+  });
+}
 
 export interface DbOptions {
   /** postgres:// URL of the system-of-record database */
@@ -35,16 +191,27 @@ export interface DbOptions {
   connectTimeoutMs?: number;
   /** server-side statement timeout, ms (default 15000) */
   statementTimeoutMs?: number;
+  /** errors of idle pooled connections (a restarted or stopped server); the pool drops the broken client */
+  onPoolError?: (err: Error) => void;
 }
 
 export interface Db {
   prisma: PrismaClient;
+  /**
+   * The pg pool under `prisma`, for the few statements of the request hot path (key lookups, group commit of
+   * submissions): a raw pg query costs a fraction of the CPU of a Prisma `$queryRaw` (query compiler and
+   * parameter serialisation), see docs/decisions.md "Hot path on the pg pool". Same connections and limits.
+   */
+  pool: Pool;
   close(): Promise<void>;
 }
 
-/** Creates a Prisma client over a pg pool. The pool connects lazily; nothing is awaited here. */
+/**
+ * Creates a Prisma client over a pg pool (shared with `pool`). The pool connects lazily; nothing is awaited
+ * here. `onPoolError` receives errors of idle connections (a restarted server); they are never thrown.
+ */
 export function createDb(options: DbOptions): Db {
-  const adapter = new PrismaPg({
+  const pool = new Pool({
     ...pgConfigFromUrl(options.url),
     // No JIT: it compiles for the planner's cost estimate, not the work done (a generic claim over
     // 100,000 open tasks took 2.3 s with it, 0.12 s without); OLTP statements never gain from it.
@@ -54,9 +221,20 @@ export function createDb(options: DbOptions): Db {
     statement_timeout: options.statementTimeoutMs ?? 15000,
     query_timeout: (options.statementTimeoutMs ?? 15000) + 1000,
   });
-  const prisma = new PrismaClient({ adapter });
-  return { prisma, close: () => prisma.$disconnect() };
+  // The adapter listens for idle-client errors only while Prisma is connected; this listener always does, so
+  // a server restart never surfaces as an unhandled 'error' event. A broken idle client is dropped by the pool.
+  pool.on("error", (err) => options.onPoolError?.(err));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  return {
+    prisma,
+    pool,
+    close: async () => {
+      await prisma.$disconnect();
+      // Prisma ends the pool when it had connected; a pool Prisma never used is ended here
+      if (!pool.ended) await pool.end();
+    },
+  };
 }
 export { exportStream } from "./export";
-export { completeJobIfDone } from "./jobs";
+export { completeJobIfDone, completeJobSql } from "./jobs";
 export { QuotaExhaustedError, releaseQuota, reserveQuota } from "./quota";

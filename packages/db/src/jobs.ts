@@ -7,13 +7,26 @@
  * and a cancel, say), the second waits, then checks with a fresh snapshot that sees the first's commit, so
  * the job always completes. The job row is the last lock any caller takes (task → labelers → ledger → job).
  */
-import type { Prisma } from "./generated/client";
+import { Prisma } from "./generated/client";
 
-export async function completeJobIfDone(tx: Pick<Prisma.TransactionClient, "$executeRaw">, jobId: string): Promise<boolean> {
-  await tx.$executeRaw`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`;
-  const updated = await tx.$executeRaw`
+/**
+ * The two statements of `completeJobIfDone`, for a caller that sends them with others (the settlement's
+ * last round trip): lock the job row, then (a later statement: a fresh snapshot) complete it, returning
+ * its id when this completed it.
+ */
+export function completeJobSql(jobId: string): [Prisma.Sql, Prisma.Sql] {
+  return [
+    Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
+    Prisma.sql`
     UPDATE jobs SET status = 'completed', completed_at = now(), updated_at = now()
     WHERE id = ${jobId} AND status = 'labeling'
-      AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND status IN ('staged', 'pending', 'labeling', 'settling'))`;
-  return updated === 1;
+      AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND status IN ('staged', 'pending', 'labeling', 'settling'))
+    RETURNING id`,
+  ];
+}
+
+export async function completeJobIfDone(tx: Pick<Prisma.TransactionClient, "$executeRaw">, jobId: string): Promise<boolean> {
+  const [lock, complete] = completeJobSql(jobId);
+  await tx.$executeRaw(lock);
+  return (await tx.$executeRaw(complete)) === 1;
 }

@@ -36,6 +36,7 @@ interface ProducerQueue {
   getJobCounts(...types: string[]): Promise<Record<string, number>>;
   on(event: "error", listener: (err: Error) => void): unknown;
   upsertJobScheduler(id: string, repeat: { every: number }, template: { name: string; data: unknown; opts?: object }): Promise<unknown>;
+  getJobScheduler(id: string): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -58,6 +59,8 @@ function postgresConnection(config: { url: string; schema: string }, max: number
 export class QueueClient {
   private readonly queues = new Map<QueueKey, ProducerQueue>();
   private readonly redis: Redis | undefined;
+  /** the connection was lost (or never made) and is not back: calls fail at once instead of waiting */
+  private down = false;
 
   constructor(
     private readonly config: QueueBackendConfig,
@@ -71,18 +74,28 @@ export class QueueClient {
         retryStrategy: (times) => Math.min(times * 200, 2000),
       });
       // Connection errors surface on commands; the client reconnects by itself.
-      this.redis.on("error", () => undefined);
+      this.redis.on("error", () => {
+        this.down = true;
+      });
+      this.redis.on("close", () => {
+        this.down = true;
+      });
+      this.redis.on("ready", () => {
+        this.down = false;
+      });
     }
   }
 
   /**
-   * Waits (up to the timeout) for the Redis connection to be ready: with no offline queue, a command
-   * sent while it is still connecting would fail even though Redis is up.
+   * Waits (up to the timeout) for the first Redis connection to be ready: with no offline queue, a command
+   * sent while it is still connecting would fail even though Redis is up. Once a connection failed or was
+   * lost, calls fail at once until the client has reconnected (an outage answers 503 fast, never hangs).
    */
   private async ready(): Promise<void> {
     const redis = this.redis;
     if (!redis || redis.status === "ready") return;
     if (redis.status === "end") throw new QueueUnavailableError("queue client is closed");
+    if (this.down) throw new QueueUnavailableError(`Redis unavailable (${redis.status})`);
     await withTimeout(new Promise<void>((resolve) => redis.once("ready", () => resolve())), this.timeoutMs, "connect to Redis");
   }
 
@@ -185,6 +198,33 @@ export class QueueClient {
     );
   }
 
+  /**
+   * Keeps a repeating job registered: registers it now, then checks every `everyMs` that its scheduler
+   * still exists and registers it again when it does not (a Redis that restarted without its data lost
+   * it, and with it every later run). `onError` receives the failures of a check (the backend is down:
+   * the next check tries again). @returns a function that stops the checks.
+   */
+  keepScheduled<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>, onError: (err: Error) => void): () => void {
+    const spec = catalog[key];
+    let running = false;
+    const check = async () => {
+      if (running) return;
+      running = true;
+      try {
+        await this.ready();
+        const found = await withTimeout(this.queue(key).getJobScheduler(`${spec.name}-scheduler`), this.timeoutMs, "scheduler check");
+        if (!found) await this.schedule(key, everyMs, payload);
+      } catch (err) {
+        onError(err as Error);
+      } finally {
+        running = false;
+      }
+    };
+    const timer = setInterval(() => void check(), everyMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
   /** Readiness: the backend answers within the timeout. */
   async ping(): Promise<boolean> {
     try {
@@ -225,6 +265,12 @@ export interface WorkerOptions {
   backoffStrategy?: Partial<
     Record<QueueKey, (attemptsMade: number, type: string | undefined, err: Error | undefined, data: unknown) => number>
   >;
+  /**
+   * QUEUE_LOCK_DURATION_MS: how long a job's lock lasts without renewal (renewed every half of it), ms, and
+   * the interval of BullMQ's stalled-job check. A job whose process died (kill -9, OOM) runs again within
+   * about twice this (default BullMQ's 30 s).
+   */
+  lockDurationMs?: number;
 }
 
 export interface RunningWorkers {
@@ -242,6 +288,8 @@ export interface RunningWorkers {
 
 interface ClosableWorker {
   close(): Promise<void>;
+  /** resolves once the worker's connections are initialized (BullMQ's Worker.waitUntilReady) */
+  waitUntilReady(): Promise<unknown>;
   on(event: "failed", cb: (job: Job | undefined, err: Error) => void): unknown;
   on(event: "error", cb: (err: Error) => void): unknown;
 }
@@ -270,7 +318,13 @@ export function startWorkers<S extends ServiceName>(
       } catch (err) {
         if (!(err instanceof DeferJob)) throw err;
         // Back to the delayed set without spending an attempt (BullMQ's manual delay pattern).
-        await job.moveToDelayed(Date.now() + err.delayMs, token);
+        try {
+          await job.moveToDelayed(Date.now() + err.delayMs, token);
+        } catch (moveErr) {
+          // The job's lock is gone (it stalled: a blocked event loop, a Redis blip): BullMQ's stalled-job
+          // check already runs it again, without spending an attempt. Failing it here would spend one.
+          options.onFailed?.(key, job.id, moveErr as Error);
+        }
         throw new DelayedError();
       } finally {
         active.delete(job);
@@ -286,7 +340,9 @@ export function startWorkers<S extends ServiceName>(
       // Workers block on Redis: BullMQ requires maxRetriesPerRequest null on their connection.
       const connection = new Redis(config.url, { maxRetriesPerRequest: null });
       connections.push(connection);
-      worker = new Worker(spec.name, processor, { connection, prefix: config.prefix, concurrency, settings });
+      const lock =
+        options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs };
+      worker = new Worker(spec.name, processor, { connection, prefix: config.prefix, concurrency, settings, ...lock });
     } else {
       worker = new Worker(
         spec.name,
@@ -301,7 +357,15 @@ export function startWorkers<S extends ServiceName>(
   }
   return {
     close: async () => {
-      await Promise.all(workers.map((w) => w.close()));
+      // A worker closed while it still initializes its connections can start its fetch loop afterwards and
+      // never stop (seen in a jest worker: a consensus worker spinning, its blocking connection still
+      // "initializing"): let each finish initializing (bounded) before closing it.
+      await Promise.all(
+        workers.map(async (w) => {
+          await withTimeout(w.waitUntilReady(), 5000, "worker start").catch(() => undefined);
+          await w.close();
+        }),
+      );
       for (const c of connections) c.disconnect();
     },
     closeWithin: async (boundMs) => {

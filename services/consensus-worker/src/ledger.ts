@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "@labelgate/core";
-import type { Prisma, PrismaClient } from "@labelgate/db";
+import { Prisma, type PrismaClient } from "@labelgate/db";
 
 /** prev_hash of the first record */
 export const GENESIS_HASH = "0".repeat(64);
@@ -28,23 +28,27 @@ export function recordHash(prevHash: string, payload: unknown): string {
   return createHash("sha256").update(prevHash).update(canonicalJson(payload)).digest("hex");
 }
 
+/** Statement 1 of an append: the ledger's advisory lock, held until the transaction ends. */
+export const LEDGER_LOCK_SQL = Prisma.sql`SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`;
+
 /**
- * Appends a settlement record inside the caller's transaction. Call it last in the transaction: the
- * advisory lock is held until commit. Three raw statements: the lock; then, in a later statement (a fresh
- * snapshot, so the head committed by the lock's previous holder is seen), the chain head; then the insert.
- * @returns the txid ("0x" + 64 hex).
+ * Statement 2 of an append, to run in a LATER statement than `LEDGER_LOCK_SQL` of the same transaction (a
+ * fresh snapshot, so the head committed by the lock's previous holder is seen), last in the transaction:
+ * `INSERT INTO ledger_entries ... RETURNING txid, seq` of `record` after the chain head, usable as a CTE.
+ * The hash is computed by Postgres over the exact bytes `recordHash` hashes: SHA-256 of the UTF-8 of
+ * prev_hash ‖ canonical JSON of the record (the canonical text is made here and sent as a parameter), so
+ * `verifyLedger` recomputes the same hash in JS. One statement: the lock is held for no application round
+ * trip (it used to be held across three Prisma round trips of the worker, serializing settlements).
  */
-export async function appendSettlement(tx: Prisma.TransactionClient, record: SettlementRecord): Promise<{ txid: string; seq: bigint }> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${LEDGER_LOCK_KEY})`;
-  const head = await tx.$queryRaw<{ hash: string }[]>`SELECT hash FROM ledger_entries ORDER BY seq DESC LIMIT 1`;
-  const prevHash = head[0]?.hash ?? GENESIS_HASH;
-  const hash = recordHash(prevHash, record);
-  const txid = `0x${hash}`;
-  const inserted = await tx.$queryRaw<{ seq: bigint }[]>`
+export function ledgerAppendSql(record: SettlementRecord): Prisma.Sql {
+  return Prisma.sql`
     INSERT INTO ledger_entries (txid, task_id, prev_hash, hash, payload)
-    VALUES (${txid}, ${record.task_id}, ${prevHash}, ${hash}, ${JSON.stringify(record)}::jsonb)
-    RETURNING seq`;
-  return { txid, seq: BigInt((inserted[0] as { seq: bigint }).seq) };
+    SELECT '0x' || x.hash, ${record.task_id}, x.prev, x.hash, ${JSON.stringify(record)}::jsonb
+    FROM (
+      SELECT p.prev, encode(sha256(convert_to(p.prev || ${canonicalJson(record)}::text, 'UTF8')), 'hex') AS hash
+      FROM (SELECT COALESCE((SELECT hash FROM ledger_entries ORDER BY seq DESC LIMIT 1), ${GENESIS_HASH}::text) AS prev) p
+    ) x
+    RETURNING txid, seq`;
 }
 
 export interface LedgerVerification {

@@ -9,17 +9,18 @@
  * lock they depend on (READ COMMITTED: each statement takes a fresh snapshot).
  */
 import { type Logger, newId } from "@labelgate/core";
-import type { Prisma, PrismaClient } from "@labelgate/db";
-import { completeJobIfDone } from "@labelgate/db";
+import { completeJobSql, type Pool, Prisma, type PrismaClient, queryRows, type TransactionRun, withTransaction } from "@labelgate/db";
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import type { TaskSettledEvent } from "@labelgate/webhook-verify";
 import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
 
-import { appendSettlement } from "./ledger";
+import { LEDGER_LOCK_SQL, ledgerAppendSql } from "./ledger";
 
 export interface ConsensusDeps {
   prisma: PrismaClient;
+  /** the pg pool under `prisma` (createDb's `pool`): the settlement's statements run on it */
+  pool: Pool;
   queue: QueueClient;
   logger: Logger;
   prior: AccuracyPrior;
@@ -50,19 +51,25 @@ interface TaskState {
   last_label_at: Date | null;
 }
 
+/**
+ * The settlement transaction, in two round trips (`withTransaction`): (1) BEGIN, lock the task, read its
+ * state and lock its labelers; then, in JS, the decision; (2) the ledger's advisory lock, the ledger record
+ * with every other write in one statement, the job's completion if it was its last open task, COMMIT.
+ * The ledger lock is thus held for one message's execution and the commit, never across a round trip of
+ * the worker (a loaded worker held it for hundreds of ms, which serialized every settlement behind it).
+ */
 async function settleInTransaction(
-  tx: Prisma.TransactionClient,
+  run: TransactionRun,
   taskId: string,
   prior: AccuracyPrior,
 ): Promise<{ outcome: EvaluationOutcome; eventId?: string; completedJobId?: string; lagSeconds?: number }> {
-  const locked = await tx.$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`;
-  const status = locked[0]?.status;
-  if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
-  // Under the task lock, with a fresh snapshot: the task, all its labels (no label can be added while we
-  // hold the lock), and its labelers, locked in id order so that concurrent settlements sharing labelers
-  // cannot deadlock. FOR NO KEY UPDATE suffices for the counters (it serializes settlements) and, unlike
-  // FOR UPDATE, does not block the key-share locks that claims and labels of these labelers take.
-  const rows = await tx.$queryRaw<TaskState[]>`
+  // Under the task lock, with a fresh snapshot (a later statement): the task, all its labels (no label can
+  // be added while we hold the lock), and its labelers, locked in id order so that concurrent settlements
+  // sharing labelers cannot deadlock. FOR NO KEY UPDATE suffices for the counters (it serializes
+  // settlements) and, unlike FOR UPDATE, does not block the key-share locks that claims and labels take.
+  const [locked, rows] = await run<[{ status: string }, TaskState]>([
+    Prisma.sql`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`,
+    Prisma.sql`
     WITH task_labels AS (
       SELECT id, labeler_id, value, created_at FROM labels WHERE task_id = ${taskId}
     ),
@@ -78,7 +85,10 @@ async function settleInTransaction(
       COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
                 FROM labelers_locked b), '[]'::json) AS labelers,
       (SELECT max(l.created_at) FROM task_labels l) AS last_label_at
-    FROM tasks t WHERE t.id = ${taskId}`;
+    FROM tasks t WHERE t.id = ${taskId}`,
+  ]);
+  const status = locked[0]?.status;
+  if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
   const task = rows[0] as TaskState;
   const votes: LabelVote[] = task.labels.map((l) => ({ labelerId: l.labeler_id, value: l.value }));
   const accuracy = new Map(
@@ -92,7 +102,7 @@ async function settleInTransaction(
   if (!decision.settle) return { outcome: "open" };
 
   const settledAt = new Date();
-  const { txid } = await appendSettlement(tx, {
+  const record = {
     task_id: taskId,
     customer_id: task.customer_id,
     consensus_label: decision.label,
@@ -101,22 +111,26 @@ async function settleInTransaction(
     label_counts: decision.counts,
     labels: task.labels.map((l) => ({ label_id: l.id, labeler_id: l.labeler_id, value: l.value })),
     settled_at: settledAt.toISOString(),
-  });
-  const payload: TaskSettledPayload = {
+  };
+  // the event's payload; its ledger_txid is the record's, added by the statement
+  const payload: Omit<TaskSettledPayload, "ledger_txid"> = {
     event: "task.settled",
     task_id: taskId,
     consensus_label: decision.label,
     confidence: decision.confidence,
-    ledger_txid: txid,
     settled_at: settledAt.toISOString(),
   };
   const eventId = newId("event");
   const labelerIds = task.labelers.map((l) => l.id);
   const agreeing = task.labels.filter((l) => l.value === decision.label).map((l) => l.labeler_id);
-  // One statement for the rest (the labelers' rows are already locked): accuracy counts, the task, its
-  // remaining claims, and the outbox row.
-  await tx.$executeRaw`
-    WITH counted AS (
+  // The ledger lock, then ONE statement for the record and the rest (the labelers' rows are already
+  // locked): accuracy counts, the task, its remaining claims, and the outbox row; then the job.
+  const [, appended, ...job] = await run<[object, { txid: string }, object, { id: string }]>(
+    [
+      LEDGER_LOCK_SQL,
+      Prisma.sql`
+    WITH ledger AS (${ledgerAppendSql(record)}),
+    counted AS (
       UPDATE labelers SET settled_labels = settled_labels + 1,
         agreed_labels = agreed_labels + CASE WHEN id = ANY(${agreeing}::text[]) THEN 1 ELSE 0 END
       WHERE id = ANY(${labelerIds}::text[])
@@ -124,17 +138,27 @@ async function settleInTransaction(
     settled AS (
       UPDATE tasks SET status = 'settled'::"TaskStatus", consensus_label = ${decision.label}::text,
         confidence = ${decision.confidence}::float8, resolution = ${decision.resolution}::text::"Resolution",
-        label_counts = ${JSON.stringify(decision.counts)}::jsonb, labels_needed = 0, ledger_txid = ${txid}::text,
+        label_counts = ${JSON.stringify(decision.counts)}::jsonb, labels_needed = 0, ledger_txid = (SELECT txid FROM ledger),
         settled_at = ${settledAt.toISOString()}::timestamptz, updated_at = ${settledAt.toISOString()}::timestamptz
       WHERE id = ${taskId}
     ),
     released AS (
       UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${taskId} AND status = 'active'
+    ),
+    event AS (
+      INSERT INTO events (id, type, task_id, customer_id, payload)
+      SELECT ${eventId}, 'task.settled', ${taskId}, ${task.customer_id},
+        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid)
+      FROM ledger
     )
-    INSERT INTO events (id, type, task_id, customer_id, payload)
-    VALUES (${eventId}, 'task.settled', ${taskId}, ${task.customer_id}, ${JSON.stringify(payload)}::jsonb)`;
-  // The last open task of a manifest job completes the job, in the same transaction.
-  const completedJobId = task.job_id && (await completeJobIfDone(tx, task.job_id)) ? task.job_id : undefined;
+    SELECT txid FROM ledger`,
+      // The last open task of a manifest job completes the job, in the same transaction.
+      ...(task.job_id ? completeJobSql(task.job_id) : []),
+    ] as [Prisma.Sql, Prisma.Sql, Prisma.Sql, Prisma.Sql],
+    { commit: true },
+  );
+  if (!appended[0]) throw new Error(`settlement of ${taskId} wrote no ledger record`);
+  const completedJobId = task.job_id && job[1] && job[1].length > 0 ? task.job_id : undefined;
   const lagSeconds = task.last_label_at ? Math.max(0, (settledAt.getTime() - task.last_label_at.getTime()) / 1000) : undefined;
   return { outcome: "settled", eventId, completedJobId, lagSeconds };
 }
@@ -148,12 +172,14 @@ export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise
   // transaction. labels_needed only decreases, and reaches 0 exactly when `decide` would settle (threshold
   // reached or max_labels collected); a label that brings it to 0 enqueues its own job after its commit
   // (or the reconciliation does), and that job sees it. A stale read here therefore never loses a settlement.
-  const current = await deps.prisma.$queryRaw<{ status: string; labels_needed: number }[]>`
-    SELECT status::text AS status, labels_needed FROM tasks WHERE id = ${taskId}`;
+  const current = await queryRows<{ status: string; labels_needed: number }>(
+    deps.pool,
+    Prisma.sql`SELECT status::text AS status, labels_needed FROM tasks WHERE id = ${taskId}`,
+  );
   const task = current[0];
   if (!task || (task.status !== "pending" && task.status !== "labeling")) return "closed";
   if (task.labels_needed > 0) return "open";
-  const result = await deps.prisma.$transaction((tx) => settleInTransaction(tx, taskId, deps.prior), { timeout: 15000 });
+  const result = await withTransaction(deps.pool, (run) => settleInTransaction(run, taskId, deps.prior));
   if (result.outcome === "settled" && result.eventId) {
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
     deps.metrics?.tasksSettled.inc();

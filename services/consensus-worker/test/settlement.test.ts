@@ -39,7 +39,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const TXID = /^0x[0-9a-f]{64}$/;
 
 function depsOf(s: System): ConsensusDeps {
-  return { prisma: s.db.prisma, queue: s.queue, logger: s.logger, prior: DEFAULT_PRIOR };
+  return { prisma: s.db.prisma, pool: s.db.pool, queue: s.queue, logger: s.logger, prior: DEFAULT_PRIOR };
 }
 
 /** Labels `taskId` once per value, each by its own labeler (in order); every label must be accepted (201). */

@@ -68,23 +68,62 @@ export function zodDetails(err: ZodError): ErrorDetail[] {
   return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
 
+/** NUL, or a UTF-16 surrogate without its pair: text Postgres cannot store (in `text` or `jsonb`). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is exactly what this looks for
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
- * Validates a body or query with its zod schema (a missing body counts as `{}`).
+ * The dotted path of the first string (object key or value, at any depth) that Postgres cannot store,
+ * or undefined. Walks iteratively, so arbitrarily deep JSON cannot overflow the stack.
+ */
+export function unstorableStringPath(value: unknown): string | undefined {
+  const stack: { value: unknown; path: string }[] = [{ value, path: "" }];
+  const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const v = item.value;
+    if (typeof v === "string") {
+      if (UNSTORABLE.test(v)) return item.path;
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], path: join(item.path, i) });
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, e] of Object.entries(v)) {
+        if (UNSTORABLE.test(k)) return join(item.path, k.replace(UNSTORABLE, "?"));
+        stack.push({ value: e, path: join(item.path, k) });
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Validates a body or query with its zod schema (a missing body counts as `{}`). Strings with NUL or an
+ * unpaired surrogate are refused first, wherever they are (Postgres would fail on them: a 500 otherwise).
  * @throws ApiError validation (400 `validation failed` with `details`).
  */
 export function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const unstorable = unstorableStringPath(value);
+  if (unstorable !== undefined)
+    throw new ApiError("validation", [{ path: unstorable, message: "must not contain NUL characters or unpaired UTF-16 surrogates" }]);
   const result = schema.safeParse(value ?? {});
   if (!result.success) throw new ApiError("validation", zodDetails(result.error));
   return result.data;
 }
 
-/** Maps any thrown value to an ApiError: known kinds pass through, outages become 503, the rest 500. */
+/**
+ * Maps any thrown value to an ApiError: known kinds pass through, the client errors of body-parser and the
+ * router (a body that is not JSON or cut short, a path parameter that does not decode) become their 4xx,
+ * outages become 503, the rest 500.
+ */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof ZodError) return new ApiError("validation", zodDetails(err));
   const e = err as { type?: string; status?: number };
   if (e?.type === "entity.too.large") return new ApiError("payloadTooLarge");
-  if (e?.type === "entity.parse.failed") return new ApiError("invalidJson");
+  // a body cut short (the client stopped sending, or sent fewer bytes than its Content-Length) is not JSON
+  if (e?.type === "entity.parse.failed" || e?.type === "request.aborted" || e?.type === "request.size.invalid")
+    return new ApiError("invalidJson");
+  // a path parameter that is not valid percent-encoding (`%zz`, `%ff`, a lone surrogate) names nothing
+  if (err instanceof URIError && e.status === 400) return new ApiError("routeNotFound");
   if (e?.type === "encoding.unsupported" || e?.type === "charset.unsupported") return new ApiError("unsupportedMediaType");
   if (err instanceof QueueUnavailableError || isDatabaseUnavailable(err)) return new ApiError("unavailable");
   return new ApiError("internal");

@@ -12,13 +12,14 @@
  * every claim and label committed by the lock's previous holders. (A check in the locking statement
  * itself would not: its snapshot predates the wait for the lock.) So concurrent claims never over-assign
  * and a claim is never labeled twice. A claim attempt and a label are each ONE transaction of two fixed
- * SQL statements sent as a batch (`$transaction([...])`): no interactive transaction, no model queries.
+ * SQL statements (`transactionRows` on the pg pool under Prisma: this is the labelers' hot path), with no
+ * application logic between them.
  * Since a batch cannot branch between its statements, a claim inserts its row tentatively in the locking
  * statement, and the second statement deletes it again if the re-check fails; as the transaction is
  * still open, no other transaction ever sees a withdrawn claim.
  */
 import { newId } from "@labelgate/core";
-import { Prisma, type PrismaClient } from "@labelgate/db";
+import { type Pool, Prisma, transactionRows } from "@labelgate/db";
 import { ApiError } from "./errors";
 
 export interface ClaimResult {
@@ -112,7 +113,7 @@ interface ConfirmedRow {
  * @throws ApiError taskNotFound when `taskId` names no task.
  */
 export async function claimTask(
-  prisma: PrismaClient,
+  pool: Pool,
   labelerId: string,
   taskId: string | undefined,
   ttlSeconds: number,
@@ -120,9 +121,9 @@ export async function claimTask(
   const skipped: string[] = [];
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const claimId = newId("claim");
-    const [locked, confirmed] = await prisma.$transaction([
-      prisma.$queryRaw<{ task_id: string }[]>(lockAndClaim(claimId, labelerId, taskId, skipped, ttlSeconds)),
-      prisma.$queryRaw<ConfirmedRow[]>(confirmClaim(claimId, labelerId)),
+    const [locked, confirmed] = await transactionRows<[{ task_id: string }, ConfirmedRow]>(pool, [
+      lockAndClaim(claimId, labelerId, taskId, skipped, ttlSeconds),
+      confirmClaim(claimId, labelerId),
     ]);
     const candidate = locked[0]?.task_id;
     const row = confirmed[0];
@@ -180,15 +181,17 @@ interface LabelStateRow {
  * labels in `created_at` order are in the order they were recorded.
  * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
  */
-export async function recordLabel(prisma: PrismaClient, labelerId: string, claimId: string, value: string): Promise<RecordedLabel> {
+export async function recordLabel(pool: Pool, labelerId: string, claimId: string, value: string): Promise<RecordedLabel> {
+  // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
+  if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
   const labelId = newId("label");
-  const [, states] = await prisma.$transaction([
+  const [, states] = await transactionRows<[{ id: string }, LabelStateRow]>(pool, [
     // Lock the task first (same order as claims and settlement), then read the claim under the lock.
-    prisma.$queryRaw`
+    Prisma.sql`
       SELECT t.id FROM tasks t
       WHERE t.id = (SELECT c.task_id FROM claims c WHERE c.id = ${claimId} AND c.labeler_id = ${labelerId})
       FOR UPDATE OF t`,
-    prisma.$queryRaw<LabelStateRow[]>`
+    Prisma.sql`
       WITH state AS (
         SELECT c.status::text AS claim_status, (c.status = 'expired' OR c.expires_at <= now()) AS expired,
           t.id AS task_id, t.customer_id, t.status::text AS task_status, t.options, t.label_counts,

@@ -14,7 +14,11 @@ async function main(): Promise<void> {
   const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
   const logger = createLogger("gateway", env.LOG_LEVEL);
   if (!env.ADMIN_TOKEN) logger.warn("ADMIN_TOKEN is not set: admin routes answer 401");
-  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const db = createDb({
+    url: databaseUrl,
+    poolMax: env.DB_POOL_MAX,
+    onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
+  });
   const queue = new QueueClient({ kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX });
   const metrics = createMetrics({
     service: "gateway",
@@ -31,6 +35,7 @@ async function main(): Promise<void> {
   const rateLimitRedis = createRateLimitRedis(redisUrl, (err) => logger.warn({ err }, "rate-limit Redis unavailable"));
   const app = createApp({
     prisma: db.prisma,
+    pool: db.pool,
     queue,
     logger,
     secretBox,

@@ -51,6 +51,22 @@ export const idempotencyKey = z
   .max(255)
   .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces");
 
+/** How deep `metadata` may nest: deeper JSON is refused (serialising it would exhaust the stack). */
+export const MAX_METADATA_DEPTH = 32;
+
+/** Nesting depth of a JSON value, walked iteratively: 0 for a scalar, 1 for a flat object or array. */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (item.value === null || typeof item.value !== "object") continue;
+    const depth = item.depth + 1;
+    if (depth > max) max = depth;
+    for (const child of Object.values(item.value)) stack.push({ value: child, depth });
+  }
+  return max;
+}
+
 export const taskBody = z
   .object({
     type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)"),
@@ -59,7 +75,10 @@ export const taskBody = z
     callback_url: callbackUrl.optional(),
     consensus_threshold: z.number().int().min(1).max(25).default(3),
     max_labels: z.number().int().min(1).max(50).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
+      .optional(),
     idempotency_key: idempotencyKey.optional(),
   })
   .strict()

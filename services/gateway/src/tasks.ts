@@ -4,7 +4,16 @@
  */
 import { createHash } from "node:crypto";
 import { Batcher, canonicalJson, newId } from "@labelgate/core";
-import { completeJobIfDone, Prisma, type PrismaClient, releaseQuota, type Task } from "@labelgate/db";
+import {
+  completeJobIfDone,
+  isUniqueViolation,
+  type Pool,
+  Prisma,
+  type PrismaClient,
+  queryRows,
+  releaseQuota,
+  type Task,
+} from "@labelgate/db";
 import { ApiError } from "./errors";
 import type { BatchInput, TaskInput } from "./schemas";
 
@@ -12,17 +21,6 @@ import type { BatchInput, TaskInput } from "./schemas";
 export function requestFingerprint(body: object): string {
   const { idempotency_key: _ignored, ...rest } = body as Record<string, unknown>;
   return createHash("sha256").update(canonicalJson(rest)).digest("hex");
-}
-
-/**
- * A unique violation, from a model query (P2002) or a raw statement (P2010, whose driver adapter error
- * carries Postgres's code 23505).
- */
-function isUniqueViolation(err: unknown): boolean {
-  if (!(err instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  if (err.code === "P2002") return true;
-  const cause = (err.meta as { driverAdapterError?: { cause?: { originalCode?: string } } } | undefined)?.driverAdapterError?.cause;
-  return err.code === "P2010" && cause?.originalCode === "23505";
 }
 
 /** The fields of a new task row as `insertTasksSql` takes them (wire names of the `tasks` columns). */
@@ -116,8 +114,10 @@ export interface CreatedTask {
  * of an idempotency key raced by another replica) makes each item run alone, so only its own caller sees
  * the error.
  */
-async function insertGroup(prisma: PrismaClient, records: TaskRecord[]): Promise<(CreatedTask | undefined)[]> {
-  const rows = await prisma.$queryRaw<{ id: string; created_at: Date }[]>`
+async function insertGroup(pool: Pool, records: TaskRecord[]): Promise<(CreatedTask | undefined)[]> {
+  const rows = await queryRows<{ id: string; created_at: Date }>(
+    pool,
+    Prisma.sql`
     WITH r AS MATERIALIZED (SELECT * FROM ${recordsOf(records)}),
     need AS (SELECT customer_id, sum(quota_reserved)::int AS n FROM r GROUP BY customer_id),
     locked AS (SELECT c.id FROM customers c WHERE c.id IN (SELECT customer_id FROM need) ORDER BY c.id FOR UPDATE),
@@ -127,7 +127,8 @@ async function insertGroup(prisma: PrismaClient, records: TaskRecord[]): Promise
       RETURNING c.id
     ),
     ins AS (${insertTasksSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)})
-    SELECT id, created_at FROM ins`;
+    SELECT id, created_at FROM ins`,
+  );
   const created = new Map(rows.map((r) => [r.id, r.created_at]));
   return records.map((r) => {
     const at = created.get(r.id);
@@ -135,16 +136,25 @@ async function insertGroup(prisma: PrismaClient, records: TaskRecord[]): Promise
   });
 }
 
-const groups = new WeakMap<PrismaClient, Batcher<TaskRecord, CreatedTask | undefined>>();
+const groups = new WeakMap<Pool, Batcher<TaskRecord, CreatedTask | undefined>>();
 
-function groupOf(prisma: PrismaClient): Batcher<TaskRecord, CreatedTask | undefined> {
-  let g = groups.get(prisma);
+function groupOf(pool: Pool): Batcher<TaskRecord, CreatedTask | undefined> {
+  let g = groups.get(pool);
   if (!g) {
     // two submissions with one idempotency key never share a statement (the second replays the first)
-    g = new Batcher((records) => insertGroup(prisma, records), { key: (r) => `${r.customer_id} ${r.idempotency_key ?? r.id}` });
-    groups.set(prisma, g);
+    g = new Batcher((records) => insertGroup(pool, records), { key: (r) => `${r.customer_id} ${r.idempotency_key ?? r.id}` });
+    groups.set(pool, g);
   }
   return g;
+}
+
+/**
+ * The database handles of the submission functions: Prisma for the rare paths (replays, cancellation),
+ * the pg pool under it for the statements every submission runs (see `queryRows`).
+ */
+export interface TaskDb {
+  prisma: PrismaClient;
+  pool: Pool;
 }
 
 /**
@@ -154,7 +164,7 @@ function groupOf(prisma: PrismaClient): Batcher<TaskRecord, CreatedTask | undefi
  * @throws ApiError quotaExhausted | idempotencyMismatch
  */
 export async function createTask(
-  prisma: PrismaClient,
+  { prisma, pool }: TaskDb,
   customerId: string,
   input: TaskInput,
   idempotencyKey: string | undefined,
@@ -171,10 +181,10 @@ export async function createTask(
   if (earlier) return earlier;
   const record = taskRecord(customerId, input, { id: newId("task"), idempotencyKey });
   try {
-    const grouped = await groupOf(prisma).call(record);
+    const grouped = await groupOf(pool).call(record);
     if (grouped) return { task: grouped, created: true };
     // the customer's quota did not cover all its tasks of the group: this one alone, exactly
-    const [alone] = await insertGroup(prisma, [record]);
+    const [alone] = await insertGroup(pool, [record]);
     if (!alone) throw new ApiError("quotaExhausted");
     return { task: alone, created: true };
   } catch (err) {
@@ -201,7 +211,7 @@ export interface CreatedBatch {
  * @throws ApiError quotaExhausted | idempotencyMismatch
  */
 export async function createBatch(
-  prisma: PrismaClient,
+  { prisma, pool }: TaskDb,
   customerId: string,
   input: BatchInput,
   idempotencyKey: string | undefined,
@@ -234,7 +244,9 @@ export async function createBatch(
   try {
     // ONE statement (atomic): reserve the quota (a conditional UPDATE under the customer's row lock), and
     // only if that succeeded insert the batch and its tasks (foreign keys are checked at the statement's end).
-    const [done] = await prisma.$queryRaw<{ reserved: boolean }[]>`
+    const [done] = await queryRows<{ reserved: boolean }>(
+      pool,
+      Prisma.sql`
       WITH reserved AS (
         UPDATE customers SET quota_used = quota_used + ${reserved}
         WHERE id = ${customerId} AND label_quota - quota_used >= ${reserved}
@@ -248,7 +260,8 @@ export async function createBatch(
         RETURNING id
       ),
       tasks AS (${insertTasksSql(Prisma.sql`${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)`)})
-      SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`;
+      SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`,
+    );
     if (!done?.reserved) throw new ApiError("quotaExhausted");
   } catch (err) {
     if (isUniqueViolation(err)) {

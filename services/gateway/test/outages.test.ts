@@ -64,6 +64,7 @@ describe("Redis unavailable", () => {
       healthy.backend,
       consensusHandlers({
         prisma: healthy.db.prisma,
+        pool: healthy.db.pool,
         queue: healthy.queue,
         logger: healthy.logger,
         prior: DEFAULT_PRIOR,

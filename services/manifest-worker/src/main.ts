@@ -11,7 +11,11 @@ async function main(): Promise<void> {
   const { databaseUrl, redisUrl } = requireDistributed(env);
   const logger = createLogger("manifest-worker", env.LOG_LEVEL);
   const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
-  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const db = createDb({
+    url: databaseUrl,
+    poolMax: env.DB_POOL_MAX,
+    onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
+  });
   const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
   const queue = new QueueClient(backend);
   const { metrics, ops } = await startWorkerOps({
@@ -26,6 +30,7 @@ async function main(): Promise<void> {
   const workers = startWorkers(backend, instrumentHandlers(metrics, handlers, queueNames), {
     concurrency: { manifestIngest: env.MANIFEST_CONCURRENCY, manifestExport: env.MANIFEST_CONCURRENCY },
     onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
+    lockDurationMs: env.QUEUE_LOCK_DURATION_MS,
   });
   logger.info({ concurrency: env.MANIFEST_CONCURRENCY, metrics_port: ops.port }, "manifest-worker started");
   onShutdown(

@@ -27,6 +27,12 @@ export interface DeliverDeps {
   resolve?: (host: string) => Promise<string[]>;
   /** requests in flight per webhook in this process (shared by its deliveries; see `InFlightLimit`) */
   inFlight?: InFlightLimit;
+  /**
+   * WEBHOOK_RETRY_MAX: a scheduled attempt whose number (attempts stored + 1) reaches it is the last, even
+   * when the job has attempts left (a job run again after its process died or its lock expired made an
+   * attempt its BullMQ count does not know about)
+   */
+  webhookRetryMax?: number;
 }
 
 interface WebhookSlots {
@@ -212,8 +218,9 @@ interface AttemptRecord {
 }
 
 /**
- * `written`: attempt stored, delivery and task updated; `duplicate`: this attempt id was already stored
- * (a manual redelivery run twice), nothing written; `deferred` (without `locked` only): the task has other
+ * `written`: attempt stored, delivery and task updated; `duplicate`: another run of this delivery stored
+ * this attempt number first (a manual redelivery run twice, a job run again while its first run still
+ * waited on the receiver), nothing written; `deferred` (without `locked` only): the task has other
  * deliveries, nothing written.
  */
 type WriteOutcome = "written" | "duplicate" | "deferred";
@@ -242,21 +249,25 @@ async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean
     ), eligible AS (
       SELECT * FROM input i
       WHERE ${locked} OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
+    ), upd AS (
+      -- only the run whose attempt follows the stored count writes it: of two runs of one delivery (a job
+      -- run again while its first run still waited on the receiver, after its lock expired) that made
+      -- the same attempt, the second finds the count moved on (the row is re-checked after the first
+      -- commits) and writes nothing, so the log never has an attempt twice nor more than the schedule
+      UPDATE deliveries d
+      SET attempts = d.attempts + 1, status = i.status::"WebhookStatus", last_status_code = i.status_code, last_error = i.error,
+          delivered_at = CASE WHEN i.success THEN to_timestamp(i.finished_ms / 1000) ELSE d.delivered_at END, updated_at = now()
+      FROM eligible i
+      WHERE d.id = i.delivery_id AND d.attempts = i.attempt - 1
+      RETURNING d.id, d.task_id, d.status
     ), att AS (
       INSERT INTO delivery_attempts (id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
                                      started_at, finished_at)
       SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
              to_timestamp(started_ms / 1000), to_timestamp(finished_ms / 1000)
       FROM eligible
-      ON CONFLICT (id) DO NOTHING
+      WHERE delivery_id IN (SELECT id FROM upd)
       RETURNING delivery_id
-    ), upd AS (
-      UPDATE deliveries d
-      SET attempts = d.attempts + 1, status = i.status::"WebhookStatus", last_status_code = i.status_code, last_error = i.error,
-          delivered_at = CASE WHEN i.success THEN to_timestamp(i.finished_ms / 1000) ELSE d.delivered_at END, updated_at = now()
-      FROM eligible i
-      WHERE d.id = i.delivery_id AND i.delivery_id IN (SELECT delivery_id FROM att)
-      RETURNING d.id, d.task_id, d.status
     ), agg AS (
       SELECT s.task_id,
              CASE WHEN bool_or(s.status = 'failed') THEN 'failed'
@@ -460,7 +471,12 @@ export async function deliver(
   job: { deliveryId: string; redelivery?: string },
   ctx: JobContext,
 ): Promise<"delivered" | "skipped"> {
-  const r = await attemptDelivery(deps, job, () => ctx.attemptsMade + 1 >= ctx.maxAttempts);
+  const retryMax = deps.webhookRetryMax;
+  const r = await attemptDelivery(
+    deps,
+    job,
+    (attempt) => ctx.attemptsMade + 1 >= ctx.maxAttempts || (retryMax !== undefined && attempt >= retryMax),
+  );
   if (r.result === "deferred") throw new DeferJob(r.delayMs);
   if (r.result === "delivered" || r.result === "skipped") return r.result;
   throw new DeliveryAttemptFailed(`attempt ${r.attempt} failed${r.result === "failed" ? " (no attempts left)" : ""}: ${r.error}`);

@@ -11,7 +11,11 @@ async function main(): Promise<void> {
   const env = parseEnv(webhookWorkerEnv, process.env);
   const { databaseUrl, redisUrl } = requireDistributed(env);
   const logger = createLogger("webhook-worker", env.LOG_LEVEL);
-  const db = createDb({ url: databaseUrl, poolMax: env.DB_POOL_MAX });
+  const db = createDb({
+    url: databaseUrl,
+    poolMax: env.DB_POOL_MAX,
+    onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
+  });
   const secretBox = new SecretBox(parseEncryptionKey(requireEncryptionKey(env)));
   const backend = { kind: "redis", url: redisUrl, prefix: env.QUEUE_PREFIX } as const;
   const queue = new QueueClient(backend);
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
     concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
     backoffStrategy: { webhookDelivery: webhookJobBackoffMs },
     onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
+    lockDurationMs: env.QUEUE_LOCK_DURATION_MS,
   });
   logger.info({ metrics_port: ops.port }, "webhook-worker started");
   onShutdown(

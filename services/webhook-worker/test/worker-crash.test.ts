@@ -5,12 +5,19 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
-import { catalog, type RunningWorkers, startWorkers } from "@labelgate/queue";
+import { catalog, type RunningWorkers } from "@labelgate/queue";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
-import { createLabeler, eventually, registerCustomer, type System, startSystem, TEST_ENCRYPTION_KEY } from "../../../test/system";
+import {
+  createLabeler,
+  eventually,
+  registerCustomer,
+  type System,
+  startConsensusWorkers,
+  startSystem,
+  TEST_ENCRYPTION_KEY,
+} from "../../../test/system";
 import {
   deliveriesOf,
   deliveryReaching,
@@ -79,11 +86,7 @@ let r: Receiver;
 beforeAll(async () => {
   // no in-process workers: consensus workers are started here, the webhook worker is the child process
   sys = await startSystem({ isolatedDatabase: true, workers: false });
-  consensus = startWorkers(
-    sys.backend,
-    consensusHandlers({ prisma: sys.db.prisma, queue: sys.queue, logger: sys.logger, prior: DEFAULT_PRIOR, reconcileGraceMs: 1000 }),
-    { concurrency: { consensus: 4, reconcile: 1 } },
-  );
+  consensus = startConsensusWorkers(sys, 4);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   deliveryQueue = new Queue(catalog.webhookDelivery.name, { connection: redis, prefix: sys.prefix });
 });
