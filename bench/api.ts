@@ -1,6 +1,6 @@
 /**
  * `pnpm bench:api [--seconds 10] [--runs 3] [--connections 64] [--batch-seconds 10] [--batch-connections 4]
- *   [--log-level info]`
+ *   [--log-level info] [--existing-tasks 0]`
  *
  * Task submission under load (issue "Proof under load", items 1 and 2), with autocannon:
  *  1. `POST /v1/tasks` at `--connections` connections for `--seconds`, against the real gateway process
@@ -10,86 +10,26 @@
  *     and errors, and the ratio gateway/floor of each pair and of the medians (target ≥ 0.8, p99 ≤ 50 ms).
  *  2. `POST /v1/tasks/batch` with 1,000 tasks per call at `--batch-connections` connections for
  *     `--batch-seconds`: tasks accepted per second (target ≥ 20,000).
+ * `--existing-tasks N` seeds N existing tasks of the bench customer before measuring (bench/bench-lib.ts
+ * `seedExistingTasks`: mostly settled with their claims, labels, ledger records and events; the cost growth
+ * runs compare rates at 0, 10,000 and 1,000,000).
  * A database of its own (migrated, dropped at the end) and a Redis prefix of its own (deleted at the end);
  * BENCH_PG_URL and BENCH_REDIS_URL override the machine's servers. The customer is production with a rate
  * limit and quota far above what a run can use. Progress goes to stderr, one JSON summary to stdout.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import os from "node:os";
-import path from "node:path";
 import { parseArgs } from "node:util";
-import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
+import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/db";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import autocannon from "autocannon";
-import { log, positiveInt, round, sleep } from "./webhooks-lib";
+import { Pool } from "pg";
+import { api, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
+import { cpuSeconds, log, positiveInt, round } from "./webhooks-lib";
 
-const ROOT = path.resolve(__dirname, "..");
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
 const ENCRYPTION_KEY = randomBytes(32).toString("hex");
-
-interface Started {
-  child: ChildProcess;
-  port: number;
-}
-
-/** A TCP port free right now on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/**
- * Spawns `node --import tsx <script>` on a free port (env PORT) with its stdout discarded (the gateway logs
- * every request, as deployed), and waits until `GET <probe>` answers 2xx or 404.
- */
-async function startProcess(script: string, env: NodeJS.ProcessEnv, probe: string): Promise<Started> {
-  const port = await freePort();
-  // BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) adds node flags to the gateway
-  const extra = script.includes("gateway") ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
-  const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  let exited: number | null | undefined;
-  child.once("exit", (code) => {
-    exited = code;
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited !== undefined) throw new Error(`${script} exited (${exited})`);
-    const status = await fetch(`http://127.0.0.1:${port}${probe}`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if ((status >= 200 && status < 300) || status === 404) return { child, port };
-    if (Date.now() > deadline) throw new Error(`${script} did not answer within 60 s`);
-    await sleep(200);
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  await Promise.race([exited, sleep(15_000).then(() => child.kill("SIGKILL"))]);
-}
-
-async function api<T>(base: string, method: string, route: string, token: string | undefined, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}${route}`, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
 
 interface LoadResult {
   requests_per_s: number;
@@ -120,12 +60,6 @@ async function load(url: string, token: string, body: string, connections: numbe
   };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
 const TASK = {
   type: "image_classification",
   data_url: "https://img.example.com/cats/0001.jpg",
@@ -144,6 +78,7 @@ async function main(): Promise<void> {
       "batch-connections": { type: "string", default: "4" },
       // the gateway's LOG_LEVEL: info (as deployed) logs every request
       "log-level": { type: "string", default: "info" },
+      "existing-tasks": { type: "string", default: "0" },
     },
     strict: true,
   });
@@ -153,6 +88,7 @@ async function main(): Promise<void> {
   const batchSeconds = positiveInt(values["batch-seconds"], "batch-seconds");
   const batchConnections = positiveInt(values["batch-connections"], "batch-connections");
   const logLevel = values["log-level"] ?? "info";
+  const existingTasks = values["existing-tasks"] === "0" ? 0 : positiveInt(values["existing-tasks"], "existing-tasks");
 
   const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
   const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -194,19 +130,42 @@ async function main(): Promise<void> {
       {},
     );
     const key = upgraded.api_key ?? customer.api_key;
+    let existing: SeededTasks | undefined;
+    if (existingTasks > 0) {
+      const pool = new Pool({ ...pgConfigFromUrl(databaseUrl), max: 1 });
+      try {
+        existing = await seedExistingTasks(pool, customer.customer_id, existingTasks);
+      } finally {
+        await pool.end();
+      }
+      log(`seeded ${existingTasks} existing tasks in ${existing.seconds} s`);
+    }
     const floor = await startProcess("bench/floor-server.ts", { DATABASE_URL: databaseUrl, CUSTOMER_ID: customer.customer_id }, "/");
     children.push(floor.child);
     log(`gateway on ${gateway.port}, floor on ${floor.port}`);
 
     const body = JSON.stringify(TASK);
-    const pairs: { floor: LoadResult; gateway: LoadResult; ratio: number }[] = [];
+    const pairs: {
+      floor: LoadResult & { cpu_ms_per_request: number };
+      gateway: LoadResult & { cpu_ms_per_request: number };
+      ratio: number;
+    }[] = [];
     for (let run = 1; run <= runs; run++) {
       // a short warm-up of each before each measured run
       await load(`http://127.0.0.1:${floor.port}/v1/tasks`, key, body, connections, 2);
+      const floorCpu = cpuSeconds([floor.child.pid ?? 0]);
       const f = await load(`http://127.0.0.1:${floor.port}/v1/tasks`, key, body, connections, seconds);
+      const floorMs = ((cpuSeconds([floor.child.pid ?? 0]) - floorCpu) * 1000) / f.requests;
       await load(`${gatewayBase}/v1/tasks`, key, body, connections, 2);
+      const gatewayCpu = cpuSeconds([gateway.child.pid ?? 0]);
       const g = await load(`${gatewayBase}/v1/tasks`, key, body, connections, seconds);
-      const pair = { floor: f, gateway: g, ratio: round(g.requests_per_s / f.requests_per_s, 3) };
+      const gatewayMs = ((cpuSeconds([gateway.child.pid ?? 0]) - gatewayCpu) * 1000) / g.requests;
+      // CPU ms per request of each server process: steadier than rates on a shared machine
+      const pair = {
+        floor: { ...f, cpu_ms_per_request: round(floorMs, 3) },
+        gateway: { ...g, cpu_ms_per_request: round(gatewayMs, 3) },
+        ratio: round(g.requests_per_s / f.requests_per_s, 3),
+      };
       log(`run ${run}: ${JSON.stringify(pair)}`);
       pairs.push(pair);
     }
@@ -224,6 +183,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, load_average_at_start: os.loadavg() },
       gateway_log_level: logLevel,
+      existing_tasks: existing ?? { tasks: 0 },
       single: {
         connections,
         seconds,

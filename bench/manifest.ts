@@ -153,6 +153,7 @@ async function main(): Promise<void> {
     queue = new QueueClient({ kind: "redis", url: redisUrl, prefix }, 5000);
     const app = createApp({
       prisma: db.prisma,
+      pool: db.pool,
       queue,
       logger,
       secretBox: new SecretBox(parseEncryptionKey(encryptionKey)),
