@@ -11,14 +11,17 @@
  * later statement than the lock: under READ COMMITTED each statement takes a fresh snapshot, so they see
  * every claim and label committed by the lock's previous holders. (A check in the locking statement
  * itself would not: its snapshot predates the wait for the lock.) So concurrent claims never over-assign
- * and a claim is never labeled twice. A claim attempt and a label are each ONE transaction of two fixed
- * SQL statements (`transactionRows` on the pg pool under Prisma: this is the labelers' hot path), with no
- * application logic between them.
+ * and a claim is never labeled twice. This is the labelers' hot path: its statements go to the pg pool
+ * under Prisma (`transactionRows`: one message, prepared statements), with no application logic between
+ * them, and concurrent requests of a process share ONE transaction (group commit, core's `Batcher`): the
+ * generic claim attempts of a batch in turn, or the labels of a batch in turn. Each statement of a batch
+ * sees the writes of those before it, so a batch checks and counts exactly as its requests one after the
+ * other would, with one round trip and one commit for all of them.
  * Since a batch cannot branch between its statements, a claim inserts its row tentatively in the locking
  * statement, and the second statement deletes it again if the re-check fails; as the transaction is
  * still open, no other transaction ever sees a withdrawn claim.
  */
-import { newId } from "@labelgate/core";
+import { Batcher, newId } from "@labelgate/core";
 import { type Pool, Prisma, transactionRows } from "@labelgate/db";
 import { ApiError } from "./errors";
 
@@ -105,11 +108,66 @@ interface ConfirmedRow {
   ok: boolean;
 }
 
+interface ClaimAttempt {
+  claimId: string;
+  labelerId: string;
+  /** candidates that failed an earlier attempt's re-check */
+  skip: string[];
+  ttlSeconds: number;
+}
+
+interface ClaimAttemptResult {
+  /** the task the attempt locked and claimed tentatively; undefined when nothing was claimable */
+  candidate?: string;
+  /** the re-check under the lock (and the task's data) */
+  confirmed?: ConfirmedRow;
+}
+
+/**
+ * Generic claim attempts of concurrent requests, ONE transaction per batch (group commit: one round trip
+ * and one commit for many claims): each attempt's two statements in turn, in request order. An attempt's
+ * statements see the claims of the attempts before it in the batch (the same transaction), so the checks
+ * are exactly those of the attempts run one after the other; a task the batch has locked is skipped by
+ * other transactions' claims (`SKIP LOCKED`) but not by the batch's own later attempts, which may fill
+ * its other slots. Generic claims never wait for a lock, so a batch cannot deadlock.
+ */
+async function claimBatch(pool: Pool, attempts: ClaimAttempt[]): Promise<ClaimAttemptResult[]> {
+  const rows = await transactionRows<object[]>(
+    pool,
+    attempts.flatMap((a) => [lockAndClaim(a.claimId, a.labelerId, undefined, a.skip, a.ttlSeconds), confirmClaim(a.claimId, a.labelerId)]),
+  );
+  return attempts.map((_, i) => ({
+    candidate: (rows[2 * i]?.[0] as { task_id: string } | undefined)?.task_id,
+    confirmed: rows[2 * i + 1]?.[0] as ConfirmedRow | undefined,
+  }));
+}
+
+/** A named claim attempt: its own transaction (it waits for the task's lock, which a batch must not). */
+async function claimNamed(pool: Pool, attempt: ClaimAttempt, taskId: string): Promise<ClaimAttemptResult> {
+  const [locked, confirmed] = await transactionRows<[{ task_id: string }, ConfirmedRow]>(pool, [
+    lockAndClaim(attempt.claimId, attempt.labelerId, taskId, [], attempt.ttlSeconds),
+    confirmClaim(attempt.claimId, attempt.labelerId),
+  ]);
+  return { candidate: locked[0]?.task_id, confirmed: confirmed[0] };
+}
+
+const claimBatchers = new WeakMap<Pool, Batcher<ClaimAttempt, ClaimAttemptResult>>();
+
+function claimBatcherOf(pool: Pool): Batcher<ClaimAttempt, ClaimAttemptResult> {
+  let b = claimBatchers.get(pool);
+  if (!b) {
+    b = new Batcher((attempts) => claimBatch(pool, attempts));
+    claimBatchers.set(pool, b);
+  }
+  return b;
+}
+
 /**
  * Claims the oldest open task for a labeler, or the named one. Returns undefined when nothing is open
- * for this labeler (the route answers 204). Each attempt is one transaction: lock the task and insert a
- * tentative claim, then re-check under the lock with a fresh snapshot (see the module comment). A
- * generic claim whose candidate fails the re-check tries the next one, up to 8.
+ * for this labeler (the route answers 204). Each attempt locks the task and inserts a tentative claim,
+ * then re-checks under the lock with a fresh snapshot (see the module comment); generic attempts of
+ * concurrent requests share one transaction (`claimBatch`), a named one has its own. A generic claim
+ * whose candidate fails the re-check tries the next one, up to 8.
  * @throws ApiError taskNotFound when `taskId` names no task.
  */
 export async function claimTask(
@@ -121,12 +179,8 @@ export async function claimTask(
   const skipped: string[] = [];
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const claimId = newId("claim");
-    const [locked, confirmed] = await transactionRows<[{ task_id: string }, ConfirmedRow]>(pool, [
-      lockAndClaim(claimId, labelerId, taskId, skipped, ttlSeconds),
-      confirmClaim(claimId, labelerId),
-    ]);
-    const candidate = locked[0]?.task_id;
-    const row = confirmed[0];
+    const request: ClaimAttempt = { claimId, labelerId, skip: [...skipped], ttlSeconds };
+    const { candidate, confirmed: row } = taskId ? await claimNamed(pool, request, taskId) : await claimBatcherOf(pool).call(request);
     if (!candidate || !row) {
       if (taskId) throw new ApiError("taskNotFound");
       return undefined;
@@ -167,35 +221,27 @@ interface LabelStateRow {
   labels_needed: number | null;
 }
 
+interface LabelRequest {
+  labelId: string;
+  labelerId: string;
+  claimId: string;
+  value: string;
+}
+
 /**
- * Records a label on a claim: one label per claim, the value one of the task's options. Charges one
- * quota unit when the task's reservation is already used (DESIGN §6). The caller enqueues consensus.
- *
- * One transaction of two statements: (1) lock the claim's task; (2) under the lock, with a fresh snapshot,
- * read the claim and the task and, only if the label is acceptable, insert it, mark the claim labeled,
- * update the task's counts and `labels_needed` = min(max_labels − n, threshold − top count) (never
- * negative; n labels and the top count including this one) and, beyond the task's reservation, charge
- * one quota unit (an in-flight task always finishes, even past the quota). Statement 2 always returns the
- * states it read, from which a refusal is explained; a refused label writes nothing. A label's
- * `created_at` is the time it is recorded (under the lock, not the transaction's start), so a task's
- * labels in `created_at` order are in the order they were recorded.
- * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
+ * The label statement, under the task's lock with a fresh snapshot: reads the claim and the task and, only
+ * if the label is acceptable, inserts it, marks the claim labeled and updates the task's counts and
+ * `labels_needed` = min(max_labels − n, threshold − top count) (never negative; n labels and the top count
+ * including this one). It always returns the states it read, from which a refusal is explained; a refused
+ * label writes nothing. A label's `created_at` is the time it is recorded (under the lock, not the
+ * transaction's start), so a task's labels in `created_at` order are in the order they were recorded.
  */
-export async function recordLabel(pool: Pool, labelerId: string, claimId: string, value: string): Promise<RecordedLabel> {
-  // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
-  if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
-  const labelId = newId("label");
-  const [, states] = await transactionRows<[{ id: string }, LabelStateRow]>(pool, [
-    // Lock the task first (same order as claims and settlement), then read the claim under the lock.
-    Prisma.sql`
-      SELECT t.id FROM tasks t
-      WHERE t.id = (SELECT c.task_id FROM claims c WHERE c.id = ${claimId} AND c.labeler_id = ${labelerId})
-      FOR UPDATE OF t`,
-    Prisma.sql`
+function labelStatement({ labelId, labelerId, claimId, value }: LabelRequest): Prisma.Sql {
+  return Prisma.sql`
       WITH state AS (
         SELECT c.status::text AS claim_status, (c.status = 'expired' OR c.expires_at <= now()) AS expired,
           t.id AS task_id, t.customer_id, t.status::text AS task_status, t.options, t.label_counts,
-          t.labels_collected, t.quota_reserved, t.max_labels, t.consensus_threshold
+          t.labels_collected, t.max_labels, t.consensus_threshold
         FROM claims c JOIN tasks t ON t.id = c.task_id
         WHERE c.id = ${claimId} AND c.labeler_id = ${labelerId}
       ),
@@ -227,15 +273,80 @@ export async function recordLabel(pool: Pool, labelerId: string, claimId: string
           updated_at = now()
         FROM decided d, label l
         WHERE t.id = d.task_id
-      ),
-      quota AS (
-        UPDATE customers SET quota_used = quota_used + 1
-        WHERE id = (SELECT d.customer_id FROM decided d WHERE d.labels_collected >= d.quota_reserved)
       )
       SELECT s.claim_status, s.expired, s.task_id, s.task_status, s.options, l.created_at, d.needed AS labels_needed
-      FROM state s LEFT JOIN decided d ON true LEFT JOIN label l ON true`,
+      FROM state s LEFT JOIN decided d ON true LEFT JOIN label l ON true`;
+}
+
+/**
+ * Quota units owed by the batch's recorded labels, per customer (DESIGN §6): a label is charged when its
+ * task's labels before it were already as many as the task's reservation. For a task that got k of the
+ * batch's labels, now at n labels with reservation r, that is max(0, n − max(r, n − k)).
+ */
+function batchCharges(labelIds: string[]): Prisma.Sql {
+  return Prisma.sql`
+    SELECT b.customer_id, sum(GREATEST(0, t.labels_collected - GREATEST(t.quota_reserved, t.labels_collected - b.k)))::int AS units
+    FROM (SELECT l.task_id, l.customer_id, count(*)::int AS k FROM labels l WHERE l.id = ANY(${labelIds}::text[])
+          GROUP BY l.task_id, l.customer_id) b
+    JOIN tasks t ON t.id = b.task_id
+    GROUP BY b.customer_id`;
+}
+
+/**
+ * Labels of concurrent requests, ONE transaction per batch (group commit): (1) lock the tasks of all the
+ * batch's claims, in id order (no deadlock with other batches); (2) each label's statement in turn, in
+ * request order (each sees the labels before it: exactly the checks and counts of labels recorded one
+ * after the other); (3) lock the customers owing quota, in id order; (4) charge them. A claim appears at
+ * most once per batch (a second label on it waits for the next batch, and gets its 409 there).
+ */
+async function labelBatch(pool: Pool, requests: LabelRequest[]): Promise<(LabelStateRow | undefined)[]> {
+  const labelIds = requests.map((r) => r.labelId);
+  const charges = batchCharges(labelIds);
+  const rows = await transactionRows<object[]>(pool, [
+    Prisma.sql`
+      SELECT t.id FROM tasks t
+      WHERE t.id IN (SELECT c.task_id FROM claims c
+                     JOIN unnest(${requests.map((r) => r.claimId)}::text[], ${requests.map((r) => r.labelerId)}::text[]) AS r(claim_id, labeler_id)
+                       ON c.id = r.claim_id AND c.labeler_id = r.labeler_id)
+      ORDER BY t.id
+      FOR UPDATE OF t`,
+    ...requests.map(labelStatement),
+    Prisma.sql`
+      SELECT c.id FROM customers c
+      WHERE c.id IN (SELECT ch.customer_id FROM (${charges}) ch WHERE ch.units > 0)
+      ORDER BY c.id
+      FOR UPDATE`,
+    Prisma.sql`
+      UPDATE customers c SET quota_used = c.quota_used + ch.units
+      FROM (${charges}) ch
+      WHERE c.id = ch.customer_id AND ch.units > 0`,
   ]);
-  const state = states[0];
+  return requests.map((_, i) => rows[1 + i]?.[0] as LabelStateRow | undefined);
+}
+
+const labelBatchers = new WeakMap<Pool, Batcher<LabelRequest, LabelStateRow | undefined>>();
+
+function labelBatcherOf(pool: Pool): Batcher<LabelRequest, LabelStateRow | undefined> {
+  let b = labelBatchers.get(pool);
+  if (!b) {
+    b = new Batcher((requests) => labelBatch(pool, requests), { key: (r) => r.claimId });
+    labelBatchers.set(pool, b);
+  }
+  return b;
+}
+
+/**
+ * Records a label on a claim: one label per claim, the value one of the task's options. Charges one
+ * quota unit when the task's reservation is already used (DESIGN §6; an in-flight task always finishes,
+ * even past the quota). The caller enqueues consensus. Concurrent labels of this process share one
+ * transaction (`labelBatch`); a refused label writes nothing.
+ * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
+ */
+export async function recordLabel(pool: Pool, labelerId: string, claimId: string, value: string): Promise<RecordedLabel> {
+  // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
+  if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
+  const labelId = newId("label");
+  const state = await labelBatcherOf(pool).call({ labelId, labelerId, claimId, value });
   if (!state) throw new ApiError("claimNotFound");
   if (state.claim_status === "labeled") throw new ApiError("claimAlreadyLabeled");
   if (state.task_status !== "pending" && state.task_status !== "labeling") {

@@ -581,6 +581,54 @@ describe("quota charging (DESIGN §6)", () => {
     expect(await quotaUsed(sys, c.key)).toBe(1);
   });
 
+  it("labels recorded at once, many to a transaction: each customer pays exactly its labels beyond the reservations", async () => {
+    // Concurrent labels share one transaction (group commit), several of them on one task and of two
+    // customers; the batch's charges are computed after its labels, so they must come out as if each label
+    // had been recorded alone: reservation (threshold) + every label beyond it, per task.
+    const customers = [await registerCustomer(sys), await registerCustomer(sys)];
+    const tasks = customers.flatMap((c) => Array.from({ length: 4 }, () => ({ key: c.key, id: "" })));
+    for (const t of tasks) t.id = await createTask(sys, t.key, { consensus_threshold: 3, max_labels: 7 });
+    const ls = await labelers(sys, 7);
+    const labelsOn = new Map(tasks.map((t) => [t.id, 0]));
+    let concurrentMax = 0;
+    for (let round = 0; round < 7; round++) {
+      // every labeler claims every task it can (named claims), then all the claims are labeled at once,
+      // spread over the options so that tasks go past their reservation before deciding
+      const claims = (
+        await Promise.all(
+          tasks.flatMap((t) =>
+            ls.map(async (l) => {
+              const res = await claim(sys, l.key, { task_id: t.id });
+              return res.status === 201 ? { task: t.id, labeler: l, claimId: res.body.claim_id } : undefined;
+            }),
+          ),
+        )
+      ).filter((x) => x !== undefined);
+      if (claims.length === 0) break;
+      concurrentMax = Math.max(concurrentMax, claims.length);
+      const results = await Promise.all(
+        claims.map((cl, i) => labelClaim(sys, cl.labeler.key, cl.claimId, OPTIONS[(i + round) % OPTIONS.length])),
+      );
+      for (const [i, r] of results.entries()) {
+        // a task may settle before all of its claims are labeled: 409 task no longer accepts labels
+        if (r.status === 201)
+          labelsOn.set((claims[i] as { task: string }).task, (labelsOn.get((claims[i] as { task: string }).task) ?? 0) + 1);
+        else expect([r.status, r.body.error]).toEqual([409, "task no longer accepts labels"]);
+      }
+    }
+    expect(concurrentMax).toBeGreaterThan(1);
+    const rows = await sys.db.prisma.task.findMany({ where: { id: { in: tasks.map((t) => t.id) } } });
+    for (const row of rows) expect(row.labelsCollected).toBe(labelsOn.get(row.id));
+    expect(rows.some((r) => r.labelsCollected > 3)).toBe(true); // some labels were charged
+    for (const c of customers) {
+      const own = rows.filter((r) => r.customerId === c.id);
+      const expected = own.reduce((sum, r) => sum + Math.max(3, r.labelsCollected), 0);
+      expect(await quotaUsed(sys, c.key)).toBe(expected);
+      const stored = await sys.db.prisma.label.count({ where: { taskId: { in: own.map((r) => r.id) } } });
+      expect(stored).toBe(own.reduce((sum, r) => sum + r.labelsCollected, 0));
+    }
+  });
+
   it("labels beyond the reservation are charged even past the quota: an in-flight task finishes", async () => {
     const c = await registerCustomer(sys, 2);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 2, max_labels: 4 });
