@@ -13,6 +13,7 @@
  *  - soak: `bench/soak.ts --minutes 10`.
  * `--quick` is a short smoke run of the same (1 run, a few seconds each, growth at 1,000 and 10,000, a
  * 1-minute soak, small webhook and manifest sizes); its figures are not the benchmark's.
+ * Before each bench, a `CHECKPOINT` of Postgres and a wait until the machine is quiet (`quiesce`).
  * Unless `--no-write`, the results replace the section of docs/benchmarks.md between the markers
  * `<!-- pnpm bench: begin -->` and `<!-- pnpm bench: end -->` (appended at the end when absent): machine
  * (CPU model, cores, RAM), date, the exact commands, and a table of each figure with its target and
@@ -23,8 +24,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { Pool } from "pg";
 import { ROOT } from "./bench-lib";
-import { log, positiveInt, round } from "./webhooks-lib";
+import { log, machineCpu, positiveInt, round, sleep } from "./webhooks-lib";
 
 const BENCHES = ["api", "labels", "growth", "webhooks", "manifest", "soak"] as const;
 type BenchName = (typeof BENCHES)[number];
@@ -69,6 +71,37 @@ function runBench(script: string, args: string[]): Promise<Ran> {
       }
     });
   });
+}
+
+/** Busy share of the machine's CPUs below which a bench may start, over `QUIET_SAMPLE_MS`. */
+const QUIET_BUSY = 0.15;
+const QUIET_SAMPLE_MS = 1000;
+const QUIET_MAX_WAIT_MS = 90_000;
+
+/**
+ * Before each bench: a `CHECKPOINT` of the benches' Postgres (BENCH_PG_URL; the previous bench's writes,
+ * up to a million seeded tasks and the drop of its database, are otherwise flushed in the background
+ * during the next one), then a wait until the machine is quiet (under 15% of its CPUs busy over 1 s, at
+ * most 90 s). Returns the seconds waited, and the busy share when it started. @throws pg's errors.
+ */
+async function quiesce(): Promise<{ waitedS: number; busy: number }> {
+  const started = Date.now();
+  const pool = new Pool({ connectionString: process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres", max: 1 });
+  try {
+    await pool.query("CHECKPOINT");
+  } finally {
+    await pool.end();
+  }
+  let busy = 1;
+  while (Date.now() - started < QUIET_MAX_WAIT_MS) {
+    // /proc/stat's first line sums every CPU: busy / total is the share of the whole machine
+    const a = machineCpu();
+    await sleep(QUIET_SAMPLE_MS);
+    const b = machineCpu();
+    busy = Math.min(1, (b.busy - a.busy) / Math.max(1e-9, b.total - a.total));
+    if (busy < QUIET_BUSY) break;
+  }
+  return { waitedS: round((Date.now() - started) / 1000, 1), busy: round(busy, 2) };
 }
 
 /** The number at `path` (dot-separated) of a summary, or NaN. */
@@ -259,8 +292,12 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const failed: string[] = [];
   /** a bench's summary, or undefined (recorded as a failed row) when it did not produce one */
+  const quiet: string[] = [];
   const run = async (script: string, args: string[]): Promise<Summary | undefined> => {
     try {
+      const q = await quiesce();
+      log(`checkpoint, then ${q.waitedS} s until the machine was quiet (${Math.round(q.busy * 100)}% busy)`);
+      quiet.push(`${q.waitedS} s (${Math.round(q.busy * 100)}%)`);
       const r = await runBench(script, args);
       ran.push(r);
       return r.summary;
@@ -314,6 +351,7 @@ async function main(): Promise<void> {
     "",
     `- Date: ${started.toISOString()} – ${new Date().toISOString()}`,
     `- Machine: ${cpus[0]?.model ?? "unknown"}, ${cpus.length} cores, ${round(os.totalmem() / 2 ** 30, 1)} GiB RAM, Node ${process.version}, load average at start ${loadAtStart.join(" / ")} (shared machine)`,
+    `- Before each command: \`CHECKPOINT\`, then a wait until the machine was under ${QUIET_BUSY * 100}% busy over 1 s (at most ${QUIET_MAX_WAIT_MS / 1000} s; waited ${quiet.join(", ")})`,
     "- Commands (each from the repository root; seconds it took):",
     ...ran.map((r) => `  - \`${r.command}\` (${r.seconds} s)`),
     "",
