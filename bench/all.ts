@@ -238,7 +238,7 @@ function soakRows(s: Summary): Row[] {
   const limit = num(s, "rss.flat_below_mb_per_min");
   return Object.entries(services).map(([name, r]) => ({
     bench: "soak",
-    figure: `${name}: RSS MB at minute 1 / end / max; slope of the last ${fmt(num(s, "rss.slope_window_min"), 1)} min`,
+    figure: `${name}: RSS MB at minute 1 / end / max; Theil–Sen slope of the per-minute floors, last ${fmt(num(s, "rss.slope_window_min"), 1)} min`,
     value: `${fmt(num(r, "rss_minute_1_mb"))} / ${fmt(num(r, "rss_end_mb"))} / ${fmt(num(r, "rss_max_mb"))}; ${fmt(num(r, "slope_mb_per_min"), 2)} MB/min`,
     target: `flat: abs(slope) < ${fmt(limit)} MB/min`,
     pass: Math.abs(num(r, "slope_mb_per_min")) < limit,

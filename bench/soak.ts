@@ -8,11 +8,12 @@
  * `--labels-per-s` claim+label pairs by idle labelers (85% "cat"), so tasks settle and their `task.settled`
  * events are delivered to a local receiver (signatures checked). The manifest worker has no job to run:
  * it is sampled idle, next to the loaded three. VmRSS of each service process is read from
- * /proc/<pid>/status every 5 s. Reported per service: RSS at minute 1, at the end, the max, and the slope
- * of a least-squares line through the per-minute floors (lowest sample of each minute: the bottom of the
- * garbage collector's sawtooth, which a leak raises) of the last 8 minutes (the last 80% of a shorter soak),
- * in MB/min; "flat" = |slope| < 1 MB/min (less than 8 MB over those 8 minutes). The slope through every
- * sample is reported as well: a sawtooth whose peaks happen to fall late tilts it without any leak. Also the work done: tasks
+ * /proc/<pid>/status every 5 s. Reported per service: RSS at minute 1, at the end, the max, and the
+ * Theil–Sen slope (median of pairwise slopes) of the per-minute floors (lowest sample of each minute: the
+ * bottom of the garbage collector's sawtooth, which a leak raises) of the last 8 minutes (the last 80% of
+ * a shorter soak), in MB/min; "flat" = |slope| < 1 MB/min (less than 8 MB over those 8 minutes). The
+ * least-squares slopes through those floors and through every sample are reported as well (one dip of the
+ * floors tilts the first, a sawtooth whose peaks happen to fall late tilts the second, without any leak). Also the work done: tasks
  * submitted, labels, tasks settled and deliveries received, and every non-2xx answer.
  * A database and a Redis prefix of its own, dropped at the end. Progress on stderr, one JSON summary on stdout.
  */
@@ -61,6 +62,28 @@ function minuteFloors(samples: Sample[]): Sample[] {
     floors.set(m, Math.min(floors.get(m) ?? Number.POSITIVE_INFINITY, x.mb));
   }
   return [...floors].map(([m, mb]) => ({ t: m + 0.5, mb }));
+}
+
+/**
+ * Theil–Sen slope of mb over t (MB/min): the median of the slopes between every pair of samples (Sen,
+ * "Estimates of the regression coefficient based on Kendall's tau", JASA 1968). Unlike least squares it
+ * is not tilted by one outlier: a single minute whose floor dropped (the heap returned memory to the
+ * system; no leak makes RSS fall) moved the least-squares line of two soaks by 1–2 MB/min while the RSS
+ * stood still for the last five minutes. NaN with fewer than 2 samples.
+ */
+function theilSen(samples: Sample[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < samples.length; i++) {
+    for (let j = i + 1; j < samples.length; j++) {
+      const a = samples[i] as Sample;
+      const b = samples[j] as Sample;
+      if (b.t !== a.t) slopes.push((b.mb - a.mb) / (b.t - a.t));
+    }
+  }
+  if (slopes.length === 0) return Number.NaN;
+  slopes.sort((x, y) => x - y);
+  const mid = slopes.length / 2;
+  return Number.isInteger(mid) ? ((slopes[mid - 1] as number) + (slopes[mid] as number)) / 2 : (slopes[Math.floor(mid)] as number);
 }
 
 /** Least-squares slope of mb over t (MB/min); NaN with fewer than 2 samples. */
@@ -196,8 +219,10 @@ async function main(): Promise<void> {
         const s = samples.get(name) ?? [];
         const atMinute1 = s.find((x) => x.t >= 1) ?? s[0];
         const last = s.filter((x) => x.t >= minutes - window);
-        // judged on the per-minute floors (see minuteFloors); the fit through every sample is reported too
-        const k = slope(minuteFloors(last));
+        // judged on the Theil–Sen slope of the per-minute floors (see minuteFloors and theilSen); the
+        // least-squares slopes through the floors and through every sample are reported too
+        const floors = minuteFloors(last);
+        const k = theilSen(floors);
         return [
           name,
           {
@@ -206,6 +231,7 @@ async function main(): Promise<void> {
             rss_end_mb: round(s[s.length - 1]?.mb ?? Number.NaN, 1),
             rss_max_mb: round(Math.max(...s.map((x) => x.mb)), 1),
             slope_mb_per_min: round(k, 2),
+            slope_floors_least_squares_mb_per_min: round(slope(floors), 2),
             slope_all_samples_mb_per_min: round(slope(last), 2),
             flat: Math.abs(k) < FLAT_MB_PER_MIN,
           },
