@@ -291,8 +291,9 @@ async function main(): Promise<void> {
   const ran: Ran[] = [];
   const rows: Row[] = [];
   const failed: string[] = [];
-  /** a bench's summary, or undefined (recorded as a failed row) when it did not produce one */
+  /** how long each bench waited for a quiet machine (`quiesce`) */
   const quiet: string[] = [];
+  /** a bench's summary, or undefined (recorded as a failed row) when it did not produce one */
   const run = async (script: string, args: string[]): Promise<Summary | undefined> => {
     try {
       const q = await quiesce();

@@ -101,3 +101,19 @@ export class Batcher<I, O> {
     }
   }
 }
+
+/**
+ * `make(owner)` once per owner object, on first use, held weakly (an owner that is gone takes its value
+ * with it): e.g. one `Batcher` per pg `Pool`, so that the calls sharing a batch share its connections.
+ */
+export function perOwner<K extends object, V>(make: (owner: K) => V): (owner: K) => V {
+  const values = new WeakMap<K, V>();
+  return (owner) => {
+    let value = values.get(owner);
+    if (value === undefined) {
+      value = make(owner);
+      values.set(owner, value);
+    }
+    return value;
+  };
+}

@@ -8,7 +8,7 @@
  * Every statement is raw SQL; reads that must see the latest commits run in a later statement than the
  * lock they depend on (READ COMMITTED: each statement takes a fresh snapshot).
  */
-import { Batcher, type Logger, newId } from "@labelgate/core";
+import { Batcher, type Logger, newId, perOwner } from "@labelgate/core";
 import { completeJobSql, type Pool, Prisma, type PrismaClient, queryRows, type TransactionRun, withTransaction } from "@labelgate/db";
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
@@ -168,17 +168,14 @@ interface OpenState {
   labels_needed: number;
 }
 
-const stateBatchers = new WeakMap<Pool, Batcher<string, OpenState | undefined>>();
-
 /**
  * The status and `labels_needed` of tasks, for the consensus jobs of this process running at once: ONE
  * statement per batch (core's `Batcher`; a task appears once per batch). undefined: no such task.
  */
-function openStateOf(pool: Pool, taskId: string): Promise<OpenState | undefined> {
-  let b = stateBatchers.get(pool);
-  if (b === undefined) {
-    b = new Batcher<string, OpenState | undefined>(
-      async (ids: string[]) => {
+const openStates = perOwner(
+  (pool: Pool) =>
+    new Batcher<string, OpenState | undefined>(
+      async (ids) => {
         const rows = await queryRows<OpenState & { id: string }>(
           pool,
           Prisma.sql`SELECT id, status::text AS status, labels_needed FROM tasks WHERE id = ANY(${ids}::text[])`,
@@ -187,11 +184,8 @@ function openStateOf(pool: Pool, taskId: string): Promise<OpenState | undefined>
         return ids.map((id) => byId.get(id));
       },
       { key: (id) => id },
-    );
-    stateBatchers.set(pool, b);
-  }
-  return b.call(taskId);
-}
+    ),
+);
 
 /**
  * Evaluates a task and settles it if decided. Safe to run any number of times, concurrently.
@@ -202,7 +196,7 @@ export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise
   // transaction. labels_needed only decreases, and reaches 0 exactly when `decide` would settle (threshold
   // reached or max_labels collected); a label that brings it to 0 enqueues its own job after its commit
   // (or the reconciliation does), and that job sees it. A stale read here therefore never loses a settlement.
-  const task = await openStateOf(deps.pool, taskId);
+  const task = await openStates(deps.pool).call(taskId);
   if (!task || (task.status !== "pending" && task.status !== "labeling")) return "closed";
   if (task.labels_needed > 0) return "open";
   const result = await withTransaction(deps.pool, (run) => settleInTransaction(run, taskId, deps.prior));

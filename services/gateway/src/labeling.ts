@@ -21,7 +21,7 @@
  * statement, and the second statement deletes it again if the re-check fails; as the transaction is
  * still open, no other transaction ever sees a withdrawn claim.
  */
-import { Batcher, newId } from "@labelgate/core";
+import { Batcher, newId, perOwner } from "@labelgate/core";
 import { type Pool, Prisma, transactionRows } from "@labelgate/db";
 import { ApiError } from "./errors";
 
@@ -151,16 +151,7 @@ async function claimNamed(pool: Pool, attempt: ClaimAttempt, taskId: string): Pr
   return { candidate: locked[0]?.task_id, confirmed: confirmed[0] };
 }
 
-const claimBatchers = new WeakMap<Pool, Batcher<ClaimAttempt, ClaimAttemptResult>>();
-
-function claimBatcherOf(pool: Pool): Batcher<ClaimAttempt, ClaimAttemptResult> {
-  let b = claimBatchers.get(pool);
-  if (!b) {
-    b = new Batcher((attempts) => claimBatch(pool, attempts));
-    claimBatchers.set(pool, b);
-  }
-  return b;
-}
+const claimBatcherOf = perOwner((pool: Pool) => new Batcher<ClaimAttempt, ClaimAttemptResult>((attempts) => claimBatch(pool, attempts)));
 
 /**
  * Claims the oldest open task for a labeler, or the named one. Returns undefined when nothing is open
@@ -324,16 +315,9 @@ async function labelBatch(pool: Pool, requests: LabelRequest[]): Promise<(LabelS
   return requests.map((_, i) => rows[1 + i]?.[0] as LabelStateRow | undefined);
 }
 
-const labelBatchers = new WeakMap<Pool, Batcher<LabelRequest, LabelStateRow | undefined>>();
-
-function labelBatcherOf(pool: Pool): Batcher<LabelRequest, LabelStateRow | undefined> {
-  let b = labelBatchers.get(pool);
-  if (!b) {
-    b = new Batcher((requests) => labelBatch(pool, requests), { key: (r) => r.claimId });
-    labelBatchers.set(pool, b);
-  }
-  return b;
-}
+const labelBatcherOf = perOwner(
+  (pool: Pool) => new Batcher<LabelRequest, LabelStateRow | undefined>((requests) => labelBatch(pool, requests), { key: (r) => r.claimId }),
+);
 
 /**
  * Records a label on a claim: one label per claim, the value one of the task's options. Charges one

@@ -3,7 +3,7 @@
  * Quota is reserved in the same transaction as the insert: `consensus_threshold` labels per task.
  */
 import { createHash } from "node:crypto";
-import { Batcher, canonicalJson, newId } from "@labelgate/core";
+import { Batcher, canonicalJson, newId, perOwner } from "@labelgate/core";
 import {
   completeJobIfDone,
   isUniqueViolation,
@@ -136,17 +136,13 @@ async function insertGroup(pool: Pool, records: TaskRecord[]): Promise<(CreatedT
   });
 }
 
-const groups = new WeakMap<Pool, Batcher<TaskRecord, CreatedTask | undefined>>();
-
-function groupOf(pool: Pool): Batcher<TaskRecord, CreatedTask | undefined> {
-  let g = groups.get(pool);
-  if (!g) {
-    // two submissions with one idempotency key never share a statement (the second replays the first)
-    g = new Batcher((records) => insertGroup(pool, records), { key: (r) => `${r.customer_id} ${r.idempotency_key ?? r.id}` });
-    groups.set(pool, g);
-  }
-  return g;
-}
+// two submissions with one idempotency key never share a statement (the second replays the first)
+const groupOf = perOwner(
+  (pool: Pool) =>
+    new Batcher<TaskRecord, CreatedTask | undefined>((records) => insertGroup(pool, records), {
+      key: (r) => `${r.customer_id} ${r.idempotency_key ?? r.id}`,
+    }),
+);
 
 /**
  * The database handles of the submission functions: Prisma for the rare paths (replays, cancellation),

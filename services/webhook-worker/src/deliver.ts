@@ -8,7 +8,7 @@
  * last attempt the delivery is `failed` and the task's `webhook_status` becomes `failed` (webhook_fail).
  */
 import { createHmac } from "node:crypto";
-import { Batcher, checkOutboundUrl, type Logger, newId, type SecretBox } from "@labelgate/core";
+import { Batcher, checkOutboundUrl, type Logger, newId, perOwner, type SecretBox } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
@@ -312,23 +312,16 @@ interface Batchers {
   writeLocked: Batcher<AttemptRecord, WriteOutcome>;
 }
 
-const batchersByClient = new WeakMap<PrismaClient, Batchers>();
-
 /** The statements of concurrent attempts of this process are batched (batch.ts), per Prisma client. */
-function batchersOf(prisma: PrismaClient): Batchers {
-  let b = batchersByClient.get(prisma);
-  if (!b) {
-    // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
-    const byDelivery = { key: (r: AttemptRecord) => r.deliveryId };
-    b = {
-      read: new Batcher((requests) => readBatch(prisma, requests)),
-      write: new Batcher((records) => writeStatement(prisma, records, false), byDelivery),
-      writeLocked: new Batcher((records) => writeLocked(prisma, records), byDelivery),
-    };
-    batchersByClient.set(prisma, b);
-  }
-  return b;
-}
+const batchersOf = perOwner((prisma: PrismaClient): Batchers => {
+  // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
+  const byDelivery = { key: (r: AttemptRecord) => r.deliveryId };
+  return {
+    read: new Batcher((requests) => readBatch(prisma, requests)),
+    write: new Batcher((records) => writeStatement(prisma, records, false), byDelivery),
+    writeLocked: new Batcher((records) => writeLocked(prisma, records), byDelivery),
+  };
+});
 
 const openedSecrets = new WeakMap<SecretBox, Map<string, string>>();
 

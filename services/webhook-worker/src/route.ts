@@ -9,7 +9,7 @@
  * null), records the events and returns the pending deliveries with what their first attempt needs. Delivery ids are made here (`newId`), two
  * per event; an event with more targets is routed again with as many ids.
  */
-import { Batcher, newId } from "@labelgate/core";
+import { Batcher, newId, perOwner } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 
@@ -135,18 +135,13 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
   });
 }
 
-const batchers = new WeakMap<PrismaClient, Batcher<RouteRequest, RouteResult>>();
-
-/** Concurrent routings of this process share one statement (batch.ts). */
-function routeBatcher(prisma: PrismaClient): Batcher<RouteRequest, RouteResult> {
-  let b = batchers.get(prisma);
-  if (!b) {
-    // an event appears at most once per batch, so each run sees its own `recorded`
-    b = new Batcher((requests) => routeBatch(prisma, requests), { key: (r) => r.eventId });
-    batchers.set(prisma, b);
-  }
-  return b;
-}
+/**
+ * Concurrent routings of this process share one statement (batch.ts); an event appears at most once per
+ * batch, so each run sees its own `recorded`.
+ */
+const routeBatcher = perOwner(
+  (prisma: PrismaClient) => new Batcher<RouteRequest, RouteResult>((requests) => routeBatch(prisma, requests), { key: (r) => r.eventId }),
+);
 
 function newDeliveryIds(n: number): string[] {
   return Array.from({ length: n }, () => newId("delivery"));
