@@ -5,10 +5,11 @@
  * deliveries by outcome, every worker times its jobs, and queue depth is read at scrape time.
  */
 import { randomBytes } from "node:crypto";
+import { dropDatabase } from "@labelgate/db";
 import { catalog, QueueClient, queueKeysOf } from "@labelgate/queue";
-import { REDIS_URL, runPrefix, testDatabaseUrl } from "./env";
+import { REDIS_URL, runPrefix } from "./env";
 import { apiOf, ops, type ServiceName, type ServiceProcess, sample, startService } from "./processes";
-import { ADMIN_TOKEN, eventually, taskBody } from "./system";
+import { ADMIN_TOKEN, eventually, isolatedDatabaseUrl, taskBody } from "./system";
 import { json, newSecret, type Receiver, receiver } from "./webhooks";
 
 const SERVICES: ServiceName[] = ["gateway", "consensus-worker", "webhook-worker", "manifest-worker"];
@@ -24,14 +25,20 @@ const scrape = async (name: ServiceName) => {
   return res.text;
 };
 
+let databaseUrl = "";
+
 beforeAll(async () => {
   const prefix = `${runPrefix()}:${randomBytes(4).toString("hex")}`;
   procPrefix = prefix;
+  // a database of its own: the consensus worker's reconciliation (run at start) re-enqueues the pending
+  // deliveries it finds, and in the shared database those include other files' (a failed job of another
+  // file's delivery, deleted meanwhile, was once counted here as this test's)
+  databaseUrl = await isolatedDatabaseUrl();
   r = await receiver((q) => (json(q).task_id === failingTask ? 500 : 200));
   const started = await Promise.all(
     SERVICES.map((s) =>
       startService(s, {
-        databaseUrl: testDatabaseUrl(),
+        databaseUrl,
         prefix,
         // two attempts: the first is made by the routing job, the second (1 s later) by a webhook-delivery
         // job, which a failing receiver ends in the failed set
@@ -44,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([...procs.values()].map((p) => p.kill()));
   await r?.close();
+  if (databaseUrl) await dropDatabase(databaseUrl);
 });
 
 it("every service serves /metrics, /healthz and /readyz on an ops port of its own", async () => {

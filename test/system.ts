@@ -96,13 +96,20 @@ export function startConsensusWorkers(s: Pick<System, "backend" | "db" | "queue"
   );
 }
 
+/**
+ * A database of its own for a test file (`lgtest_<run>_<hex>`, migrated), for tests whose reconciliation
+ * or generic claims must not see the other files' rows in the run's shared database. The caller drops it
+ * (`dropDatabase`). Returns its URL.
+ */
+export async function isolatedDatabaseUrl(): Promise<string> {
+  const url = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_${randomBytes(3).toString("hex")}`);
+  await migrateDatabase(url);
+  return url;
+}
+
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  let databaseUrl = options.databaseUrl ?? testDatabaseUrl();
-  if (options.isolatedDatabase) {
-    databaseUrl = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_${randomBytes(3).toString("hex")}`);
-    await migrateDatabase(databaseUrl);
-  }
+  const databaseUrl = options.isolatedDatabase ? await isolatedDatabaseUrl() : (options.databaseUrl ?? testDatabaseUrl());
   const db = createDb({ url: databaseUrl, poolMax: 20 });
   const prefix = options.prefix ?? `${runPrefix()}:${randomBytes(4).toString("hex")}`;
   const backend: QueueBackendConfig = { kind: "redis", url: options.redisUrl ?? REDIS_URL, prefix };
