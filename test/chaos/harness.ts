@@ -366,3 +366,32 @@ export async function explainFailure<T>(cluster: Cluster, fn: () => Promise<T>):
     throw new Error(`${(err as Error).message}\n(every service's output: ${cluster.dumpOutput()})`, { cause: err });
   }
 }
+
+/** A chaos test file's cluster, healthy receiver and per-scenario figures (see `chaosFile`). */
+export interface ChaosFile<R> {
+  /** set once the file's `beforeAll` ran */
+  cluster: Cluster;
+  /** set once the file's `beforeAll` ran */
+  healthy: Receiver;
+  /** figures by scenario, printed after the file's tests */
+  results: Record<string, R>;
+}
+
+/**
+ * The lifecycle of a chaos test file (call it at the top level): a cluster (`startCluster()`) and a
+ * healthy receiver started before the file's tests and closed after them, then one
+ * `chaos <scenario>: <figures JSON>` line per entry of `results` (the figures of docs/reliability.md).
+ */
+export function chaosFile<R>(): ChaosFile<R> {
+  const file = { results: {} } as ChaosFile<R>;
+  beforeAll(async () => {
+    file.cluster = await startCluster();
+    file.healthy = await startReceiver("healthy");
+  }, 120_000);
+  afterAll(async () => {
+    await file.healthy?.close();
+    await file.cluster?.close();
+    for (const [name, figures] of Object.entries(file.results)) console.log(`chaos ${name}: ${JSON.stringify(figures)}`);
+  });
+  return file;
+}

@@ -5,27 +5,14 @@
  * invariant (test/chaos/invariant.ts).
  */
 import { LabelgateClient, LabelgateError } from "@labelgate/sdk";
-import { type Cluster, explainFailure, type Receiver, startCluster, startReceiver } from "./harness";
+import { chaosFile, explainFailure } from "./harness";
 import { checkInvariant, type InvariantCounts } from "./invariant";
 import { customerWithWebhook, dogItems, faultDuring, Load, type Sample } from "./load";
 
 jest.setTimeout(150_000);
 
 const REDIS_OUTAGE_MS = 10_000;
-let cluster: Cluster;
-let healthy: Receiver;
-const results: Record<string, unknown> = {};
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  healthy = await startReceiver("healthy");
-}, 120_000);
-
-afterAll(async () => {
-  await healthy?.close();
-  await cluster?.close();
-  for (const [name, counts] of Object.entries(results)) console.log(`chaos ${name}: ${JSON.stringify(counts)}`);
-});
+const chaos = chaosFile<unknown>();
 
 function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -61,6 +48,7 @@ function probeHealth(baseUrl: string): { samples: Sample[]; stop: () => Promise<
 
 describe("Redis shut down for 10 s during the load", () => {
   it("answers 503 fast during the outage, loses nothing accepted, drains the backlog after the restart", async () => {
+    const { cluster, healthy, results } = chaos;
     await explainFailure(cluster, async () => {
       const load = new Load(cluster.baseUrl);
       const { items, options } = dogItems(150, 0);
@@ -109,6 +97,7 @@ describe("Redis shut down for 10 s during the load", () => {
 
 describe("Postgres restarted during the load", () => {
   it("loses no accepted task or label; the services recover without a restart", async () => {
+    const { cluster, healthy, results } = chaos;
     await explainFailure(cluster, async () => {
       const load = new Load(cluster.baseUrl);
       const { items, options } = dogItems(150, 150);

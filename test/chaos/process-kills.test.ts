@@ -6,28 +6,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServiceName } from "../processes";
 import { eventually } from "../system";
-import { type Cluster, explainFailure, type Receiver, startCluster, startReceiver } from "./harness";
+import { chaosFile, explainFailure } from "./harness";
 import { checkInvariant, type InvariantCounts } from "./invariant";
 import { customerWithWebhook, dogItems, faultDuring, type Item, Load } from "./load";
 
 jest.setTimeout(150_000);
 
 const OUTAGE_MS = 5000;
-let cluster: Cluster;
-let healthy: Receiver;
-const results: Record<string, InvariantCounts & { outageMs?: number }> = {};
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  healthy = await startReceiver("healthy");
-}, 120_000);
-
-afterAll(async () => {
-  await healthy?.close();
-  await cluster?.close();
-  // one line per scenario: the figures of docs/reliability.md
-  for (const [name, counts] of Object.entries(results)) console.log(`chaos ${name}: ${JSON.stringify(counts)}`);
-});
+const chaos = chaosFile<InvariantCounts & { outageMs?: number }>();
 
 describe.each<[ServiceName, number]>([
   ["consensus-worker", 0],
@@ -35,6 +21,7 @@ describe.each<[ServiceName, number]>([
   ["gateway", 240],
 ])("kill -9 of the %s during the load", (service, skip) => {
   it("loses nothing: every accepted task settles once, every event is delivered, no label is lost", async () => {
+    const { cluster, healthy, results } = chaos;
     await explainFailure(cluster, async () => {
       const load = new Load(cluster.baseUrl);
       const { items, options } = dogItems(120, skip);
@@ -88,6 +75,7 @@ describe("kill -9 of the manifest-worker during a manifest job's ingestion", () 
   });
 
   it("resumes the ingestion after the restart; the job's tasks settle once, events delivered", async () => {
+    const { cluster, healthy, results } = chaos;
     await explainFailure(cluster, async () => {
       const load = new Load(cluster.baseUrl);
       const customer = await customerWithWebhook(load, healthy, 10_000);
