@@ -40,26 +40,45 @@ export async function queryRows<T extends object>(pool: Pool, sql: Prisma.Sql): 
   return result.rows;
 }
 
+function finiteNumber(value: number): string {
+  if (!Number.isFinite(value)) throw new Error(`cannot inline the number ${value}`);
+  return String(value);
+}
+
+function withoutNul(value: string): string {
+  // a NUL would end the protocol's query string early; Postgres text cannot hold one anyway
+  if (value.includes("\0")) throw new Error("cannot inline a string with a NUL character");
+  return value;
+}
+
+/**
+ * One element of an array's text form (`{a,"b c",NULL}`, Postgres "Array Value Input"): strings always
+ * double-quoted with `"` and `\` escaped (so "NULL" stays a string), numbers and booleans bare, null as NULL.
+ */
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return "NULL";
+  if (typeof value === "number") return finiteNumber(value);
+  if (typeof value === "bigint") return String(value);
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "string") return `"${withoutNul(value).replace(/[\\"]/g, "\\$&")}"`;
+  throw new Error(`cannot inline an array element of type ${typeof value}`);
+}
+
 /**
  * A SQL literal of a statement parameter, for statements sent with their parameters inlined (`EXECUTE`
  * arguments): strings through pg's `escapeLiteral` (a NUL refused), finite numbers, bigints, booleans,
- * null and arrays of these. @throws Error on anything else
+ * null, and one-dimensional arrays of these as a quoted text form (`'{...}'`). A quoted literal has no type
+ * of its own and takes the parameter's (int[], timestamptz[], ...); an `ARRAY[...]` constructor would be
+ * text[] when its elements are all NULL, which Postgres refuses for an int[] parameter.
+ * @throws Error on anything else
  */
 function literal(value: unknown): string {
   if (value === null || value === undefined) return "NULL";
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new Error(`cannot inline the number ${value}`);
-    return String(value);
-  }
+  if (typeof value === "number") return finiteNumber(value);
   if (typeof value === "bigint") return String(value);
   if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
-  if (typeof value === "string") {
-    // a NUL would end the protocol's query string early; Postgres text cannot hold one anyway
-    if (value.includes("\0")) throw new Error("cannot inline a string with a NUL character");
-    return escapeLiteral(value);
-  }
-  // an empty ARRAY[] has no type; '{}' takes the type its context gives it
-  if (Array.isArray(value)) return value.length === 0 ? "'{}'" : `ARRAY[${value.map(literal).join(", ")}]`;
+  if (typeof value === "string") return escapeLiteral(withoutNul(value));
+  if (Array.isArray(value)) return escapeLiteral(`{${value.map(arrayElement).join(",")}}`);
   throw new Error(`cannot inline a parameter of type ${typeof value}`);
 }
 

@@ -45,6 +45,34 @@ it("inlined strings, numbers, booleans, null and arrays come back unchanged", as
   expect(rows).toEqual([{ a: TRICKY, n: 42, b: true, z: null, e: [], big: "7810529264968132466" }]);
 });
 
+it("arrays take the parameter's type: all-NULL int[], timestamptz[] from strings, and strings that look like array syntax", async () => {
+  const odd = ["NULL", "null", "{a,b}", 'say "hi"', "back\\slash", " spaced ", "", "a,b", "🐱"];
+  const [rows] = await transactionRows<
+    [{ none: (number | null)[]; some: (number | null)[]; at: Date[]; f: number[]; b: (boolean | null)[]; s: (string | null)[] }]
+  >(db.pool, [
+    Prisma.sql`SELECT ${[null, null]}::int[] AS none, ${[null, 200]}::int[] AS some, ${["2026-11-22T05:00:00.000Z"]}::timestamptz[] AS at,
+        ${[1, 2.5, 1732000000000.5]}::float8[] AS f, ${[true, null, false]}::boolean[] AS b, ${[...odd, null]}::text[] AS s`,
+  ]);
+  expect(rows).toEqual([
+    {
+      none: [null, null],
+      some: [null, 200],
+      at: [new Date("2026-11-22T05:00:00.000Z")],
+      f: [1, 2.5, 1732000000000.5],
+      b: [true, null, false],
+      s: [...odd, null],
+    },
+  ]);
+  // the same statement again runs as EXECUTE of the statement prepared above, with other values
+  const [again] = await transactionRows<[{ none: (number | null)[] }]>(db.pool, [
+    Prisma.sql`SELECT ${[null, null]}::int[] AS none, ${[null, 200]}::int[] AS some, ${["2026-11-22T05:00:00.000Z"]}::timestamptz[] AS at,
+        ${[1, 2.5, 1732000000000.5]}::float8[] AS f, ${[true, null, false]}::boolean[] AS b, ${[...odd, null]}::text[] AS s`,
+  ]);
+  expect(again[0]?.none).toEqual([null, null]);
+  await expect(transactionRows(db.pool, [Prisma.sql`SELECT ${["a\0b"]}::text[]`])).rejects.toThrow(/NUL/);
+  await expect(transactionRows(db.pool, [Prisma.sql`SELECT ${[[1]]}::int[]`])).rejects.toThrow(/array element of type object/);
+});
+
 it("a NUL, a non-finite number or an object is refused before anything is sent", async () => {
   await expect(transactionRows(db.pool, [Prisma.sql`SELECT ${"a\0b"}::text`])).rejects.toThrow(/NUL/);
   await expect(transactionRows(db.pool, [Prisma.sql`SELECT ${Number.NaN}::int`])).rejects.toThrow(/number/);
