@@ -116,6 +116,7 @@ async function main(): Promise<void> {
         metrics,
         webhookHandlers({
           prisma: db.prisma,
+          pool: db.pool,
           queue,
           logger,
           secretBox,

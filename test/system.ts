@@ -153,6 +153,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
         backend,
         webhookHandlers({
           prisma: db.prisma,
+          pool: db.pool,
           queue,
           logger,
           secretBox: TEST_SECRET_BOX,

@@ -375,7 +375,7 @@ describe("exactly-once settlement", () => {
     const recorded: string[] = [];
     const webhook: HandlersFor<"webhook-worker"> = {
       taskSettled: async ({ eventId }) => {
-        if ((await routeEvent({ prisma: off.db.prisma, queue: off.queue, webhookRetryMax: 3 }, eventId)).recorded) recorded.push(eventId);
+        if ((await routeEvent({ pool: off.db.pool, queue: off.queue, webhookRetryMax: 3 }, eventId)).recorded) recorded.push(eventId);
       },
       // no webhook is registered in this test: nothing is ever delivered
       webhookDelivery: async () => undefined,

@@ -9,13 +9,16 @@
  */
 import { createHmac } from "node:crypto";
 import { Batcher, checkOutboundUrl, type Logger, newId, perOwner, type SecretBox } from "@labelgate/core";
-import type { PrismaClient } from "@labelgate/db";
+import { type Pool, Prisma, type PrismaClient, transactionRows } from "@labelgate/db";
 import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
 import type { PendingDelivery } from "./route";
 
 export interface DeliverDeps {
+  /** for the rare paths (a deleted webhook's delivery) */
   prisma: PrismaClient;
+  /** the pg pool under `prisma`: the read and write of every attempt run on it (`transactionRows`) */
+  pool: Pool;
   secretBox: SecretBox;
   logger: Logger;
   allowPrivateUrls: boolean;
@@ -185,17 +188,19 @@ interface ReadRequest {
 }
 
 /** One statement for a batch: each delivery with its webhook and event (undefined when it does not exist). */
-async function readBatch(prisma: PrismaClient, requests: ReadRequest[]): Promise<(DeliveryRow | undefined)[]> {
+async function readBatch(pool: Pool, requests: ReadRequest[]): Promise<(DeliveryRow | undefined)[]> {
   const deliveryIds = requests.map((r) => r.deliveryId);
   const attemptIds = requests.map((r) => r.redelivery ?? null);
-  const rows = await prisma.$queryRaw<DeliveryRow[]>`
+  const [rows] = await transactionRows<[DeliveryRow]>(pool, [
+    Prisma.sql`
     SELECT r.i::int AS i, d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
            w.callback_url, w.secret_ciphertext, w.active, e.payload,
            (r.attempt_id IS NOT NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.id = r.attempt_id)) AS redelivered
     FROM unnest(${deliveryIds}::text[], ${attemptIds}::text[]) WITH ORDINALITY AS r(delivery_id, attempt_id, i)
     JOIN deliveries d ON d.id = r.delivery_id
     JOIN webhooks w ON w.id = d.webhook_id
-    JOIN events e ON e.id = d.event_id`;
+    JOIN events e ON e.id = d.event_id`,
+  ]);
   const byIndex = new Map(rows.map((row) => [row.i, row]));
   return requests.map((_, i) => byIndex.get(i + 1));
 }
@@ -225,19 +230,24 @@ interface AttemptRecord {
  */
 type WriteOutcome = "written" | "duplicate" | "deferred";
 
-type Sql = Pick<PrismaClient, "$queryRaw" | "$executeRaw">;
+/** The rows `writeSql` returns: the attempts not written, and why. */
+interface NotWrittenRow {
+  delivery_id: string;
+  outcome: WriteOutcome;
+}
 
 /**
  * One statement for a batch of attempts (distinct deliveries): stores each attempt, updates its delivery
  * and recomputes the task's `webhook_status` from all the task's deliveries (failed if any failed,
  * delivered if all delivered, else pending), this batch's new statuses included.
  * A statement reads the other deliveries as of its start: without the task's row lock, a concurrent
- * delivery of the same task could be missed. So unless `locked` (the caller holds the lock of every task
- * of the batch), the statement writes only attempts of tasks with no other delivery and defers the rest.
+ * delivery of the same task could be missed. So unless `locked` (the transaction holds the lock of every
+ * task of the batch), the statement writes only attempts of tasks with no other delivery and defers the rest.
+ * It returns the attempts not written (`NotWrittenRow`; read them with `writeOutcomes`).
  */
-async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean): Promise<WriteOutcome[]> {
+function writeSql(records: AttemptRecord[], locked: boolean): Prisma.Sql {
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
-  const rows = await db.$queryRaw<{ delivery_id: string; outcome: WriteOutcome }[]>`
+  return Prisma.sql`
     WITH input AS (
       SELECT x.*, d.task_id, d.webhook_id, d.event_id
       FROM unnest(${col((r) => r.attemptId)}::text[], ${col((r) => r.deliveryId)}::text[], ${col((r) => r.attempt)}::int[],
@@ -248,7 +258,7 @@ async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean
       JOIN deliveries d ON d.id = x.delivery_id
     ), eligible AS (
       SELECT * FROM input i
-      WHERE ${locked} OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
+      WHERE ${locked}::boolean OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
     ), upd AS (
       -- only the run whose attempt follows the stored count writes it: of two runs of one delivery (a job
       -- run again while its first run still waited on the receiver, after its lock expired) that made
@@ -287,21 +297,31 @@ async function writeStatement(db: Sql, records: AttemptRecord[], locked: boolean
     SELECT i.delivery_id, CASE WHEN i.delivery_id IN (SELECT delivery_id FROM eligible) THEN 'duplicate' ELSE 'deferred' END AS outcome
     FROM input i
     WHERE i.delivery_id NOT IN (SELECT id FROM upd)`;
-  // only the attempts not written come back
+}
+
+/** Each record's outcome: only the attempts not written come back from `writeSql`. */
+function writeOutcomes(records: AttemptRecord[], rows: NotWrittenRow[]): WriteOutcome[] {
   const outcome = new Map(rows.map((r) => [r.delivery_id, r.outcome]));
   return records.map((r) => outcome.get(r.deliveryId) ?? "written");
 }
 
-/** Attempts of tasks with several deliveries: under the row locks of their tasks (in id order: no deadlock). */
-async function writeLocked(prisma: PrismaClient, records: AttemptRecord[]): Promise<WriteOutcome[]> {
+/** Attempts of tasks with no other delivery: one statement, no lock (the others come back `deferred`). */
+async function writeUnlocked(pool: Pool, records: AttemptRecord[]): Promise<WriteOutcome[]> {
+  const [rows] = await transactionRows<[NotWrittenRow]>(pool, [writeSql(records, false)]);
+  return writeOutcomes(records, rows);
+}
+
+/**
+ * Attempts of tasks with several deliveries: the row locks of their tasks (in id order: no deadlock), then
+ * the write, as one transaction in one round trip (`transactionRows`).
+ */
+async function writeLocked(pool: Pool, records: AttemptRecord[]): Promise<WriteOutcome[]> {
   const taskIds = [...new Set(records.map((r) => r.taskId))].sort();
-  return prisma.$transaction(
-    async (tx) => {
-      await tx.$queryRaw`SELECT id FROM tasks WHERE id = ANY (${taskIds}::text[]) ORDER BY id FOR UPDATE`;
-      return writeStatement(tx, records, true);
-    },
-    { maxWait: 10_000, timeout: 15_000 },
-  );
+  const [, rows] = await transactionRows<[{ id: string }, NotWrittenRow]>(pool, [
+    Prisma.sql`SELECT id FROM tasks WHERE id = ANY (${taskIds}::text[]) ORDER BY id FOR UPDATE`,
+    writeSql(records, true),
+  ]);
+  return writeOutcomes(records, rows);
 }
 
 interface Batchers {
@@ -312,14 +332,14 @@ interface Batchers {
   writeLocked: Batcher<AttemptRecord, WriteOutcome>;
 }
 
-/** The statements of concurrent attempts of this process are batched (batch.ts), per Prisma client. */
-const batchersOf = perOwner((prisma: PrismaClient): Batchers => {
+/** The statements of concurrent attempts of this process are batched (batch.ts), per pg pool. */
+const batchersOf = perOwner((pool: Pool): Batchers => {
   // A delivery appears at most once per write batch (two runs of one delivery write one after the other).
   const byDelivery = { key: (r: AttemptRecord) => r.deliveryId };
   return {
-    read: new Batcher((requests) => readBatch(prisma, requests)),
-    write: new Batcher((records) => writeStatement(prisma, records, false), byDelivery),
-    writeLocked: new Batcher((records) => writeLocked(prisma, records), byDelivery),
+    read: new Batcher((requests) => readBatch(pool, requests)),
+    write: new Batcher((records) => writeUnlocked(pool, records), byDelivery),
+    writeLocked: new Batcher((records) => writeLocked(pool, records), byDelivery),
   };
 });
 
@@ -387,7 +407,7 @@ async function attemptDelivery(
   /** the delivery as the routing statement just read it (pending): no read of its own */
   routed?: PendingDelivery,
 ): Promise<AttemptResult> {
-  const batchers = batchersOf(deps.prisma);
+  const batchers = batchersOf(deps.pool);
   const d: DeliveryRow | undefined = routed ? { ...routed, i: 0, status: "pending", redelivered: false } : await batchers.read.call(job);
   if (!d) throw new Error(`delivery ${job.deliveryId} not found`);
   const manual = job.redelivery !== undefined;

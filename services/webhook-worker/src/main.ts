@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 10_000, connect: { timeout: env.WEBHOOK_TIMEOUT_MS } });
   const handlers = webhookHandlers({
     prisma: db.prisma,
+    pool: db.pool,
     queue,
     logger,
     secretBox,

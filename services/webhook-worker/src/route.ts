@@ -10,11 +10,12 @@
  * per event; an event with more targets is routed again with as many ids.
  */
 import { Batcher, newId, perOwner } from "@labelgate/core";
-import type { PrismaClient } from "@labelgate/db";
+import { type Pool, Prisma, transactionRows } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 
 export interface RouteDeps {
-  prisma: PrismaClient;
+  /** the pg pool under the Prisma client: the routing statement runs on it (`transactionRows`) */
+  pool: Pool;
   queue: QueueClient;
   /** WEBHOOK_RETRY_MAX: total attempts of each delivery */
   webhookRetryMax: number;
@@ -69,7 +70,7 @@ interface RoutedRow {
  * update) and returns each event's pending deliveries. An event with more targets than ids offered is
  * left untouched (`moreIds`).
  */
-async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promise<RouteResult[]> {
+async function routeBatch(pool: Pool, requests: RouteRequest[]): Promise<RouteResult[]> {
   const eventIds = requests.map((r) => r.eventId);
   const counts = requests.map((r) => r.ids.length);
   const starts: number[] = [];
@@ -79,7 +80,8 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
     next += r.ids.length;
   }
   const ids = requests.flatMap((r) => r.ids);
-  const rows = await prisma.$queryRaw<RoutedRow[]>`
+  const [rows] = await transactionRows<[RoutedRow]>(pool, [
+    Prisma.sql`
     WITH ev AS (
       SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, e.payload, t.callback_url, t.id IS NOT NULL AS task_found
       FROM unnest(${eventIds}::text[], ${starts}::int[], ${counts}::int[]) AS x(event_id, start, cnt)
@@ -124,7 +126,8 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
               UNION
               SELECT d.id, d.webhook_id, d.attempts, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
             ) p JOIN webhooks w ON w.id = p.webhook_id) AS pending
-    FROM ev`;
+    FROM ev`,
+  ]);
   const byEvent = new Map(rows.map((r) => [r.event_id, r]));
   return eventIds.map((id): RouteResult => {
     const r = byEvent.get(id);
@@ -140,7 +143,7 @@ async function routeBatch(prisma: PrismaClient, requests: RouteRequest[]): Promi
  * batch, so each run sees its own `recorded`.
  */
 const routeBatcher = perOwner(
-  (prisma: PrismaClient) => new Batcher<RouteRequest, RouteResult>((requests) => routeBatch(prisma, requests), { key: (r) => r.eventId }),
+  (pool: Pool) => new Batcher<RouteRequest, RouteResult>((requests) => routeBatch(pool, requests), { key: (r) => r.eventId }),
 );
 
 function newDeliveryIds(n: number): string[] {
@@ -161,7 +164,7 @@ export async function routeEvent(
 ): Promise<{ recorded: boolean; deliveries: string[] }> {
   let ids = newDeliveryIds(IDS_PER_EVENT);
   for (;;) {
-    const routed = await routeBatcher(deps.prisma).call({ eventId, ids });
+    const routed = await routeBatcher(deps.pool).call({ eventId, ids });
     if (routed.kind === "notFound") throw new Error(routed.reason);
     if (routed.kind === "moreIds") {
       // more target webhooks than ids offered (nothing was written): again, with one id per target
