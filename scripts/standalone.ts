@@ -10,7 +10,7 @@ import { parseEnv, standaloneEnv } from "@labelgate/config";
 import { consensusHandlers } from "@labelgate/consensus-worker";
 import { closeHttpServer, createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
 import { createDb, migrateDatabase } from "@labelgate/db";
-import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
+import { createApp, gatewayConfigFromEnv, listenGateway } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
 import { type QueueBackendConfig, QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
@@ -161,23 +161,22 @@ async function main(): Promise<void> {
     metrics,
     config: gatewayConfigFromEnv(env, adminToken),
   });
-  const server = app.listen(env.PORT, env.HOST, () => {
-    const url = `http://127.0.0.1:${env.PORT}`;
-    process.stdout.write(
-      [
-        "",
-        "labelgate is running (standalone)",
-        `  API          ${url}/v1   (health: ${url}/v1/health)`,
-        `  admin token  ${adminToken}`,
-        `  queues UI    ${url}/admin/queues   (user: any, password: the admin token)`,
-        `  ops          http://127.0.0.1:${ops.port}/metrics, /healthz, /readyz`,
-        `  database     ${embedded ? `embedded Postgres, ${path.resolve(env.DATA_DIR, "pg")}` : "DATABASE_URL"}`,
-        `  queues       ${backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
-        `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
-        "",
-      ].join("\n"),
-    );
-  });
+  const server = await listenGateway(app, env.PORT, env.HOST, logger);
+  const url = `http://127.0.0.1:${env.PORT}`;
+  process.stdout.write(
+    [
+      "",
+      "labelgate is running (standalone)",
+      `  API          ${url}/v1   (health: ${url}/v1/health)`,
+      `  admin token  ${adminToken}`,
+      `  queues UI    ${url}/admin/queues   (user: any, password: the admin token)`,
+      `  ops          http://127.0.0.1:${ops.port}/metrics, /healthz, /readyz`,
+      `  database     ${embedded ? `embedded Postgres, ${path.resolve(env.DATA_DIR, "pg")}` : "DATABASE_URL"}`,
+      `  queues       ${backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
+      `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
+      "",
+    ].join("\n"),
+  );
 
   // Ctrl-C reaches the embedded Postgres too (same process group): it ends its connections ("terminating
   // connection due to administrator command", 57P01) while this process drains. An idle pg client without

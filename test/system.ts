@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
-import { createApp, createRateLimitRedis } from "@labelgate/gateway";
+import { createApp, createRateLimitRedis, listenGateway } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { webhookHandlers, webhookJobBackoffMs } from "@labelgate/webhook-worker";
@@ -140,9 +140,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
       },
     },
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
-  });
+  const server: Server = await listenGateway(app, 0, "127.0.0.1", logger);
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
   const workers: RunningWorkers[] = [];

@@ -118,6 +118,11 @@ export function createApp(deps: GatewayDeps): express.Express {
       },
     }),
   );
+  // An HTTP/1.1 request must name its Host (RFC 9112 §3.2). Node's own check answers a bare 400, so it is
+  // off (server.ts) and the refusal is made here, with the spec's error body.
+  app.use((req, _res, next) => {
+    next(req.httpVersion === "1.1" && req.headers.host === undefined ? new ApiError("malformedRequest") : undefined);
+  });
 
   const jsonSingle = express.json({ limit: BODY_LIMIT.single });
   const jsonBatch = express.json({ limit: BODY_LIMIT.batch });

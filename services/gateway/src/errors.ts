@@ -3,6 +3,9 @@
  * Handlers throw `new ApiError(kind)`; the error middleware renders `{"error": message, ...}`.
  */
 
+import { randomUUID } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import type { Logger } from "@labelgate/core";
 import { isDatabaseUnavailable } from "@labelgate/db";
 import { QueueUnavailableError } from "@labelgate/queue";
@@ -12,6 +15,7 @@ import { ZodError, type z } from "zod";
 export const ERRORS = {
   validation: { status: 400, message: "validation failed" },
   invalidJson: { status: 400, message: "invalid JSON" },
+  malformedRequest: { status: 400, message: "malformed HTTP request" },
   unauthorized: { status: 401, message: "invalid API key" },
   quotaExhausted: { status: 403, message: "quota exhausted" },
   taskNotFound: { status: 404, message: "task not found" },
@@ -23,6 +27,7 @@ export const ERRORS = {
   jobNotFound: { status: 404, message: "job not found" },
   routeNotFound: { status: 404, message: "not found" },
   methodNotAllowed: { status: 405, message: "method not allowed" },
+  requestTimeout: { status: 408, message: "request timeout" },
   emailTaken: { status: 409, message: "email already registered" },
   claimAlreadyLabeled: { status: 409, message: "claim already labeled" },
   claimExpired: { status: 409, message: "claim expired" },
@@ -37,6 +42,7 @@ export const ERRORS = {
   unsupportedMediaType: { status: 415, message: "content type must be application/json" },
   idempotencyMismatch: { status: 422, message: "idempotency key reused with a different request" },
   rateLimited: { status: 429, message: "rate limit exceeded" },
+  headersTooLarge: { status: 431, message: "request header fields too large" },
   internal: { status: 500, message: "internal error" },
   unavailable: { status: 503, message: "service unavailable" },
 } as const satisfies Record<string, { status: number; message: string }>;
@@ -142,5 +148,43 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (apiError.status >= 500) body.request_id = requestId;
     if (apiError.kind === "unavailable") res.setHeader("Retry-After", "5");
     res.status(apiError.status).json(body);
+  };
+}
+
+/** The error kind of a request Node's HTTP parser refused, by the parser's error code (Node's own mapping). */
+function clientErrorKind(code: string | undefined): ErrorKind {
+  if (code === "HPE_HEADER_OVERFLOW") return "headersTooLarge";
+  if (code === "HPE_CHUNK_EXTENSIONS_OVERFLOW") return "payloadTooLarge";
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return "requestTimeout";
+  return "malformedRequest";
+}
+
+/**
+ * `clientError` listener of every HTTP server that serves the app: a request that Node's parser refuses
+ * before express sees it (headers over `maxHeaderSize`, 16 KB; a malformed request line; a request that
+ * timed out) is answered like any other error, with the table's status, the spec's `{"error": message}`
+ * body and a new X-Request-Id, then the connection is closed. Node's default answer is a bare status line.
+ * A connection already reset or no longer writable is only destroyed.
+ * Use: `server.on("clientError", clientErrorHandler(logger))`.
+ */
+export function clientErrorHandler(logger: Logger): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    if (err.code === "ECONNRESET" || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const kind = clientErrorKind(err.code);
+    const { status, message } = ERRORS[kind];
+    const requestId = randomUUID();
+    logger.info({ request_id: requestId, code: err.code, status }, "request refused by the HTTP parser");
+    const body = JSON.stringify({ error: message });
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        "Content-Type: application/json; charset=utf-8\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
+        "Connection: close\r\n\r\n" +
+        body,
+    );
   };
 }

@@ -7,6 +7,7 @@ import { QueueClient, queueKeysOf, queueNames } from "@labelgate/queue";
 import { createApp } from "./app";
 import { gatewayConfigFromEnv } from "./config";
 import { createRateLimitRedis } from "./ratelimit";
+import { listenGateway } from "./server";
 
 async function main(): Promise<void> {
   const env = parseEnv(gatewayEnv, process.env);
@@ -43,11 +44,10 @@ async function main(): Promise<void> {
     metrics,
     config: gatewayConfigFromEnv(env, env.ADMIN_TOKEN),
   });
-  const server = app.listen(env.PORT, env.HOST, () => {
-    const address = server.address();
-    const port = typeof address === "object" && address ? address.port : env.PORT;
-    logger.info({ port, metrics_port: ops.port }, "gateway listening");
-  });
+  const server = await listenGateway(app, env.PORT, env.HOST, logger);
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : env.PORT;
+  logger.info({ port, metrics_port: ops.port }, "gateway listening");
   onShutdown(
     logger,
     async () => {
