@@ -1,8 +1,10 @@
 /**
- * The consensus handler: re-evaluates one task and, when decided, settles it in ONE transaction.
- * Locks, always in this order: the task row (`FOR UPDATE`) → its labelers' rows (in id order) → the
- * ledger's advisory lock (last, held until commit). Writes: the ledger record, then in one statement the
- * labelers' accuracy counts, the task, its remaining claims and the `task.settled` outbox row.
+ * The consensus handler: re-evaluates one task and, when decided, settles it. The settlements a worker
+ * process has at once share ONE transaction (group commit: one ledger lock, one commit for all of them).
+ * Locks, always in this order: the tasks' rows (`FOR UPDATE`, in id order) → their labelers' rows (in id
+ * order) → the ledger's advisory lock (held until commit) → manifest jobs' rows. Writes, per task: the
+ * ledger record, then in the same statement the labelers' accuracy counts, the task, its remaining claims
+ * and the `task.settled` outbox row.
  * Exactly once: a second run (duplicate job, racing replica) finds the task settled and does nothing;
  * the unique `events(task_id, type)` and `ledger_entries(task_id)` make a double write impossible.
  * Every statement is raw SQL; reads that must see the latest commits run in a later statement than the
@@ -13,7 +15,7 @@ import { completeJobSql, type Pool, Prisma, type PrismaClient, queryRows, type T
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import type { TaskSettledEvent } from "@labelgate/webhook-verify";
-import { type AccuracyPrior, decide, type LabelVote, labelerAccuracy } from "./consensus";
+import { type AccuracyPrior, type Decision, decide, type LabelVote, labelerAccuracy } from "./consensus";
 
 import { LEDGER_LOCK_SQL, ledgerAppendSql } from "./ledger";
 
@@ -36,7 +38,9 @@ export type EvaluationOutcome = "settled" | "open" | "closed";
  */
 export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
 
-interface TaskState {
+/** A task's state as the settlement reads it, under the task's lock. */
+interface SettlingTask {
+  id: string;
   customer_id: string;
   /** manifest job of the task, if any */
   job_id: string | null;
@@ -45,65 +49,35 @@ interface TaskState {
   max_labels: number;
   /** the task's labels in recording order (created_at, id) */
   labels: { id: string; labeler_id: string; value: string }[];
-  /** the labelers of those labels, locked in id order */
-  labelers: { id: string; settled_labels: number; agreed_labels: number }[];
-  /** when the newest (deciding) label was recorded */
-  last_label_at: Date | null;
+  /** when the newest (deciding) label was recorded (ISO text) */
+  last_label_at: string | null;
+}
+
+/** A labeler's accuracy counts, read under its lock. */
+interface LabelerCounts {
+  id: string;
+  settled_labels: number;
+  agreed_labels: number;
+}
+
+/** What the settlement of one task came to. */
+interface Settlement {
+  outcome: EvaluationOutcome;
+  eventId?: string;
+  /** the manifest job this settlement completed (its last open task) */
+  completedJobId?: string;
+  /** deciding label recorded → settled, seconds */
+  lagSeconds?: number;
 }
 
 /**
- * The settlement transaction, in two round trips (`withTransaction`): (1) BEGIN, lock the task, read its
- * state and lock its labelers; then, in JS, the decision; (2) the ledger's advisory lock, the ledger record
- * with every other write in one statement, the job's completion if it was its last open task, COMMIT.
- * The ledger lock is thus held for one message's execution and the commit, never across a round trip of
- * the worker (a loaded worker held it for hundreds of ms, which serialized every settlement behind it).
+ * The statement that settles one decided task, after the ledger lock of the same transaction (its labelers'
+ * rows are already locked): the ledger record, the labelers' accuracy counts, the task, its remaining
+ * claims and the `task.settled` outbox row. Returns the record's txid.
  */
-async function settleInTransaction(
-  run: TransactionRun,
-  taskId: string,
-  prior: AccuracyPrior,
-): Promise<{ outcome: EvaluationOutcome; eventId?: string; completedJobId?: string; lagSeconds?: number }> {
-  // Under the task lock, with a fresh snapshot (a later statement): the task, all its labels (no label can
-  // be added while we hold the lock), and its labelers, locked in id order so that concurrent settlements
-  // sharing labelers cannot deadlock. FOR NO KEY UPDATE suffices for the counters (it serializes
-  // settlements) and, unlike FOR UPDATE, does not block the key-share locks that claims and labels take.
-  const [locked, rows] = await run<[{ status: string }, TaskState]>([
-    Prisma.sql`SELECT status::text AS status FROM tasks WHERE id = ${taskId} FOR UPDATE`,
-    Prisma.sql`
-    WITH task_labels AS (
-      SELECT id, labeler_id, value, created_at FROM labels WHERE task_id = ${taskId}
-    ),
-    labelers_locked AS (
-      SELECT id, settled_labels, agreed_labels FROM labelers
-      WHERE id IN (SELECT labeler_id FROM task_labels)
-      ORDER BY id
-      FOR NO KEY UPDATE
-    )
-    SELECT t.customer_id, t.job_id, t.options, t.consensus_threshold, t.max_labels,
-      COALESCE((SELECT json_agg(json_build_object('id', l.id, 'labeler_id', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id)
-                FROM task_labels l), '[]'::json) AS labels,
-      COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
-                FROM labelers_locked b), '[]'::json) AS labelers,
-      (SELECT max(l.created_at) FROM task_labels l) AS last_label_at
-    FROM tasks t WHERE t.id = ${taskId}`,
-  ]);
-  const status = locked[0]?.status;
-  if (status !== "pending" && status !== "labeling") return { outcome: "closed" };
-  const task = rows[0] as TaskState;
-  const votes: LabelVote[] = task.labels.map((l) => ({ labelerId: l.labeler_id, value: l.value }));
-  const accuracy = new Map(
-    task.labelers.map((l) => [l.id, labelerAccuracy({ settled: l.settled_labels, agreed: l.agreed_labels }, prior)]),
-  );
-  const decision = decide(
-    { options: task.options, consensusThreshold: task.consensus_threshold, maxLabels: task.max_labels, votes },
-    accuracy,
-    prior,
-  );
-  if (!decision.settle) return { outcome: "open" };
-
-  const settledAt = new Date();
+function settleStatement(task: SettlingTask, decision: Extract<Decision, { settle: true }>, eventId: string, settledAt: Date): Prisma.Sql {
   const record = {
-    task_id: taskId,
+    task_id: task.id,
     customer_id: task.customer_id,
     consensus_label: decision.label,
     confidence: decision.confidence,
@@ -115,20 +89,14 @@ async function settleInTransaction(
   // the event's payload; its ledger_txid is the record's, added by the statement
   const payload: Omit<TaskSettledPayload, "ledger_txid"> = {
     event: "task.settled",
-    task_id: taskId,
+    task_id: task.id,
     consensus_label: decision.label,
     confidence: decision.confidence,
     settled_at: settledAt.toISOString(),
   };
-  const eventId = newId("event");
-  const labelerIds = task.labelers.map((l) => l.id);
+  const labelerIds = [...new Set(task.labels.map((l) => l.labeler_id))];
   const agreeing = task.labels.filter((l) => l.value === decision.label).map((l) => l.labeler_id);
-  // The ledger lock, then ONE statement for the record and the rest (the labelers' rows are already
-  // locked): accuracy counts, the task, its remaining claims, and the outbox row; then the job.
-  const [, appended, ...job] = await run<[object, { txid: string }, object, { id: string }]>(
-    [
-      LEDGER_LOCK_SQL,
-      Prisma.sql`
+  return Prisma.sql`
     WITH ledger AS (${ledgerAppendSql(record)}),
     counted AS (
       UPDATE labelers SET settled_labels = settled_labels + 1,
@@ -140,27 +108,116 @@ async function settleInTransaction(
         confidence = ${decision.confidence}::float8, resolution = ${decision.resolution}::text::"Resolution",
         label_counts = ${JSON.stringify(decision.counts)}::jsonb, labels_needed = 0, ledger_txid = (SELECT txid FROM ledger),
         settled_at = ${settledAt.toISOString()}::timestamptz, updated_at = ${settledAt.toISOString()}::timestamptz
-      WHERE id = ${taskId}
+      WHERE id = ${task.id}
     ),
     released AS (
-      UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${taskId} AND status = 'active'
+      UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${task.id} AND status = 'active'
     ),
     event AS (
       INSERT INTO events (id, type, task_id, customer_id, payload)
-      SELECT ${eventId}, 'task.settled', ${taskId}, ${task.customer_id},
+      SELECT ${eventId}, 'task.settled', ${task.id}, ${task.customer_id},
         ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid)
       FROM ledger
     )
-    SELECT txid FROM ledger`,
-      // The last open task of a manifest job completes the job, in the same transaction.
-      ...(task.job_id ? completeJobSql(task.job_id) : []),
-    ] as [Prisma.Sql, Prisma.Sql, Prisma.Sql, Prisma.Sql],
-    { commit: true },
-  );
-  if (!appended[0]) throw new Error(`settlement of ${taskId} wrote no ledger record`);
-  const completedJobId = task.job_id && job[1] && job[1].length > 0 ? task.job_id : undefined;
-  const lagSeconds = task.last_label_at ? Math.max(0, (settledAt.getTime() - task.last_label_at.getTime()) / 1000) : undefined;
-  return { outcome: "settled", eventId, completedJobId, lagSeconds };
+    SELECT txid FROM ledger`;
+}
+
+/**
+ * The settlement transaction of a batch of tasks (the settlements a worker process has at once: group
+ * commit), in two round trips (`withTransaction`):
+ * (1) BEGIN, lock the tasks in id order; then (a later statement: a fresh snapshot that sees every label
+ *     committed before the locks) read the open ones with all their labels, and lock all their labelers in
+ *     id order (FOR NO KEY UPDATE suffices for the counters and, unlike FOR UPDATE, does not block the
+ *     key-share locks that claims and labels take);
+ * then, in JS, each task's decision in id order, each with the labelers' accuracy counts as the settlements
+ *     before it in the batch left them: exactly the decisions and confidences of one task after the other;
+ * (2) the ledger's advisory lock, each decided task's statement in turn (each appends after the record of
+ *     the one before: a later statement of the same transaction sees it), then each manifest job's
+ *     completion once, COMMIT.
+ * So a batch holds the ledger lock for one message's execution and ONE commit (one WAL flush for all its
+ * records), never across a round trip of the worker. Locks are taken in the order every writer takes them:
+ * tasks → labelers → ledger → jobs, each kind in id order. Returns one Settlement per id, in order.
+ */
+async function settleInTransaction(run: TransactionRun, taskIds: string[], prior: AccuracyPrior): Promise<Settlement[]> {
+  const [, state] = await run<[object, { tasks: SettlingTask[]; labelers: LabelerCounts[] }]>([
+    Prisma.sql`SELECT id FROM tasks WHERE id = ANY(${taskIds}::text[]) ORDER BY id FOR UPDATE`,
+    Prisma.sql`
+    WITH open_tasks AS (
+      SELECT id, customer_id, job_id, options, consensus_threshold, max_labels FROM tasks
+      WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')
+    ),
+    task_labels AS (
+      SELECT l.task_id, l.id, l.labeler_id, l.value, l.created_at FROM labels l WHERE l.task_id IN (SELECT id FROM open_tasks)
+    ),
+    labelers_locked AS (
+      SELECT id, settled_labels, agreed_labels FROM labelers
+      WHERE id IN (SELECT labeler_id FROM task_labels)
+      ORDER BY id
+      FOR NO KEY UPDATE
+    )
+    SELECT
+      COALESCE((SELECT json_agg(json_build_object(
+          'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'options', t.options,
+          'consensus_threshold', t.consensus_threshold, 'max_labels', t.max_labels,
+          'labels', COALESCE((SELECT json_agg(json_build_object('id', l.id, 'labeler_id', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id)
+                              FROM task_labels l WHERE l.task_id = t.id), '[]'::json),
+          'last_label_at', (SELECT max(l.created_at) FROM task_labels l WHERE l.task_id = t.id)
+        ) ORDER BY t.id) FROM open_tasks t), '[]'::json) AS tasks,
+      COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels) ORDER BY b.id)
+                FROM labelers_locked b), '[]'::json) AS labelers`,
+  ]);
+  const { tasks, labelers } = state[0] as { tasks: SettlingTask[]; labelers: LabelerCounts[] };
+  const counts = new Map(labelers.map((l) => [l.id, { settled: l.settled_labels, agreed: l.agreed_labels }]));
+  const results = new Map<string, Settlement>();
+  const statements: Prisma.Sql[] = [];
+  const settledIds: string[] = [];
+  /** each manifest job of a settled task, with the first such task */
+  const jobs = new Map<string, string>();
+  for (const task of tasks) {
+    const votes: LabelVote[] = task.labels.map((l) => ({ labelerId: l.labeler_id, value: l.value }));
+    const accuracy = new Map(votes.map((v) => [v.labelerId, labelerAccuracy(counts.get(v.labelerId) ?? { settled: 0, agreed: 0 }, prior)]));
+    const decision = decide(
+      { options: task.options, consensusThreshold: task.consensus_threshold, maxLabels: task.max_labels, votes },
+      accuracy,
+      prior,
+    );
+    if (!decision.settle) {
+      results.set(task.id, { outcome: "open" });
+      continue;
+    }
+    const settledAt = new Date();
+    const eventId = newId("event");
+    statements.push(settleStatement(task, decision, eventId, settledAt));
+    settledIds.push(task.id);
+    // the counts the next task of the batch sees, as the statement leaves them
+    for (const v of votes) {
+      const c = counts.get(v.labelerId);
+      if (!c) continue;
+      c.settled++;
+      if (v.value === decision.label) c.agreed++;
+    }
+    const lastLabelAt = task.last_label_at ? new Date(task.last_label_at).getTime() : undefined;
+    results.set(task.id, {
+      outcome: "settled",
+      eventId,
+      lagSeconds: lastLabelAt === undefined ? undefined : Math.max(0, (settledAt.getTime() - lastLabelAt) / 1000),
+    });
+    if (task.job_id && !jobs.has(task.job_id)) jobs.set(task.job_id, task.id);
+  }
+  if (statements.length > 0) {
+    const jobIds = [...jobs.keys()].sort();
+    // The last open task of a manifest job completes the job, in the same transaction.
+    const rows = await run<object[]>([LEDGER_LOCK_SQL, ...statements, ...jobIds.flatMap((id) => completeJobSql(id))], { commit: true });
+    settledIds.forEach((id, i) => {
+      if (!rows[1 + i]?.[0]) throw new Error(`settlement of ${id} wrote no ledger record`);
+    });
+    jobIds.forEach((jobId, i) => {
+      const completed = rows[1 + statements.length + 2 * i + 1] ?? [];
+      const settlement = results.get(jobs.get(jobId) as string);
+      if (completed.length > 0 && settlement) settlement.completedJobId = jobId;
+    });
+  }
+  return taskIds.map((id) => results.get(id) ?? { outcome: "closed" });
 }
 
 interface OpenState {
@@ -188,6 +245,18 @@ const openStates = perOwner(
 );
 
 /**
+ * The settlements of this process's consensus jobs running at once: ONE transaction per batch
+ * (`settleInTransaction`; a task appears once per batch, a later job of it waits for the next batch and
+ * finds it closed). When a batch fails, each of its tasks is settled again alone (core's `Batcher`).
+ */
+const settlementsOf = perOwner(
+  (deps: ConsensusDeps) =>
+    new Batcher<string, Settlement>((ids) => withTransaction(deps.pool, (run) => settleInTransaction(run, ids, deps.prior)), {
+      key: (id) => id,
+    }),
+);
+
+/**
  * Evaluates a task and settles it if decided. Safe to run any number of times, concurrently.
  * After commit, the `task.settled` event is enqueued; if the queue is down the reconciliation does it.
  */
@@ -199,7 +268,7 @@ export async function evaluateTask(deps: ConsensusDeps, taskId: string): Promise
   const task = await openStates(deps.pool).call(taskId);
   if (!task || (task.status !== "pending" && task.status !== "labeling")) return "closed";
   if (task.labels_needed > 0) return "open";
-  const result = await withTransaction(deps.pool, (run) => settleInTransaction(run, taskId, deps.prior));
+  const result = await settlementsOf(deps).call(taskId);
   if (result.outcome === "settled" && result.eventId) {
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
     deps.metrics?.tasksSettled.inc();

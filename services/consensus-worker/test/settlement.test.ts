@@ -352,6 +352,80 @@ describe("exactly-once settlement", () => {
     expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
   });
 
+  it("settlements evaluated at once share one transaction, and decide as one after the other would", async () => {
+    const customer = await registerCustomer(off);
+    const [a, b, c] = await labelers(off, 3);
+    if (!a || !b || !c) throw new Error("labelers");
+    const plan: [{ id: string; key: string }, string][][] = [
+      [
+        [a, "cat"],
+        [b, "cat"],
+      ],
+      [
+        [a, "dog"],
+        [c, "dog"],
+      ],
+      [
+        [b, "cat"],
+        [c, "dog"],
+        [a, "cat"],
+      ],
+      [
+        [c, "bird"],
+        [b, "bird"],
+      ],
+    ];
+    const decidable: string[] = [];
+    for (const labels of plan) {
+      const taskId = await createTask(off, customer.key, { consensus_threshold: 2, max_labels: 3 });
+      for (const [l, value] of labels) expect((await label(off, l.key, taskId, value)).status).toBe(201);
+      decidable.push(taskId);
+    }
+    const open = await createTask(off, customer.key, { consensus_threshold: 2 });
+    expect((await label(off, a.key, open, "cat")).status).toBe(201);
+
+    // one deps object: one batcher; the first task is evaluated twice (the second waits and finds it closed)
+    const deps = depsOf(off);
+    const calls = [...decidable, open, decidable[0] as string];
+    const outcomes = await Promise.all(calls.map((id) => evaluateTask(deps, id)));
+    settledHere.push(...decidable);
+    expect(outcomes).toEqual(["settled", "settled", "settled", "settled", "open", "closed"]);
+
+    // one transaction wrote every ledger record (one xmin), each task once, and the chain still verifies
+    const { rows } = await off.db.pool.query<{ records: number; transactions: number }>(
+      "SELECT count(*)::int AS records, count(DISTINCT xmin::text)::int AS transactions FROM ledger_entries WHERE task_id = ANY($1)",
+      [decidable],
+    );
+    expect(rows[0]).toEqual({ records: 4, transactions: 1 });
+    for (const taskId of decidable) expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
+    expect((await verifyLedger(off.db.prisma)).ok).toBe(true);
+
+    // labels of a: cat (agreed), dog (agreed), cat (agreed); b: cat, cat, bird (all agreed); c: dog, dog (lost), bird
+    expect(await labelerCounts(off, [a.id, b.id, c.id])).toEqual([
+      { settled: 3, agreed: 3 },
+      { settled: 3, agreed: 3 },
+      { settled: 3, agreed: 2 },
+    ]);
+
+    // each confidence is the one of the settlements in id order, one after the other
+    const ordered = await off.db.pool.query<{ id: string; consensus_label: string; confidence: number }>(
+      "SELECT id, consensus_label, confidence FROM tasks WHERE id = ANY($1) ORDER BY id",
+      [decidable],
+    );
+    const tally = new Map([a, b, c].map((l) => [l.id, { settled: 0, agreed: 0 }]));
+    for (const task of ordered.rows) {
+      const votes = (plan[decidable.indexOf(task.id)] ?? []).map(([l, value]) => ({ labelerId: l.id, value }));
+      const accuracy = new Map(votes.map((v) => [v.labelerId, labelerAccuracy(tally.get(v.labelerId) ?? { settled: 0, agreed: 0 })]));
+      const expected = posterior(["cat", "dog", "bird"], votes, accuracy)[task.consensus_label] as number;
+      expect({ task: task.id, confidence: task.confidence }).toEqual({ task: task.id, confidence: expect.closeTo(expected, 10) });
+      for (const v of votes) {
+        const t = tally.get(v.labelerId) as { settled: number; agreed: number };
+        t.settled++;
+        if (v.value === task.consensus_label) t.agreed++;
+      }
+    }
+  });
+
   it("duplicate consensus jobs and two racing worker sets settle once; the event is recorded once", async () => {
     const customer = await registerCustomer(off);
     const ls = await labelers(off, 3);
