@@ -34,12 +34,18 @@ export async function freePort(): Promise<number> {
  * Spawns `node --import tsx <script>` with its stdout discarded (the gateway logs every request, as
  * deployed) on a free port, passed in env `portVar` (PORT for the gateway and the floors, METRICS_PORT for
  * a worker's ops server), and waits until `GET <probe>` on that port answers 2xx or 404.
- * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) adds node flags to the gateway.
+ * BENCH_GATEWAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) adds node flags to the gateway, and
+ * BENCH_WORKER_NODE_ARGS to the worker services (`services/<name>-worker/...`).
  * @throws Error when the process exits or does not answer within 60 s.
  */
 export async function startProcess(script: string, env: NodeJS.ProcessEnv, probe: string, portVar = "PORT"): Promise<Started> {
   const port = await freePort();
-  const extra = script.includes("gateway") ? (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean) : [];
+  const flags = script.includes("gateway")
+    ? process.env.BENCH_GATEWAY_NODE_ARGS
+    : script.includes("-worker/")
+      ? process.env.BENCH_WORKER_NODE_ARGS
+      : undefined;
+  const extra = (flags ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...extra, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env, [portVar]: String(port) },
