@@ -105,6 +105,15 @@ export interface RawResponse {
   json: unknown;
 }
 
+/** `text` parsed as JSON, or undefined when it is empty or not JSON. */
+export function jsonOrUndefined(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface RawRequest {
   method: string;
   /** sent as given: only characters Node refuses in a request line (<= 0x20, > 0xff) are percent-encoded */
@@ -146,13 +155,7 @@ export function rawRequest(base: { port: number; agent?: http.Agent }, req: RawR
         const chunks: Buffer[] = [];
         const done = () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown;
-          try {
-            json = text ? JSON.parse(text) : undefined;
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: jsonOrUndefined(text) });
         };
         res.on("data", (c: Buffer) => chunks.push(c));
         // the server may answer before reading a body it refuses, and close: the answer counts
