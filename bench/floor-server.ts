@@ -9,10 +9,10 @@
  * customer the rows belong to).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { taskBody } from "@labelgate/api";
 import { pgConfigFromUrl } from "@labelgate/db";
 import express from "express";
 import { Pool } from "pg";
-import { taskBody } from "../services/gateway/src/schemas";
 
 const databaseUrl = process.env.DATABASE_URL;
 const customerId = process.env.CUSTOMER_ID;

@@ -18,10 +18,10 @@
  * this customer's tasks are claimed, so the floor and the gateway never share a task).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { claimBody, labelBody } from "@labelgate/api";
 import { pgConfigFromUrl } from "@labelgate/db";
 import express from "express";
 import { Pool } from "pg";
-import { claimBody, labelBody } from "../services/gateway/src/schemas";
 
 const databaseUrl = process.env.DATABASE_URL;
 const customerId = process.env.CUSTOMER_ID;

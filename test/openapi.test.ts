@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { pathId, RESPONSE_SCHEMAS } from "@labelgate/api";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import {
@@ -22,8 +23,6 @@ import {
   ROUTES,
   UNDOCUMENTED_MOUNTS,
 } from "../services/gateway/src/openapi";
-import { RESPONSE_SCHEMAS } from "../services/gateway/src/responses";
-import { pathId } from "../services/gateway/src/schemas";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
 import { registeredRoutes } from "./routes";
 import { ADMIN_TOKEN, eventually, type System, settledResult, startSystem } from "./system";

@@ -4,8 +4,8 @@
  * of `../` or `%2e%2e`), for the fuzz and security suites.
  */
 import http from "node:http";
+import { ERRORS } from "@labelgate/api";
 import { z } from "zod";
-import { ERRORS } from "../services/gateway/src/errors";
 import { ROUTES, type RouteDoc, UNDOCUMENTED_MOUNTS } from "../services/gateway/src/openapi";
 
 interface StackLayer {

@@ -10,9 +10,9 @@
  * any password connects) and the S3/GCS credentials of job bodies.
  */
 import { randomBytes } from "node:crypto";
+import { ERRORS, type ErrorKind } from "@labelgate/api";
 import { newId } from "@labelgate/core";
 import { createDb, type Db, withDatabase } from "@labelgate/db";
-import { ERRORS, type ErrorKind } from "../services/gateway/src/errors";
 import type { RouteDoc } from "../services/gateway/src/openapi";
 import { runPrefix, testDatabaseUrl } from "./env";
 import { apiOf, type ServiceProcess, startService } from "./processes";

@@ -2,12 +2,12 @@
  * Operator routes (`Authorization: Bearer <ADMIN_TOKEN>`): labelers, customer quota, tier upgrade and the
  * customer list. Wrapped by the operator CLI (`pnpm admin ...`, scripts/admin.ts).
  */
+
+import { ApiError, customerPatchBody, customersQuery, labelerBody, pathId, upgradeBody } from "@labelgate/api";
 import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
 import type { PrismaClient } from "@labelgate/db";
 import { type Request, type RequestHandler, Router } from "express";
-import { z } from "zod";
-import { ApiError, parse } from "./errors";
-import { customerPatchBody, labelerBody, pathId } from "./schemas";
+import { parse } from "./errors";
 import { customerView } from "./views";
 
 export interface AdminRouteDeps {
@@ -15,21 +15,6 @@ export interface AdminRouteDeps {
   /** label quota a customer is raised to on upgrade (if below) */
   productionLabelQuota: number;
 }
-
-export const upgradeBody = z
-  .object({
-    /** keep the sandbox key(s) working after the upgrade (default: revoke them) */
-    keep_sandbox_key: z.boolean().default(false),
-  })
-  .strict();
-
-export const customersQuery = z
-  .object({
-    page: z.coerce.number().int().min(1).default(1),
-    per_page: z.coerce.number().int().min(1).max(100).default(20),
-    tier: z.enum(["sandbox", "production", ""]).optional(),
-  })
-  .strict();
 
 function customerId(req: Request): string {
   const id = req.params.id;

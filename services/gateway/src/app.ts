@@ -3,6 +3,16 @@
  * happens inline: requests touch Postgres and enqueue BullMQ jobs, nothing else (DESIGN §1).
  */
 import { randomUUID } from "node:crypto";
+import {
+  ApiError,
+  batchBody,
+  claimBody,
+  idempotencyKey as idempotencyKeySchema,
+  labelBody,
+  pathId,
+  registrationBody,
+  taskBody,
+} from "@labelgate/api";
 import type { SecretBox } from "@labelgate/core";
 import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
 import { isUniqueViolation, type Pool, type PrismaClient } from "@labelgate/db";
@@ -15,13 +25,12 @@ import { adminRoutes } from "./admin";
 import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { type BillingConfig, billingRoutes } from "./billing";
 import { dashboardRoutes } from "./dashboard";
-import { ApiError, errorHandler, parse } from "./errors";
+import { errorHandler, parse } from "./errors";
 import { jobRoutes } from "./jobs";
 import { claimTask, recordLabel } from "./labeling";
 import { DOCS_PATH, docsRouter, serveOpenApi } from "./openapi";
 import { QUEUE_DASHBOARD_PATH, queueDashboard, requireAdminOrBasic } from "./queue-dashboard";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
-import { batchBody, claimBody, idempotencyKey as idempotencyKeySchema, labelBody, pathId, registrationBody, taskBody } from "./schemas";
 import { cancelTask, createBatch, createTask } from "./tasks";
 import { batchView, customerView, type TaskCounts, taskView } from "./views";
 import { requireWebhooksFor, webhookRoutes } from "./webhooks";

@@ -3,10 +3,10 @@
  * `Authorization: Bearer <secret>`. Keys are looked up by SHA-256; every failure is 401 `invalid API key`.
  */
 
+import { ApiError } from "@labelgate/api";
 import { Batcher, hashKey, KEY_PREFIX, secretsEqual } from "@labelgate/core";
 import { type Pool, Prisma, queryRows } from "@labelgate/db";
 import type { NextFunction, Request, Response } from "express";
-import { ApiError } from "./errors";
 
 export interface CustomerPrincipal {
   customerId: string;

@@ -7,12 +7,13 @@
  * (labels (customer_id, created_at), tasks (customer_id, settled_at, id)); the SQL builders are exported so
  * tests can EXPLAIN exactly what the routes run.
  */
+
+import { ApiError, invoicesQuery, usageQuery } from "@labelgate/api";
 import { newId } from "@labelgate/core";
 import { Prisma, type PrismaClient } from "@labelgate/db";
 import { type RequestHandler, Router } from "express";
-import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, parse } from "./errors";
+import { parse } from "./errors";
 
 export type Tier = "sandbox" | "production";
 
@@ -34,17 +35,6 @@ export interface BillingRouteDeps {
  * before. Transactions are bounded by the 15 s statement and transaction timeouts; 5 minutes is ample.
  */
 export const FINALIZE_GRACE_MS = 5 * 60_000;
-
-/** `YYYY-MM`, month 01..12, year 1970..9999 */
-const MONTH = /^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])$/;
-
-export const usageQuery = z
-  .object({
-    month: z.string({ message: "required: a month as YYYY-MM" }).regex(MONTH, "must be a month as YYYY-MM (1970-01 or later)"),
-  })
-  .strict();
-
-export const invoicesQuery = z.object({}).strict();
 
 // --- months (UTC) ---------------------------------------------------------------------------------
 

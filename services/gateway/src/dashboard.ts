@@ -7,36 +7,19 @@
  * not grow with the customer's history. The SQL builders are exported so tests can EXPLAIN exactly what
  * the routes run. Time is the database clock; days and months are UTC.
  */
+
+import { ApiError, noQuery, TASK_STATUSES, type TaskSort, type TaskStatus, tasksQuery } from "@labelgate/api";
 import { Prisma, type PrismaClient, type Task } from "@labelgate/db";
 import { type RequestHandler, Router } from "express";
-import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, parse } from "./errors";
+import { parse } from "./errors";
 import { type TaskCounts, taskView } from "./views";
-
-/** Task statuses a customer sees (`staged` is internal to manifest ingestion). */
-export const TASK_STATUSES = ["pending", "labeling", "settling", "settled", "canceled"] as const;
-export type VisibleStatus = (typeof TASK_STATUSES)[number];
-
-export const TASK_SORTS = ["created_at_desc", "created_at_asc", "settled_at_desc"] as const;
-export type TaskSort = (typeof TASK_SORTS)[number];
 
 /** Windows of the time-bounded views. */
 export const SETTLE_WINDOW_DAYS = 30;
 export const DELIVERY_WINDOW_DAYS = 30;
 export const QUALITY_WINDOW_DAYS = 90;
 export const USAGE_DAYS = 30;
-
-export const noQuery = z.object({}).strict();
-
-export const tasksQuery = z
-  .object({
-    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
-    per_page: z.coerce.number().int().min(1).max(100).default(20),
-    status: z.enum([...TASK_STATUSES, ""], { message: `one of ${TASK_STATUSES.join(", ")} (empty: every status)` }).optional(),
-    sort: z.enum(TASK_SORTS, { message: `one of ${TASK_SORTS.join(", ")}` }).default("created_at_desc"),
-  })
-  .strict();
 
 export interface DashboardRouteDeps {
   prisma: PrismaClient;
@@ -93,14 +76,14 @@ interface OverviewRow {
 // --- tasks ----------------------------------------------------------------------------------------
 
 export interface TaskListOptions {
-  status?: VisibleStatus;
+  status?: TaskStatus;
   sort: TaskSort;
   limit: number;
   offset: number;
 }
 
 /** Count of the list: index-only scan of (customer_id, status, …). */
-export function taskCountSql(customerId: string, status: VisibleStatus | undefined): Prisma.Sql {
+export function taskCountSql(customerId: string, status: TaskStatus | undefined): Prisma.Sql {
   return status
     ? Prisma.sql`SELECT count(*)::int AS total FROM tasks WHERE customer_id = ${customerId} AND status = ${status}::"TaskStatus"`
     : Prisma.sql`SELECT count(*)::int AS total FROM tasks WHERE customer_id = ${customerId} AND status = ANY(${visible})`;

@@ -3,70 +3,15 @@
  * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
+
+import { ApiError, defaultMaxLabels, jobBody, jobsQuery, pathId } from "@labelgate/api";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import { exportStream, type Job, type PrismaClient } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
-import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, parse } from "./errors";
-import { callbackUrl, defaultMaxLabels, labelSpec, pathId } from "./schemas";
+import { parse } from "./errors";
 import { requireWebhooksFor } from "./webhooks";
-
-const s3Credentials = z
-  .object({
-    access_key_id: z.string().min(1).max(256),
-    secret_access_key: z.string().min(1).max(1024),
-    region: z.string().min(1).max(64),
-    /** S3-compatible stores (MinIO, R2, ...): an http(s) endpoint */
-    endpoint: z.string().max(2048).optional(),
-    session_token: z.string().max(4096).optional(),
-  })
-  .strict();
-
-const gcsCredentials = z
-  .object({
-    service_account_json: z
-      .string()
-      .max(20_000)
-      .refine((v) => {
-        try {
-          const parsed = JSON.parse(v) as { client_email?: unknown; private_key?: unknown };
-          return typeof parsed.client_email === "string" && typeof parsed.private_key === "string";
-        } catch {
-          return false;
-        }
-      }, "must be a service account JSON with client_email and private_key"),
-  })
-  .strict();
-
-export type StorageCredentials = z.infer<typeof s3Credentials> | z.infer<typeof gcsCredentials>;
-
-const storageUrl = z.string().max(2048);
-
-export const jobBody = z
-  .object({
-    manifest_url: storageUrl,
-    label_spec: labelSpec,
-    type: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]{0,63}$/)
-      .default("image_classification"),
-    consensus_threshold: z.number().int().min(1).max(25).default(3),
-    max_labels: z.number().int().min(1).max(50).optional(),
-    callback_url: callbackUrl.optional(),
-    s3_credentials: z.union([s3Credentials, gcsCredentials]).optional(),
-    credentials: z.union([s3Credentials, gcsCredentials]).optional(),
-    output_url: storageUrl.optional(),
-  })
-  .strict();
-
-export const jobsQuery = z
-  .object({
-    page: z.coerce.number().int().min(1).default(1),
-    per_page: z.coerce.number().int().min(1).max(100).default(20),
-  })
-  .strict();
 
 /** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
 export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" | "https" {

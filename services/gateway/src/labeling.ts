@@ -21,9 +21,10 @@
  * statement, and the second statement deletes it again if the re-check fails; as the transaction is
  * still open, no other transaction ever sees a withdrawn claim.
  */
+
+import { ApiError } from "@labelgate/api";
 import { Batcher, newId, perOwner } from "@labelgate/core";
 import { type Pool, Prisma, transactionRows } from "@labelgate/db";
-import { ApiError } from "./errors";
 
 export interface ClaimResult {
   claim_id: string;

@@ -9,27 +9,35 @@
  *
  * Served at `GET /v1/openapi.json`; `docsRouter()` serves the reference page (swagger-ui-dist, offline) at `/docs/`.
  */
-import { type RequestHandler, Router } from "express";
-import swaggerUi from "swagger-ui-express";
-import { z } from "zod";
-import { customersQuery, upgradeBody } from "./admin";
-import { invoicesQuery, usageQuery } from "./billing";
-import { noQuery, tasksQuery } from "./dashboard";
-import { ERRORS, type ErrorKind } from "./errors";
-import { jobBody, jobsQuery } from "./jobs";
-import { EXAMPLE, RESPONSE_SCHEMAS } from "./responses";
+
 import {
   batchBody,
   claimBody,
   customerPatchBody,
+  customersQuery,
+  deliveriesQuery,
+  ERRORS,
+  type ErrorKind,
+  EXAMPLE,
   idempotencyKey,
+  invoicesQuery,
+  jobBody,
+  jobsQuery,
   labelBody,
   labelerBody,
+  noQuery,
   pathId,
+  RESPONSE_SCHEMAS,
   registrationBody,
   taskBody,
-} from "./schemas";
-import { deliveriesQuery, webhookBody } from "./webhooks";
+  tasksQuery,
+  upgradeBody,
+  usageQuery,
+  webhookBody,
+} from "@labelgate/api";
+import { type RequestHandler, Router } from "express";
+import swaggerUi from "swagger-ui-express";
+import { z } from "zod";
 
 /** Where the document and the reference page are served. */
 export const OPENAPI_PATH = "/v1/openapi.json";

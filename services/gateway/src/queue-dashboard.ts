@@ -9,11 +9,11 @@
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
+import { ApiError } from "@labelgate/api";
 import { secretsEqual } from "@labelgate/core";
 import { catalog, type QueueClient, type QueueKey } from "@labelgate/queue";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { bearerToken } from "./auth";
-import { ApiError } from "./errors";
 
 /** Mount path of the dashboard. Its JSON API is under `${QUEUE_DASHBOARD_PATH}/api` (e.g. `/api/queues`). */
 export const QUEUE_DASHBOARD_PATH = "/admin/queues";

@@ -6,11 +6,12 @@
  * Every limited response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds,
  * IETF draft "RateLimit header fields for HTTP"); a 429 adds `Retry-After` (seconds).
  */
+
+import { ApiError } from "@labelgate/api";
 import type { NextFunction, Request, Response } from "express";
 import { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { customerOf } from "./auth";
-import { ApiError } from "./errors";
 
 export interface RateLimitConfig {
   /** requests per window and API key, by tier */

@@ -3,6 +3,7 @@
  * Quota is reserved in the same transaction as the insert: `consensus_threshold` labels per task.
  */
 import { createHash } from "node:crypto";
+import { ApiError, type BatchInput, type TaskInput } from "@labelgate/api";
 import { Batcher, canonicalJson, newId, perOwner } from "@labelgate/core";
 import {
   completeJobIfDone,
@@ -14,8 +15,6 @@ import {
   releaseQuota,
   type Task,
 } from "@labelgate/db";
-import { ApiError } from "./errors";
-import type { BatchInput, TaskInput } from "./schemas";
 
 /** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
 export function requestFingerprint(body: object): string {

@@ -1,15 +1,32 @@
-/** Response bodies: database rows → wire shapes of SPEC §4 and DESIGN §3. */
+/**
+ * Response bodies: database rows → wire shapes of SPEC §4 and ../shared/DESIGN.md §3, each typed by the
+ * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
+ */
+import type * as wire from "@labelgate/api/types";
 import type { Batch, Customer, Task } from "@labelgate/db";
+
+/** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
+export function visibleStatus(status: Task["status"]): wire.TaskStatus {
+  if (status === "staged") throw new Error("task status 'staged' is retired and never stored");
+  return status;
+}
+
+/** A stored JSON object (metadata), or null. @throws when the stored value is not an object. */
+function objectOrNull(value: Task["metadata"]): Record<string, unknown> | null {
+  if (value === null) return null;
+  if (typeof value !== "object" || Array.isArray(value)) throw new Error("stored metadata is not a JSON object");
+  return value as Record<string, unknown>;
+}
 
 export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
 /** `GET /v1/tasks/{id}` (SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
-export function taskView(t: Task) {
+export function taskView(t: Task): wire.Task {
   return {
     task_id: t.id,
-    status: t.status,
+    status: visibleStatus(t.status),
     task_type: t.taskType,
     data_url: t.dataUrl,
     label_spec: { question: t.question, options: t.options },
@@ -17,7 +34,7 @@ export function taskView(t: Task) {
     callback_url: t.callbackUrl,
     consensus_threshold: t.consensusThreshold,
     max_labels: t.maxLabels,
-    metadata: t.metadata ?? null,
+    metadata: objectOrNull(t.metadata),
     idempotency_key: t.idempotencyKey,
     batch_id: t.batchId,
     labels_collected: t.labelsCollected,
@@ -33,7 +50,7 @@ export function taskView(t: Task) {
 }
 
 /** `GET /v1/customers/me` (SPEC §4) plus the quota left (DESIGN §6). */
-export function customerView(c: Customer, apiKeyHint: string | null) {
+export function customerView(c: Customer, apiKeyHint: string | null): wire.CustomerProfile {
   return {
     customer_id: c.id,
     name: c.name,
@@ -47,13 +64,15 @@ export function customerView(c: Customer, apiKeyHint: string | null) {
   };
 }
 
-export type TaskCounts = Record<"pending" | "labeling" | "settling" | "settled" | "canceled", number>;
+export type { TaskCounts } from "@labelgate/api";
+
+import type { TaskCounts } from "@labelgate/api";
 
 /**
  * `GET /v1/batches/{id}`: status is `accepted` until a task gets a label, `in_progress` while any task is
  * open, `completed` when every task is settled or canceled.
  */
-export function batchView(b: Batch, counts: TaskCounts) {
+export function batchView(b: Batch, counts: TaskCounts): wire.Batch {
   const open = counts.pending + counts.labeling + counts.settling;
   const status = open === 0 ? "completed" : counts.pending === b.taskCount ? "accepted" : "in_progress";
   return {

@@ -3,37 +3,14 @@
  * list, soft delete, the delivery log of every attempt, and manual redelivery. No outbound HTTP happens
  * here: the URL is checked (DESIGN §9, including DNS) and deliveries are enqueued for the webhook worker.
  */
+
+import { ApiError, deliveriesQuery, pathId, webhookBody } from "@labelgate/api";
 import { checkOutboundUrl, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import type { Prisma, PrismaClient, Webhook } from "@labelgate/db";
 import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
-import { z } from "zod";
 import { customerOf } from "./auth";
-import { ApiError, parse } from "./errors";
-import { pathId } from "./schemas";
-
-/** Event kinds a webhook can subscribe to (SPEC §6: only `task.settled`). */
-export const WEBHOOK_EVENTS = ["task.settled"] as const;
-
-export const webhookBody = z
-  .object({
-    callback_url: z.string().max(2048),
-    secret: z.string().min(16, "must be at least 16 characters").max(512),
-    events: z
-      .array(z.enum(WEBHOOK_EVENTS, { message: `unknown event; known events: ${WEBHOOK_EVENTS.join(", ")}` }))
-      .min(1)
-      .default(["task.settled"])
-      .transform((e) => [...new Set(e)]),
-  })
-  .strict();
-
-export const deliveriesQuery = z
-  .object({
-    status: z.enum(["pending", "delivered", "failed", ""]).optional(),
-    page: z.coerce.number().int().min(1).default(1),
-    per_page: z.coerce.number().int().min(1).max(100).default(20),
-  })
-  .strict();
+import { parse } from "./errors";
 
 export interface WebhookRouteDeps {
   prisma: PrismaClient;

@@ -3,11 +3,13 @@
  * filter, sorts), quality and daily usage; every error; isolation between customers; and EXPLAIN of every
  * statement on 100,000 tasks of one customer: no sequential scan of tasks, labels or deliveries.
  */
+
+import { TASK_SORTS } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
 import { createDb, Prisma } from "@labelgate/db";
 import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
 import { invoiceStateSql, monthEnd, monthOf, monthStart, usageByMonthSql } from "../src/billing";
-import { overviewSql, qualitySql, TASK_SORTS, type TaskListOptions, taskCountSql, taskPageSql, usageDaysSql } from "../src/dashboard";
+import { overviewSql, qualitySql, type TaskListOptions, taskCountSql, taskPageSql, usageDaysSql } from "../src/dashboard";
 
 interface TaskItem {
   task_id: string;

@@ -1,14 +1,23 @@
 /**
  * Response bodies of every gateway route as zod schemas, each with a description and one example
  * (`.meta({description, examples})`): the source of the response half of the OpenAPI document
- * (services/gateway/src/openapi.ts). Objects are strict, so a field a handler adds without documenting it
+ * (services/gateway/src/openapi.ts) and of the SDK's response types (types.ts). Objects are strict, so a field a handler adds without documenting it
  * makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
  * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, SPEC §4).
  */
 import { z } from "zod";
-import { TASK_STATUSES } from "./dashboard";
+import {
+  BATCH_STATUSES,
+  DELIVERY_STATUSES,
+  INVOICE_STATUSES,
+  JOB_STATUSES,
+  RESOLUTIONS,
+  TASK_STATUSES,
+  TIERS,
+  WEBHOOK_EVENTS,
+} from "./enums";
 import { ERRORS } from "./errors";
-import { pathId } from "./schemas";
+import { pathId } from "./requests";
 
 /** `schema` with its description and example (typed: the example must be an output of the schema). */
 function documented<S extends z.ZodType>(schema: S, description: string, example: z.output<S>): S {
@@ -21,7 +30,7 @@ const time = z.iso.datetime().describe("ISO 8601 UTC time");
 const count = z.int().nonnegative();
 const id = (prefix: string, what: string) => pathId(prefix).describe(`${what} id (\`${prefix}\` + base62)`);
 const taskStatus = z.enum(TASK_STATUSES).describe("pending → labeling → settling → settled; canceled from pending/labeling");
-const tier = z.enum(["sandbox", "production"]);
+const tier = z.enum(TIERS);
 const ledgerTxid = z
   .string()
   .regex(/^0x[0-9a-f]{64}$/)
@@ -274,12 +283,12 @@ export const Task = documented(
     labels_collected: count,
     consensus_label: z.string().nullable(),
     confidence: z.number().min(0).max(1).nullable().describe("posterior of the consensus label (one-coin model)"),
-    resolution: z.enum(["consensus", "max_labels"]).nullable(),
+    resolution: z.enum(RESOLUTIONS).nullable(),
     ledger_txid: ledgerTxid.nullable(),
     settled_at: time.nullable(),
     canceled_at: time.nullable(),
     webhook_status: z
-      .enum(["pending", "delivered", "failed"])
+      .enum(DELIVERY_STATUSES)
       .nullable()
       .describe("delivery of task.settled: `failed` = SPEC's `webhook_fail`; null when no webhook targets the task"),
   }),
@@ -290,7 +299,7 @@ export const Task = documented(
 export const TaskProgress = documented(
   z.strictObject({
     task_id: id("tsk_", "task"),
-    status: z.enum(["pending", "labeling", "settling"]),
+    status: z.enum(TASK_STATUSES).exclude(["settled", "canceled"]),
     labels_collected: count,
     consensus_threshold: z.int().min(1),
   }),
@@ -303,8 +312,8 @@ export const TaskResult = documented(
     task_id: id("tsk_", "task"),
     status: z.literal("settled"),
     consensus_label: z.string(),
-    confidence: z.number().min(0).max(1).nullable(),
-    resolution: z.enum(["consensus", "max_labels"]).nullable(),
+    confidence: z.number().min(0).max(1),
+    resolution: z.enum(RESOLUTIONS),
     label_counts: z.record(z.string(), count).nullable().describe("labels per option"),
     labels_collected: count,
     settled_at: time,
@@ -337,7 +346,7 @@ export const Batch = documented(
   z.strictObject({
     batch_id: id("bat_", "batch"),
     task_count: z.int().min(1),
-    status: z.enum(["accepted", "in_progress", "completed"]),
+    status: z.enum(BATCH_STATUSES),
     callback_url: z.string().nullable(),
     created_at: time,
     counts: taskCounts,
@@ -391,7 +400,7 @@ export const LabelRecorded = documented(
 const webhookFields = {
   webhook_id: id("whk_", "webhook"),
   callback_url: z.string(),
-  events: z.array(z.literal("task.settled")),
+  events: z.array(z.enum(WEBHOOK_EVENTS)),
   active: z.boolean(),
   created_at: time,
 };
@@ -419,13 +428,13 @@ export const WebhookList = documented(z.array(Webhook), "The customer's webhooks
   { ...webhookExample, deleted_at: null },
 ]);
 
-const deliveryStatus = z.enum(["pending", "delivered", "failed"]);
+const deliveryStatus = z.enum(DELIVERY_STATUSES);
 
 export const Delivery = documented(
   z.strictObject({
     delivery_id: id("dlv_", "delivery"),
     event_id: z.string().describe("`X-SVC-Event-Id`: the same across retries and redeliveries"),
-    event: z.literal("task.settled"),
+    event: z.enum(WEBHOOK_EVENTS),
     task_id: id("tsk_", "task"),
     status: deliveryStatus,
     attempts: count,
@@ -505,7 +514,7 @@ export const Redelivery = documented(
 
 // --- manifest jobs ----------------------------------------------------------------------------------
 
-const jobStatus = z.enum(["queued", "ingesting", "labeling", "completed", "failed"]);
+const jobStatus = z.enum(JOB_STATUSES);
 
 export const JobAccepted = documented(
   z.strictObject({ job_id: id("job_", "job"), status: jobStatus, created_at: time }),
@@ -648,9 +657,7 @@ export const InvoiceList = documented(
       z.strictObject({
         invoice_id: id("inv_", "invoice"),
         month,
-        status: z
-          .enum(["open", "finalized"])
-          .describe("the current month is `open` (recomputed on read); past months are `finalized` once"),
+        status: z.enum(INVOICE_STATUSES).describe("the current month is `open` (recomputed on read); past months are `finalized` once"),
         currency,
         labels_collected: count,
         tasks_settled: count,

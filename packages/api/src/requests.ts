@@ -1,0 +1,256 @@
+/**
+ * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
+ * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types.
+ * Wire names follow SPEC §4 and ../shared/DESIGN.md §2. Unknown fields are rejected so typos surface as 400s.
+ */
+import { z } from "zod";
+import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
+
+/** default `max_labels` for a threshold: 2t+1, capped at 50 (DESIGN §2) */
+export function defaultMaxLabels(threshold: number): number {
+  return Math.min(2 * threshold + 1, 50);
+}
+
+const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
+
+const dataUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      return DATA_URL_SCHEMES.has(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, "must be an http(s), s3:// or gs:// URL");
+
+export const callbackUrl = z
+  .string()
+  .max(2048)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === "https:" || u.protocol === "http:") && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL without credentials");
+
+export const labelSpec = z
+  .object({
+    question: z.string().trim().min(1).max(2000),
+    options: z
+      .array(z.string().trim().min(1).max(200))
+      .min(2)
+      .max(50)
+      .refine((o) => new Set(o).size === o.length, "options must be unique"),
+  })
+  .strict();
+
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces");
+
+/** How deep `metadata` may nest: deeper JSON is refused (serialising it would exhaust the stack). */
+export const MAX_METADATA_DEPTH = 32;
+
+/** Nesting depth of a JSON value, walked iteratively: 0 for a scalar, 1 for a flat object or array. */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    if (item.value === null || typeof item.value !== "object") continue;
+    const depth = item.depth + 1;
+    if (depth > max) max = depth;
+    for (const child of Object.values(item.value)) stack.push({ value: child, depth });
+  }
+  return max;
+}
+
+export const taskBody = z
+  .object({
+    type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)"),
+    data_url: dataUrl,
+    label_spec: labelSpec,
+    callback_url: callbackUrl.optional(),
+    consensus_threshold: z.number().int().min(1).max(25).default(3),
+    max_labels: z.number().int().min(1).max(50).optional(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
+      .optional(),
+    idempotency_key: idempotencyKey.optional(),
+  })
+  .strict()
+  .superRefine((t, ctx) => {
+    if (t.max_labels !== undefined && t.max_labels < t.consensus_threshold) {
+      ctx.addIssue({ code: "custom", path: ["max_labels"], message: "must be at least consensus_threshold" });
+    }
+  })
+  .transform((t) => ({ ...t, max_labels: t.max_labels ?? defaultMaxLabels(t.consensus_threshold) }));
+
+export type TaskInput = z.infer<typeof taskBody>;
+
+export const MAX_BATCH_TASKS = 10_000;
+
+export const batchBody = z
+  .object({
+    tasks: z.array(taskBody).min(1).max(MAX_BATCH_TASKS),
+    callback_url: callbackUrl.optional(),
+    idempotency_key: idempotencyKey.optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const seen = new Map<string, number>();
+    b.tasks.forEach((t, i) => {
+      if (!t.idempotency_key) return;
+      if (seen.has(t.idempotency_key)) {
+        ctx.addIssue({ code: "custom", path: ["tasks", i, "idempotency_key"], message: "duplicate idempotency_key in batch" });
+      }
+      seen.set(t.idempotency_key, i);
+    });
+  });
+
+export type BatchInput = z.infer<typeof batchBody>;
+
+export const registrationBody = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    email: z.string().trim().toLowerCase().pipe(z.email().max(320)),
+  })
+  .strict();
+
+export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(64).optional() }).strict();
+
+export const labelBody = z.object({ label: z.string().min(1).max(200) }).strict();
+
+export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
+
+export const customerPatchBody = z.object({ label_quota: z.number().int().min(0).max(1_000_000_000) }).strict();
+
+/** `/v1/tasks/{id}`-style path ids: prefix + base62 */
+export const pathId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9]{1,64}$`));
+
+// --- admin -------------------------------------------------------------------------------------------
+
+export const upgradeBody = z
+  .object({
+    /** keep the sandbox key(s) working after the upgrade (default: revoke them) */
+    keep_sandbox_key: z.boolean().default(false),
+  })
+  .strict();
+
+export const customersQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+    tier: z.enum([...TIERS, ""]).optional(),
+  })
+  .strict();
+
+// --- billing -----------------------------------------------------------------------------------------
+
+/** `YYYY-MM`, month 01..12, year 1970..9999 */
+const MONTH = /^(19[7-9]\d|[2-9]\d{3})-(0[1-9]|1[0-2])$/;
+
+export const usageQuery = z
+  .object({
+    month: z.string({ message: "required: a month as YYYY-MM" }).regex(MONTH, "must be a month as YYYY-MM (1970-01 or later)"),
+  })
+  .strict();
+
+export const invoicesQuery = z.object({}).strict();
+
+// --- dashboard ---------------------------------------------------------------------------------------
+
+export const noQuery = z.object({}).strict();
+
+export const tasksQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+    status: z.enum([...TASK_STATUSES, ""], { message: `one of ${TASK_STATUSES.join(", ")} (empty: every status)` }).optional(),
+    sort: z.enum(TASK_SORTS, { message: `one of ${TASK_SORTS.join(", ")}` }).default("created_at_desc"),
+  })
+  .strict();
+
+// --- jobs --------------------------------------------------------------------------------------------
+
+export const s3Credentials = z
+  .object({
+    access_key_id: z.string().min(1).max(256),
+    secret_access_key: z.string().min(1).max(1024),
+    region: z.string().min(1).max(64),
+    /** S3-compatible stores (MinIO, R2, ...): an http(s) endpoint */
+    endpoint: z.string().max(2048).optional(),
+    session_token: z.string().max(4096).optional(),
+  })
+  .strict();
+
+export const gcsCredentials = z
+  .object({
+    service_account_json: z
+      .string()
+      .max(20_000)
+      .refine((v) => {
+        try {
+          const parsed = JSON.parse(v) as { client_email?: unknown; private_key?: unknown };
+          return typeof parsed.client_email === "string" && typeof parsed.private_key === "string";
+        } catch {
+          return false;
+        }
+      }, "must be a service account JSON with client_email and private_key"),
+  })
+  .strict();
+
+export type StorageCredentials = z.infer<typeof s3Credentials> | z.infer<typeof gcsCredentials>;
+
+const storageUrl = z.string().max(2048);
+
+export const jobBody = z
+  .object({
+    manifest_url: storageUrl,
+    label_spec: labelSpec,
+    type: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,63}$/)
+      .default("image_classification"),
+    consensus_threshold: z.number().int().min(1).max(25).default(3),
+    max_labels: z.number().int().min(1).max(50).optional(),
+    callback_url: callbackUrl.optional(),
+    s3_credentials: z.union([s3Credentials, gcsCredentials]).optional(),
+    credentials: z.union([s3Credentials, gcsCredentials]).optional(),
+    output_url: storageUrl.optional(),
+  })
+  .strict();
+
+export const jobsQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+
+// --- webhooks ----------------------------------------------------------------------------------------
+
+export const webhookBody = z
+  .object({
+    callback_url: z.string().max(2048),
+    secret: z.string().min(16, "must be at least 16 characters").max(512),
+    events: z
+      .array(z.enum(WEBHOOK_EVENTS, { message: `unknown event; known events: ${WEBHOOK_EVENTS.join(", ")}` }))
+      .min(1)
+      .default(["task.settled"])
+      .transform((e) => [...new Set(e)]),
+  })
+  .strict();
+
+export const deliveriesQuery = z
+  .object({
+    status: z.enum([...DELIVERY_STATUSES, ""]).optional(),
+    page: z.coerce.number().int().min(1).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
