@@ -6,7 +6,7 @@
  */
 import { PrismaPg } from "@prisma/adapter-pg";
 import { defineConfig } from "prisma/config";
-import { pgConfigFromUrl } from "./packages/db/src/url";
+import { pgConfigFromUrl } from "./packages/store/src/url";
 
 // Built-in type ids that @prisma/adapter-pg 6.19 maps itself; any other id below 16384 is reported as text.
 const SUPPORTED_BUILTIN_OIDS = new Set([

@@ -22,7 +22,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/db";
+import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import autocannon from "autocannon";
 import { Pool } from "pg";

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
-import { dropDatabase, withDatabase } from "@labelgate/db";
+import { dropDatabase, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import type { Pool } from "pg";
 import { log, nowMs, sleep } from "./webhooks-lib";

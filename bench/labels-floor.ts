@@ -19,7 +19,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { claimBody, labelBody } from "@labelgate/api";
-import { pgConfigFromUrl } from "@labelgate/db";
+import { pgConfigFromUrl } from "@labelgate/store";
 import express from "express";
 import { Pool } from "pg";
 

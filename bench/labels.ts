@@ -33,7 +33,7 @@ import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { gatewayEnv } from "@labelgate/config";
-import { createDb, migrateDatabase, pgConfigFromUrl } from "@labelgate/db";
+import { createDb, migrateDatabase, pgConfigFromUrl } from "@labelgate/store";
 import { claimTask, recordLabel } from "@labelgate/gateway";
 import { QueueClient } from "@labelgate/queue";
 import { Pool } from "pg";

@@ -34,7 +34,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { gatewayEnv, parseEnv } from "@labelgate/config";
 import { createLogger, hashKey, issueKey, KEY_PREFIX, newId, parseEncryptionKey, SecretBox } from "@labelgate/core";
-import { createDb, type Db, dropDatabase, exportStream, migrateDatabase, withDatabase } from "@labelgate/db";
+import { createDb, type Db, dropDatabase, exportStream, migrateDatabase, withDatabase } from "@labelgate/store";
 import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
 import { writeObject } from "@labelgate/manifest-worker";
 import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";

@@ -21,7 +21,7 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { migrateDatabase, pgConfigFromUrl } from "@labelgate/db";
+import { migrateDatabase, pgConfigFromUrl } from "@labelgate/store";
 import { Pool } from "pg";
 import {
   api,

@@ -28,7 +28,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { newId, SecretBox } from "@labelgate/core";
-import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
+import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
 import { catalog, deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";

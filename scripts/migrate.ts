@@ -1,5 +1,5 @@
 /** `pnpm db:migrate`: applies migrations to DATABASE_URL (creating the database if needed). */
-import { migrateDatabase } from "@labelgate/db";
+import { migrateDatabase } from "@labelgate/store";
 
 const url = process.env.DATABASE_URL;
 if (!url) {

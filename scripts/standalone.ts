@@ -9,7 +9,7 @@ import path from "node:path";
 import { parseEnv, standaloneEnv } from "@labelgate/config";
 import { consensusHandlers } from "@labelgate/consensus-worker";
 import { closeHttpServer, createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
-import { createDb, migrateDatabase } from "@labelgate/db";
+import { createDb, migrateDatabase } from "@labelgate/store";
 import { createApp, gatewayConfigFromEnv, listenGateway } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";

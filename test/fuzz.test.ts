@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { lookup } from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
-import { dropDatabase } from "@labelgate/db";
+import { dropDatabase } from "@labelgate/store";
 import fc from "fast-check";
 import type { RouteDoc } from "../services/gateway/src/openapi";
 import { runPrefix } from "./env";

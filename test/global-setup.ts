@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { migrateDatabase, withDatabase } from "@labelgate/db";
+import { migrateDatabase, withDatabase } from "@labelgate/store";
 import { SERVER_PG_URL } from "./env";
 
 /** Creates and migrates this run's database; its name and the run id reach the workers via env. */

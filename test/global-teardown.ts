@@ -1,4 +1,4 @@
-import { dropDatabase, withDatabase } from "@labelgate/db";
+import { dropDatabase, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 

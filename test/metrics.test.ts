@@ -5,7 +5,7 @@
  * deliveries by outcome, every worker times its jobs, and queue depth is read at scrape time.
  */
 import { randomBytes } from "node:crypto";
-import { dropDatabase } from "@labelgate/db";
+import { dropDatabase } from "@labelgate/store";
 import { catalog, QueueClient, queueKeysOf } from "@labelgate/queue";
 import { REDIS_URL, runPrefix } from "./env";
 import { apiOf, ops, type ServiceName, type ServiceProcess, sample, startService } from "./processes";

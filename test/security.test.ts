@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto";
 import { ERRORS, type ErrorKind } from "@labelgate/api";
 import { newId } from "@labelgate/core";
-import { createDb, type Db, withDatabase } from "@labelgate/db";
+import { createDb, type Db, withDatabase } from "@labelgate/store";
 import type { RouteDoc } from "../services/gateway/src/openapi";
 import { runPrefix, testDatabaseUrl } from "./env";
 import { apiOf, type ServiceProcess, startService } from "./processes";

@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
-import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/db";
+import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
 import { createApp, createRateLimitRedis, listenGateway } from "@labelgate/gateway";
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";

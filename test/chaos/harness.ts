@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { migrateDatabase, withDatabase } from "@labelgate/db";
+import { migrateDatabase, withDatabase } from "@labelgate/store";
 // @labelgate/webhook-verify's verifier, as re-exported by the SDK (the root package depends on the SDK)
 import { constructEvent } from "@labelgate/sdk";
 import { type ServiceName, type ServiceProcess, startService } from "../processes";

@@ -15,7 +15,7 @@
  * event delivered, then checks everything and throws one error listing every violation.
  */
 import { verifyLedger } from "@labelgate/consensus-worker";
-import { createDb } from "@labelgate/db";
+import { createDb } from "@labelgate/store";
 import type { Receiver } from "./harness";
 import type { Customer, LoadRecord } from "./load";
 

@@ -6,7 +6,7 @@
  * faulty one gets WEBHOOK_RETRY_MAX (3) attempts 1 s and 4 s apart (DESIGN §7) and its deliveries end
  * `failed`, the slow one's `delivered`, each as its attempt log says. Ends with the invariant.
  */
-import { createDb, type Db } from "@labelgate/db";
+import { createDb, type Db } from "@labelgate/store";
 import { eventually } from "../system";
 import { CHAOS_ENV, type Cluster, type Receiver, type ReceiverMode, startCluster, startReceiver } from "./harness";
 import { checkInvariant } from "./invariant";

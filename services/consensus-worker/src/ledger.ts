@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "@labelgate/core";
-import { Prisma, type PrismaClient } from "@labelgate/db";
+import { Prisma, type PrismaClient } from "@labelgate/store";
 
 /** prev_hash of the first record */
 export const GENESIS_HASH = "0".repeat(64);

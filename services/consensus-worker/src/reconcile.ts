@@ -10,8 +10,8 @@
  * Requeue is a no-op for jobs still waiting, delayed or active (a delivery between retries is delayed).
  */
 import type { Logger } from "@labelgate/core";
-import type { PrismaClient } from "@labelgate/db";
-import { completeJobIfDone } from "@labelgate/db";
+import type { PrismaClient } from "@labelgate/store";
+import { completeJobIfDone } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
 
 export interface ReconcileDeps {

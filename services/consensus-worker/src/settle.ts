@@ -11,7 +11,7 @@
  * lock they depend on (READ COMMITTED: each statement takes a fresh snapshot).
  */
 import { Batcher, type Logger, newId, perOwner } from "@labelgate/core";
-import { completeJobSql, type Pool, Prisma, type PrismaClient, queryRows, type TransactionRun, withTransaction } from "@labelgate/db";
+import { completeJobSql, type Pool, Prisma, type PrismaClient, queryRows, type TransactionRun, withTransaction } from "@labelgate/store";
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import type { TaskSettledEvent } from "@labelgate/webhook-verify";

@@ -6,7 +6,7 @@
  * The database is shared with every other test file of the run: each test uses its own customer, labelers
  * and tasks, never rewrites shared rows, and checks the ledger chain as a whole (others append concurrently).
  */
-import type { LedgerEntry } from "@labelgate/db";
+import type { LedgerEntry } from "@labelgate/store";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { routeEvent } from "@labelgate/webhook-worker";
 import { Queue } from "bullmq";

@@ -5,7 +5,7 @@
 
 import { ApiError, customerPatchBody, customersQuery, labelerBody, pathId, upgradeBody } from "@labelgate/api";
 import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
-import type { PrismaClient } from "@labelgate/db";
+import type { PrismaClient } from "@labelgate/store";
 import { type Request, type RequestHandler, Router } from "express";
 import { parse } from "./errors";
 import { customerView } from "./views";

@@ -15,7 +15,7 @@ import {
 } from "@labelgate/api";
 import type { SecretBox } from "@labelgate/core";
 import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
-import { isUniqueViolation, type Pool, type PrismaClient } from "@labelgate/db";
+import { isUniqueViolation, type Pool, type PrismaClient } from "@labelgate/store";
 import { httpMetrics, type Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import express, { type Request, type RequestHandler, type Response, Router } from "express";

@@ -5,7 +5,7 @@
 
 import { ApiError } from "@labelgate/api";
 import { Batcher, hashKey, KEY_PREFIX, secretsEqual } from "@labelgate/core";
-import { type Pool, Prisma, queryRows } from "@labelgate/db";
+import { type Pool, Prisma, queryRows } from "@labelgate/store";
 import type { NextFunction, Request, Response } from "express";
 
 export interface CustomerPrincipal {

@@ -10,7 +10,7 @@
 
 import { ApiError, invoicesQuery, usageQuery } from "@labelgate/api";
 import { newId } from "@labelgate/core";
-import { Prisma, type PrismaClient } from "@labelgate/db";
+import { Prisma, type PrismaClient } from "@labelgate/store";
 import { type RequestHandler, Router } from "express";
 import { customerOf } from "./auth";
 import { parse } from "./errors";

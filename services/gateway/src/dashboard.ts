@@ -9,7 +9,7 @@
  */
 
 import { ApiError, noQuery, TASK_STATUSES, type TaskSort, type TaskStatus, tasksQuery } from "@labelgate/api";
-import { Prisma, type PrismaClient, type Task } from "@labelgate/db";
+import { Prisma, type PrismaClient, type Task } from "@labelgate/store";
 import { type RequestHandler, Router } from "express";
 import { customerOf } from "./auth";
 import { parse } from "./errors";

@@ -9,7 +9,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ApiError, ERRORS, type ErrorDetail, type ErrorKind } from "@labelgate/api";
 import type { Logger } from "@labelgate/core";
-import { isDatabaseUnavailable } from "@labelgate/db";
+import { isDatabaseUnavailable } from "@labelgate/store";
 import { QueueUnavailableError } from "@labelgate/queue";
 import type { ErrorRequestHandler } from "express";
 import { ZodError, type z } from "zod";

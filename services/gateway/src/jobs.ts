@@ -6,7 +6,7 @@
 
 import { ApiError, defaultMaxLabels, jobBody, jobsQuery, pathId } from "@labelgate/api";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import { exportStream, type Job, type PrismaClient } from "@labelgate/db";
+import { exportStream, type Job, type PrismaClient } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
 import { customerOf } from "./auth";

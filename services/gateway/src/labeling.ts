@@ -24,7 +24,7 @@
 
 import { ApiError } from "@labelgate/api";
 import { Batcher, newId, perOwner } from "@labelgate/core";
-import { type Pool, Prisma, transactionRows } from "@labelgate/db";
+import { type Pool, Prisma, transactionRows } from "@labelgate/store";
 
 export interface ClaimResult {
   claim_id: string;

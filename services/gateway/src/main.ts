@@ -1,7 +1,7 @@
 /** Entry point of a gateway replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { gatewayEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
 import { closeHttpServer, createLogger, drainBudgetMs, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
-import { createDb } from "@labelgate/db";
+import { createDb } from "@labelgate/store";
 import { createMetrics, depthSources, startOpsServer } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames } from "@labelgate/queue";
 import { createApp } from "./app";

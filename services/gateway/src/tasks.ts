@@ -14,7 +14,7 @@ import {
   queryRows,
   releaseQuota,
   type Task,
-} from "@labelgate/db";
+} from "@labelgate/store";
 
 /** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
 export function requestFingerprint(body: object): string {

@@ -3,7 +3,7 @@
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import type * as wire from "@labelgate/api/types";
-import type { Batch, Customer, Task } from "@labelgate/db";
+import type { Batch, Customer, Task } from "@labelgate/store";
 
 /** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
 export function visibleStatus(status: Task["status"]): wire.TaskStatus {

@@ -6,7 +6,7 @@
 
 import { ApiError, deliveriesQuery, pathId, webhookBody } from "@labelgate/api";
 import { checkOutboundUrl, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import type { Prisma, PrismaClient, Webhook } from "@labelgate/db";
+import type { Prisma, PrismaClient, Webhook } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
 import { type Request, type RequestHandler, Router } from "express";
 import { customerOf } from "./auth";

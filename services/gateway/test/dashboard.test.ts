@@ -6,7 +6,7 @@
 
 import { TASK_SORTS } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { createDb, Prisma } from "@labelgate/db";
+import { createDb, Prisma } from "@labelgate/store";
 import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
 import { invoiceStateSql, monthEnd, monthOf, monthStart, usageByMonthSql } from "../src/billing";
 import { overviewSql, qualitySql, type TaskListOptions, taskCountSql, taskPageSql, usageDaysSql } from "../src/dashboard";

@@ -1,10 +1,10 @@
 /**
  * Export of a completed job (DESIGN §8) as JSONL, one line per manifest line in manifest order, read from
  * Postgres page by page along the (job_id, manifest_line) index: constant memory at any size.
- * The lines come from `exportStream` of @labelgate/db, shared with the gateway's HTTP export.
+ * The lines come from `exportStream` of @labelgate/store, shared with the gateway's HTTP export.
  */
 import type { Logger, SecretBox } from "@labelgate/core";
-import { exportStream, type PrismaClient } from "@labelgate/db";
+import { exportStream, type PrismaClient } from "@labelgate/store";
 import { PermanentStorageError, type StorageCredentials, type StorageOptions, writeObject } from "./storage";
 
 export interface ExportDeps {

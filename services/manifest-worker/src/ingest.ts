@@ -15,7 +15,7 @@
  */
 import type { Readable } from "node:stream";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
-import { type PrismaClient, QuotaExhaustedError, releaseQuota, reserveQuota } from "@labelgate/db";
+import { type PrismaClient, QuotaExhaustedError, releaseQuota, reserveQuota } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
 import { LineTooLongError, readLines } from "./lines";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "./storage";

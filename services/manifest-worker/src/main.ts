@@ -1,7 +1,7 @@
 /** Entry point of a manifest-worker replica (distributed mode: DATABASE_URL and REDIS_URL set). */
 import { manifestWorkerEnv, parseEnv, requireDistributed, requireEncryptionKey } from "@labelgate/config";
 import { createLogger, onShutdown, parseEncryptionKey, SecretBox } from "@labelgate/core";
-import { createDb } from "@labelgate/db";
+import { createDb } from "@labelgate/store";
 import { instrumentHandlers, shutDownWorker, startWorkerOps } from "@labelgate/metrics";
 import { QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
 import { manifestHandlers } from "./index";

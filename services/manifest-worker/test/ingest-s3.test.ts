@@ -4,7 +4,7 @@
  * object and bucket, and a 10,000-line manifest (ingestion counts, manifest order, streamed export).
  */
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { completeJobIfDone } from "@labelgate/db";
+import { completeJobIfDone } from "@labelgate/store";
 import { type LocalS3, startS3 } from "../../../test/s3";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
 import {

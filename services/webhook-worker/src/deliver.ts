@@ -9,7 +9,7 @@
  */
 import { createHmac } from "node:crypto";
 import { Batcher, checkOutboundUrl, type Logger, newId, perOwner, type SecretBox } from "@labelgate/core";
-import { type Pool, Prisma, type PrismaClient, transactionRows } from "@labelgate/db";
+import { type Pool, Prisma, type PrismaClient, transactionRows } from "@labelgate/store";
 import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
 import { type Dispatcher, request } from "undici";
 import type { PendingDelivery } from "./route";

@@ -10,7 +10,7 @@
  * per event; an event with more targets is routed again with as many ids.
  */
 import { Batcher, newId, perOwner } from "@labelgate/core";
-import { type Pool, Prisma, transactionRows } from "@labelgate/db";
+import { type Pool, Prisma, transactionRows } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
 
 export interface RouteDeps {

@@ -3,7 +3,7 @@
  * (quotes, backslashes, `$n` look-alikes, unicode, arrays), a NUL is refused before any SQL is sent, and
  * the statements of one call are one transaction (a failing statement keeps nothing of the others).
  */
-import { createDb, type Db, Prisma, transactionRows, withTransaction } from "@labelgate/db";
+import { createDb, type Db, Prisma, transactionRows, withTransaction } from "@labelgate/store";
 import { runId, testDatabaseUrl } from "../../../test/env";
 
 let db: Db;

@@ -1,5 +1,5 @@
 /**
- * @labelgate/db: the Prisma client (pg driver adapter, no Rust engine) and database helpers.
+ * @labelgate/store: the Prisma client (pg driver adapter, no Rust engine) and database helpers.
  * Shapes: `createDb({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs? })` returns `{ prisma, pool, close }`.
  */
 
