@@ -27,7 +27,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { Pool } from "pg";
 import { ROOT } from "./bench-lib";
-import { log, machineCpu, positiveInt, round, sleep } from "./webhooks-lib";
+import { log, machineCpu, positiveInt, round, sleep } from "./measure";
 
 const BENCHES = ["api", "labels", "growth", "webhooks", "manifest", "soak"] as const;
 type BenchName = (typeof BENCHES)[number];

@@ -2,7 +2,7 @@
  * `pnpm bench:api [--seconds 10] [--runs 3] [--connections 64] [--batch-seconds 10] [--batch-connections 4]
  *   [--log-level info] [--existing-tasks 0]`
  *
- * Task submission under load (issue "Proof under load", items 1 and 2), with autocannon:
+ * Task submission under load (docs/benchmarks.md), with autocannon:
  *  1. `POST /v1/tasks` at `--connections` connections for `--seconds`, against the real gateway process
  *     (`node --import tsx services/gateway/src/main.ts`) and against the floor (bench/floor-server.ts:
  *     express + JSON + key hash + the same zod schema + one raw pg INSERT into the same table), the two
@@ -22,12 +22,12 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
+import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/store";
 import autocannon from "autocannon";
 import { Pool } from "pg";
 import { api, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
-import { cpuSeconds, log, positiveInt, round } from "./webhooks-lib";
+import { cpuSeconds, log, positiveInt, round } from "./measure";
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
 const ENCRYPTION_KEY = randomBytes(32).toString("hex");

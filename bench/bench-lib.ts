@@ -9,10 +9,10 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
-import { dropDatabase, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
+import { dropDatabase, withDatabase } from "@labelgate/store";
 import type { Pool } from "pg";
-import { log, nowMs, sleep } from "./webhooks-lib";
+import { log, nowMs, sleep } from "./measure";
 
 export const ROOT = path.resolve(__dirname, "..");
 
@@ -183,7 +183,7 @@ export async function seedExistingTasks(pool: Pool, customerId: string, count: n
     // i runs over the whole seed so that created_at increases with i; `kind` by i % 100: 0-96 settled, 97-98 pending, 99 canceled
     await pool.query(
       `INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, metadata,
-         status, labels_collected, label_counts, labels_needed, quota_reserved, consensus_label, confidence, resolution,
+         status, labels_collected, label_counts, claim_cap, quota_reserved, consensus_label, confidence, resolution,
          ledger_txid, settled_at, canceled_at, last_label_id, last_label_at, created_at, updated_at)
        SELECT 'tsk_' || $2 || lpad(i::text, 9, '0'), $1, 'image_classification', 'https://img.example.com/seed/' || i || '.jpg',
          'Which animal is in the picture?', ARRAY['cat','dog','bird'], 3, 7, '{"source":"seed"}'::jsonb,

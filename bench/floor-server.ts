@@ -1,5 +1,5 @@
 /**
- * The floor of `POST /v1/tasks` (issue "Proof under load", bench/api.ts): the least a task submission can
+ * The floor of `POST /v1/tasks` (docs/benchmarks.md, bench/api.ts): the least a task submission can
  * cost on this stack. express + JSON body + SHA-256 of the bearer key (no lookup) + the gateway's own zod
  * schema of a task + ONE raw `pg` INSERT of the task row into the same `tasks` table (same indexes).
  * No authentication lookup, quota, rate limit, idempotency or webhook check: those are what the gateway
@@ -39,7 +39,7 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
   const id = `tsk_${randomBytes(16).toString("base64url")}`;
   const rows = await pool.query<{ created_at: Date }>(
     `INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels,
-                        metadata, labels_needed, quota_reserved, status)
+                        metadata, claim_cap, quota_reserved, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') RETURNING created_at`,
     [
       id,

@@ -5,7 +5,7 @@
  * bodies + ONE raw `pg` statement per request:
  *  - `POST /v1/labeling/claims`: an UPDATE ... RETURNING that takes the oldest task of CUSTOMER_ID with
  *    free slots this labeler has not claimed (`FOR UPDATE SKIP LOCKED`), counts the claim down from
- *    `labels_needed` (the task stays `pending` while it has free slots, so the scan of the (customer_id,
+ *    `claim_cap` (the task stays `pending` while it has free slots, so the scan of the (customer_id,
  *    status, created_at) index stops at the first free task; the ORDER BY spells that index's order, so the
  *    planner does not walk the other customers' older pending tasks in (status, created_at) instead), and
  *    inserts the claim row;
@@ -52,10 +52,10 @@ app.post("/v1/labeling/claims", express.json({ limit: "1mb" }), async (req, res)
   const id = `clm_${randomBytes(16).toString("base64url")}`;
   const rows = await pool.query<{ task_id: string; data_url: string; question: string; options: string[]; expires_at: Date }>(
     `WITH target AS (
-       UPDATE tasks t SET labels_needed = t.labels_needed - 1,
-         status = CASE WHEN t.labels_needed = 1 THEN 'labeling' ELSE 'pending' END::"TaskStatus"
+       UPDATE tasks t SET claim_cap = t.claim_cap - 1,
+         status = CASE WHEN t.claim_cap = 1 THEN 'labeling' ELSE 'pending' END::"TaskStatus"
        WHERE t.id = (SELECT c.id FROM tasks c
-                     WHERE c.customer_id = $2 AND c.status = 'pending' AND c.labels_needed > 0
+                     WHERE c.customer_id = $2 AND c.status = 'pending' AND c.claim_cap > 0
                        AND NOT EXISTS (SELECT 1 FROM claims m WHERE m.task_id = c.id AND m.labeler_id = $3)
                      ORDER BY c.customer_id, c.status, c.created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
        RETURNING t.id, t.data_url, t.question, t.options)

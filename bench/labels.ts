@@ -2,7 +2,7 @@
  * `pnpm bench:labels [--seconds 10] [--runs 3] [--labelers 200] [--rate 1000] [--lag-seconds 15]
  *   [--existing-tasks 0] [--log-level info] [--pipeline-only]`
  *
- * Recorded labels per second through claims and labels (DESIGN §4: `POST /v1/labeling/claims`, then
+ * Recorded labels per second through claims and labels (../shared/DESIGN.md §4: `POST /v1/labeling/claims`, then
  * `POST /v1/labeling/claims/{id}/label`), with `--labelers` concurrent labelers (one key each, created with
  * the admin route), against the real gateway, consensus-worker and webhook-worker processes:
  *  (a) closed loop: every labeler claims, labels (85% "cat", else "dog"), and claims again, for `--seconds`;
@@ -33,9 +33,8 @@ import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { gatewayEnv } from "@labelgate/config";
-import { createDb, migrateDatabase, pgConfigFromUrl } from "@labelgate/store";
-import { claimTask, recordLabel } from "@labelgate/gateway";
 import { QueueClient } from "@labelgate/queue";
+import { createStore, migrateDatabase, pgConfigFromUrl, type Store } from "@labelgate/store";
 import { Pool } from "pg";
 import {
   benchTarget,
@@ -65,7 +64,7 @@ import {
   postgresBackends,
   round,
   sleep,
-} from "./webhooks-lib";
+} from "./measure";
 
 interface ClosedResult {
   labels_per_s: number;
@@ -195,36 +194,35 @@ async function openLoop(cycle: Cycle, labelers: Labeler[], rate: number, seconds
 }
 
 /**
- * A claim+label pair without HTTP: the label route's own steps (`claimTask`, `recordLabel`, then the
- * consensus enqueue) in this process. A refusal or a failed enqueue counts as an error, as a non-2xx does.
+ * A claim+label pair without HTTP: the label route's own steps (the store's `labeling.claim` and
+ * `labeling.label`, then the settlement enqueue of a deciding label) in this process. A refusal or a failed
+ * enqueue counts as an error, as a non-2xx does.
  */
-function inProcessCycle(pool: Pool, queue: QueueClient, claimTtlSeconds: number): Cycle {
+function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: number): Cycle {
   return async (labeler, stats) => {
     const t0 = nowMs();
-    const claim = await claimTask(pool, labeler.id, undefined, claimTtlSeconds);
+    const claim = await store.labeling.claim(labeler.id, undefined, claimTtlSeconds);
     const t1 = nowMs();
     stats.claimMs.push(t1 - t0);
     if (!claim) {
       stats.empty++;
       return false;
     }
-    const label = await recordLabel(pool, labeler.id, claim.claim_id, Math.random() < 0.85 ? "cat" : "dog");
-    await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id });
+    const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, Math.random() < 0.85 ? "cat" : "dog");
+    if (decided) await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id });
     stats.labelMs.push(nowMs() - t1);
     stats.labels++;
     return true;
   };
 }
 
-/** Polls until no task of `customerId` waits for consensus (labels_needed 0 but open, or settling). */
+/** Polls until no task of `customerId` waits for its settlement (decided: `settling`). */
 async function waitSettled(pool: Pool, customerId: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM tasks WHERE customer_id = $1
-         AND (status = 'settling' OR (status IN ('pending', 'labeling') AND labels_needed = 0))`,
-      [customerId],
-    );
+    const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM tasks WHERE customer_id = $1 AND status = 'settling'", [
+      customerId,
+    ]);
     if (Number(rows[0]?.n) === 0) return;
     if (Date.now() > deadline) throw new Error(`${rows[0]?.n} tasks still wait for consensus after ${timeoutMs} ms`);
     await sleep(250);
@@ -372,12 +370,12 @@ async function main(): Promise<void> {
 
     // (c) the consensus pipeline at the target rate, labels recorded in this process (no HTTP)
     const gatewayDefaults = gatewayEnv.parse({});
-    const frontEnd = createDb({ url: target.databaseUrl, poolMax: gatewayDefaults.DB_POOL_MAX });
+    const frontEnd = createStore({ url: target.databaseUrl, poolMax: gatewayDefaults.DB_POOL_MAX });
     const queue = new QueueClient({ kind: "redis", url: target.redisUrl, prefix: target.prefix });
     const pipelineRuns: LagRun[] = [];
     try {
       for (let run = 1; run <= runs; run++) {
-        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd.pool, queue, gatewayDefaults.CLAIM_TTL_SECONDS), targetRate));
+        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS), targetRate));
         log(`pipeline lag run ${run}: ${JSON.stringify(pipelineRuns.at(-1))}`);
       }
     } finally {
@@ -419,7 +417,7 @@ async function main(): Promise<void> {
       pipeline_lag: {
         rate: targetRate,
         seconds: lagSeconds,
-        front_end: "claimTask + recordLabel + consensus enqueue in the bench process (no HTTP)",
+        front_end: "store.labeling claim + label + settlement enqueue in the bench process (no HTTP)",
         runs: pipelineRuns,
         median: lagMedian(pipelineRuns),
         target_p99_ms: 250,

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { Readable } from "node:stream";
-import { processTree } from "./webhooks-lib";
+import { processTree } from "./measure";
 
 /** Line `n` (1-based) of the bench manifest, Ground Truth style. */
 export function manifestLine(n: number): string {
@@ -100,17 +100,6 @@ export interface CountedStream {
   bytes: number;
   first: string;
   last: string;
-}
-
-/** The same JSON value with object keys sorted (Postgres `jsonb` reorders keys). */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(",")}}`;
 }
 
 /** Counts the lines of a byte stream, keeping only its first and last line. */

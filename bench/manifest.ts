@@ -27,21 +27,19 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { gatewayEnv, parseEnv } from "@labelgate/config";
-import { createLogger, hashKey, issueKey, KEY_PREFIX, newId, parseEncryptionKey, SecretBox } from "@labelgate/core";
-import { createDb, type Db, dropDatabase, exportStream, migrateDatabase, withDatabase } from "@labelgate/store";
-import { createApp, gatewayConfigFromEnv } from "@labelgate/gateway";
-import { writeObject } from "@labelgate/manifest-worker";
-import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
+import { canonicalJson, createLogger, hashKey, issueKey, KEY_PREFIX, newId } from "@labelgate/core";
+import { gatewayRole } from "@labelgate/gateway";
+import { storageOptions, writeObject } from "@labelgate/manifest-worker";
+import { deleteKeysWithPrefix } from "@labelgate/queue";
+import { createRuntime, type Runtime } from "@labelgate/runtime";
+import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
 import { Pool } from "pg";
 import { type LocalS3, startS3 } from "../test/s3";
-import { canonicalJson, countLines, getAndCount, manifestLine, manifestStream, RssSampler } from "./manifest-lib";
-import { CpuTracker, log, machineCpu, nowMs, positiveInt, postgresBackends, processTree, round, sleep } from "./webhooks-lib";
+import { countLines, getAndCount, manifestLine, manifestStream, RssSampler } from "./manifest-lib";
+import { CpuTracker, log, machineCpu, nowMs, positiveInt, postgresBackends, processTree, round, sleep } from "./measure";
 
 const ROOT = path.resolve(__dirname, "..");
 const USAGE = "usage: pnpm bench:manifest [--lines 100000,1000000] [--warmup 1000] [--export-runs 2]";
@@ -90,9 +88,7 @@ async function main(): Promise<void> {
   let worker: ChildProcess | undefined;
   let s3: LocalS3 | undefined;
   let pool: Pool | undefined;
-  let db: Db | undefined;
-  let queue: QueueClient | undefined;
-  let server: Server | undefined;
+  let gateway: Runtime<[Awaited<ReturnType<typeof gatewayRole.start>>]> | undefined;
   let migrated = false;
   const stoppers: { stop(): void }[] = [];
 
@@ -121,12 +117,10 @@ async function main(): Promise<void> {
   const cleanup = async () => {
     for (const s of stoppers) s.stop();
     await stopWorker();
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server?.close(() => resolve()));
+    if (gateway) {
+      gateway.instances[0].server.closeAllConnections();
+      await gateway.shutdown().catch(() => undefined);
     }
-    await queue?.close().catch(() => undefined);
-    await db?.close().catch(() => undefined);
     await pool?.end().catch(() => undefined);
     await s3?.close().catch(() => undefined);
     if (migrated) await dropDatabase(databaseUrl).catch((err: unknown) => log(`could not drop ${databaseName}: ${String(err)}`));
@@ -146,24 +140,24 @@ async function main(): Promise<void> {
     s3 = await startS3([BUCKET]);
     const s3Credentials = s3.credentials;
 
-    // the in-process gateway: the real app, its settings from a parsed gateway environment
-    const logger = createLogger("bench", "warn");
-    const env = parseEnv(gatewayEnv, { ALLOW_PRIVATE_URLS: "true", QUEUE_PREFIX: prefix });
-    db = createDb({ url: databaseUrl, poolMax: 4 });
-    queue = new QueueClient({ kind: "redis", url: redisUrl, prefix }, 5000);
-    const app = createApp({
-      prisma: db.prisma,
-      pool: db.pool,
-      queue,
-      logger,
-      secretBox: new SecretBox(parseEncryptionKey(encryptionKey)),
-      config: gatewayConfigFromEnv(env, undefined),
-    });
-    const srv: Server = await new Promise((resolve) => {
-      const s = app.listen(0, "127.0.0.1", () => resolve(s));
-    });
-    server = srv;
-    const baseUrl = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    // the in-process gateway, built by the runtime like the service (its pool the gateway's, 4 here)
+    gateway = await createRuntime(
+      {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: prefix,
+        ALLOW_PRIVATE_URLS: "true",
+        ENCRYPTION_KEY: encryptionKey,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        METRICS_PORT: "0",
+        DB_POOL_MAX: "4",
+      },
+      [gatewayRole],
+      { logger: createLogger("bench", "warn"), queueTimeoutMs: 5000 },
+    );
+    const baseUrl = `http://127.0.0.1:${gateway.instances[0].port}`;
+    const store = gateway.ctx.store;
 
     // a production customer with quota for every manifest, and its key
     const customerId = newId("customer");
@@ -179,10 +173,11 @@ async function main(): Promise<void> {
       key.hint,
     ]);
 
+    const storage = storageOptions({ allowPrivateUrls: true });
     const upload = async (lines: number): Promise<string> => {
       const url = `s3://${BUCKET}/manifest-${lines}.jsonl`;
       const t0 = nowMs();
-      await writeObject(url, manifestStream(lines), s3Credentials, { allowPrivateUrls: true }, "application/x-ndjson");
+      await writeObject(url, manifestStream(lines), s3Credentials, storage, "application/x-ndjson");
       log(`uploaded ${url} (${lines} lines) in ${round((nowMs() - t0) / 1000, 1)} s`);
       return url;
     };
@@ -323,7 +318,7 @@ async function main(): Promise<void> {
       const s0 = nowMs();
       await sql.query(
         `UPDATE tasks SET status = 'settled', consensus_label = options[1 + manifest_line % 4], confidence = 0.9375,
-                resolution = 'consensus', labels_collected = 3, labels_needed = 0,
+                resolution = 'consensus', labels_collected = 3, claim_cap = 0,
                 ledger_txid = '0x' || md5(id) || md5(manifest_line::text), settled_at = now(), updated_at = now()
          WHERE job_id = $1`,
         [jobId],
@@ -332,7 +327,6 @@ async function main(): Promise<void> {
       await sql.query(`VACUUM ANALYZE tasks`);
       log(`settled ${lines} tasks in ${round((nowMs() - s0) / 1000, 1)} s`);
 
-      const prisma = db.prisma;
       const runs: Record<string, unknown>[] = [];
       for (const via of ["http", "exportStream"] as const) {
         for (let run = 1; run <= exportRuns; run++) {
@@ -345,7 +339,7 @@ async function main(): Promise<void> {
           const counted =
             via === "http"
               ? await getAndCount(`${baseUrl}/v1/jobs/${jobId}/export`, key.key)
-              : { status: 200, ...(await countLines(exportStream(prisma, jobId))) };
+              : { status: 200, ...(await countLines(store.jobs.exportStream(jobId))) };
           const seconds = (nowMs() - e0) / 1000;
           clearInterval(timer);
           if (counted.status !== 200 || counted.lines !== lines)

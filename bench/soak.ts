@@ -38,7 +38,8 @@ import {
   tearDown,
 } from "./bench-lib";
 import { statusBytes } from "./manifest-lib";
-import { log, nowMs, positiveInt, round, sleep, startReceiver } from "./webhooks-lib";
+import { log, nowMs, positiveInt, round, sleep } from "./measure";
+import { startReceiver } from "./webhooks-lib";
 
 const SERVICES: ServiceName[] = ["gateway", "consensus-worker", "webhook-worker", "manifest-worker"];
 const SAMPLE_MS = 5_000;

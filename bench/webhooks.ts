@@ -28,8 +28,8 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { newId, SecretBox } from "@labelgate/core";
-import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
 import { catalog, deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
+import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Pool } from "pg";
@@ -43,12 +43,10 @@ import {
   positiveInt,
   postgresBackends,
   processTree,
-  type Receiver,
   round,
-  seedSettled,
   sleep,
-  startReceiver,
-} from "./webhooks-lib";
+} from "./measure";
+import { type Receiver, seedSettled, startReceiver } from "./webhooks-lib";
 
 const ROOT = path.resolve(__dirname, "..");
 const USAGE =

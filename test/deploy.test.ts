@@ -50,16 +50,16 @@ function knownKeys(service: ServiceName): Set<string> {
 
 /**
  * Env keys a service must be given in distributed mode: keys its schema requires (no default, not optional),
- * DATABASE_URL and REDIS_URL (`requireDistributed`), ENCRYPTION_KEY when its main.ts calls
- * `requireEncryptionKey`, and the gateway's ADMIN_TOKEN (optional, but without it the admin API is closed).
+ * DATABASE_URL and REDIS_URL (the runtime refuses to start without them: only standalone replaces them),
+ * ENCRYPTION_KEY when its role opens the secret box (`ctx.secretBox()` in its src/role.ts), and the
+ * gateway's ADMIN_TOKEN (optional, but without it the admin API is closed).
  */
 function requiredKeys(service: ServiceName): string[] {
   const required = Object.entries(shapeOf(service))
     .filter(([, schema]) => !schema.safeParse(undefined).success)
     .map(([key]) => key);
-  const main = read(SERVICES[service].main);
-  if (main.includes("requireDistributed(")) required.push("DATABASE_URL", "REDIS_URL");
-  if (main.includes("requireEncryptionKey(")) required.push("ENCRYPTION_KEY");
+  required.push("DATABASE_URL", "REDIS_URL");
+  if (read(SERVICES[service].main.replace(/main\.ts$/, "role.ts")).includes("ctx.secretBox()")) required.push("ENCRYPTION_KEY");
   if (service === "gateway") required.push("ADMIN_TOKEN");
   return [...new Set(required)];
 }

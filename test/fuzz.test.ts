@@ -1,5 +1,5 @@
 /**
- * Bad input (issue 7, reliability 4): at least 10,000 malformed requests generated with fast-check (seeded:
+ * Bad input (docs/reliability.md): at least 10,000 malformed requests generated with fast-check (seeded:
  * `FUZZ_SEED=<n>` replays a run, the seed is printed with every run; `FUZZ_REQUESTS` changes the count;
  * `FUZZ_DEBUG=1` prints each answer's route and status) across every route the gateway
  * registers (read from `sys.app`), sent to a REAL gateway process (so a crash is an exit) with
@@ -28,7 +28,7 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : randomBytes
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 12;
 
-/** URLs an attacker would aim a server-side fetch at (DESIGN §9). */
+/** URLs an attacker would aim a server-side fetch at (../shared/DESIGN.md §9). */
 const SSRF_LITERAL = [
   "http://127.0.0.1/",
   "https://127.0.0.1:6379/",

@@ -1,5 +1,5 @@
-import { dropDatabase, withDatabase } from "@labelgate/store";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
+import { dropDatabase, withDatabase } from "@labelgate/store";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 /** Drops this run's database and deletes its Redis keys (set KEEP_TEST_DB=1 to keep them for debugging). */

@@ -1,12 +1,12 @@
 /**
- * Metrics and probes (issue 6): every service, run as a real process, serves /metrics, /healthz and /readyz on
+ * Metrics and probes (README "Operations"): every service, run as a real process, serves /metrics, /healthz and /readyz on
  * its own ops port (METRICS_PORT); under traffic the gateway's request counters and latency histograms move
  * by route PATTERN, the consensus worker counts settlements and consensus lag, the webhook worker counts
  * deliveries by outcome, every worker times its jobs, and queue depth is read at scrape time.
  */
 import { randomBytes } from "node:crypto";
-import { dropDatabase } from "@labelgate/store";
 import { catalog, QueueClient, queueKeysOf } from "@labelgate/queue";
+import { dropDatabase } from "@labelgate/store";
 import { REDIS_URL, runPrefix } from "./env";
 import { apiOf, ops, type ServiceName, type ServiceProcess, sample, startService } from "./processes";
 import { ADMIN_TOKEN, eventually, isolatedDatabaseUrl, taskBody } from "./system";
@@ -46,7 +46,7 @@ beforeAll(async () => {
       }),
     ),
   );
-  for (const p of started) procs.set(p.service, p);
+  for (const [i, p] of started.entries()) procs.set(SERVICES[i] as ServiceName, p);
 }, 90000);
 afterAll(async () => {
   await Promise.all([...procs.values()].map((p) => p.kill()));

@@ -346,6 +346,12 @@ describe("responses of a running system match the document", () => {
     expect((await call("get", "/v1/tasks/{id}", { params: { id: "tsk_doesnotexist" }, token: key })).status).toBe(404);
     expect((await call("get", "/v1/tasks/{id}/result", { params: { id: taskId }, token: key })).status).toBe(202);
 
+    // a claim released (skip): 204, its slot free again; an unknown claim: 404
+    const skipped = await call<{ claim_id: string }>("post", "/v1/labeling/claims", { token: state.labeler, body: { task_id: taskId } });
+    expect(skipped.status).toBe(201);
+    const release = { params: { claimId: skipped.body.claim_id }, token: state.labeler };
+    expect((await call("delete", "/v1/labeling/claims/{claimId}", release)).status).toBe(204);
+    expect((await call("delete", "/v1/labeling/claims/{claimId}", { ...release, params: { claimId: "clm_missing" } })).status).toBe(404);
     const claim = await call<{ claim_id: string }>("post", "/v1/labeling/claims", { token: state.labeler, body: { task_id: taskId } });
     expect(claim.status).toBe(201);
     expect(
@@ -374,6 +380,9 @@ describe("responses of a running system match the document", () => {
           body: { label: "cat" },
         })
       ).status,
+    ).toBe(409);
+    expect(
+      (await call("delete", "/v1/labeling/claims/{claimId}", { params: { claimId: claim.body.claim_id }, token: state.labeler })).status,
     ).toBe(409);
     expect(
       (

@@ -13,7 +13,8 @@ export const ROOT = path.resolve(__dirname, "..");
 export type ServiceName = "gateway" | "consensus-worker" | "webhook-worker" | "manifest-worker";
 
 export interface ServiceProcess {
-  service: ServiceName;
+  /** the service, or `standalone` (`pnpm start`: every role in one process) */
+  service: ServiceName | "standalone";
   child: ChildProcess;
   /** every stdout/stderr chunk, for failure messages */
   output: string[];
@@ -40,16 +41,24 @@ export interface ServiceOptions {
   env?: Record<string, string>;
 }
 
-const START_MESSAGE: Record<ServiceName, string> = {
-  gateway: "gateway listening",
-  "consensus-worker": "consensus-worker started",
-  "webhook-worker": "webhook-worker started",
-  "manifest-worker": "manifest-worker started",
-};
+/** The runtime's line once every role of a process started (packages/runtime), with its ops port. */
+const START_MESSAGE = "labelgate started";
 
 /** Starts a service process and waits (up to 30 s) for its start line. */
-export async function startService(service: ServiceName, options: ServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", `services/${service}/src/main.ts`], {
+export function startService(service: ServiceName, options: ServiceOptions): Promise<ServiceProcess> {
+  return startProcess(service, `services/${service}/src/main.ts`, options);
+}
+
+/**
+ * Starts `pnpm start`'s process (scripts/standalone.ts: the same runtime with every role) on this run's
+ * database and Redis (DATABASE_URL and REDIS_URL set: no embedded Postgres), and waits for its start line.
+ */
+export function startStandalone(options: ServiceOptions): Promise<ServiceProcess> {
+  return startProcess("standalone", "scripts/standalone.ts", options);
+}
+
+async function startProcess(service: ServiceName | "standalone", script: string, options: ServiceOptions): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
@@ -101,7 +110,7 @@ export async function startService(service: ServiceName, options: ServiceOptions
   const started = await eventually(
     async () => {
       if (gone) throw new Error(`${service} exited before starting:\n${output.join("")}`);
-      return logs.find((l) => l.msg === START_MESSAGE[service]);
+      return logs.find((l) => l.msg === START_MESSAGE);
     },
     30000,
     `${service} to start (output: ${output.join("")})`,
@@ -119,7 +128,7 @@ export async function startService(service: ServiceName, options: ServiceOptions
     output,
     logs,
     metricsPort: Number(started.metrics_port),
-    port: started.port === undefined ? undefined : Number(started.port),
+    port: service === "gateway" || service === "standalone" ? Number(logs.find((l) => l.msg === "gateway listening")?.port) : undefined,
     exited,
     signal: (signal) => {
       if (!gone && child.pid !== undefined) process.kill(child.pid, signal);

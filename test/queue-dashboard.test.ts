@@ -61,7 +61,7 @@ describe("/admin/queues", () => {
     };
     const handlers: HandlersFor<"manifest-worker"> = { manifestExport: failFirst, manifestIngest: async () => undefined };
     workers = startWorkers(sys.backend, handlers, { concurrency: { manifestExport: 1 } });
-    const payload = { jobId: "job_dashboardretry" };
+    const payload = { manifestJobId: "job_dashboardretry" };
     const jobId = catalog.manifestExport.jobId(payload);
     await sys.queue.enqueue("manifestExport", payload, { attempts: 1 });
     const bull = await sys.queue.bullmqQueue("manifestExport");

@@ -202,7 +202,13 @@ describe("the SDK against a running gateway", () => {
     expect(canceled).toMatchObject({ error: "task canceled", body: { status: "canceled" } });
 
     const labeler = admin.withCredentials({ labelerKey: (await admin.admin.createLabeler("Bo")).api_key });
+    // a claim released (skip) frees its slot: the same labeler may claim the task again
+    const skipped = await labeler.labeling.claim(accepted.task_id);
+    await labeler.labeling.release(skipped?.claim_id as string);
+    await labeler.labeling.release(skipped?.claim_id as string); // again: the same answer
+    await rejection(labeler.labeling.release("clm_nope"), NotFoundError);
     const claim = await labeler.labeling.claim(accepted.task_id);
+    expect(claim?.claim_id).not.toBe(skipped?.claim_id);
     expect(claim).toMatchObject({ task_id: accepted.task_id, label_spec: SPEC });
     const notAnOption = await rejection(labeler.labeling.label(claim?.claim_id as string, "zebra"), ValidationError);
     expect(notAnOption.details).toEqual([{ path: "label", message: expect.stringContaining("cat, dog, bird") }]);
@@ -211,6 +217,9 @@ describe("the SDK against a running gateway", () => {
     const twice = await rejection(labeler.labeling.label(claim?.claim_id as string, "dog"), ConflictError);
     expect(twice.error).toBe("claim already labeled");
     await rejection(labeler.labeling.label("clm_nope", "dog"), NotFoundError);
+    expect(await rejection(labeler.labeling.release(claim?.claim_id as string), ConflictError)).toMatchObject({
+      error: "claim already labeled",
+    });
 
     const settled = await customer.tasks.waitForResult(accepted.task_id, { intervalMs: 50, timeoutMs: 20_000 });
     expect(settled).toMatchObject({ status: "settled", consensus_label: "dog", resolution: "consensus", label_counts: { dog: 1 } });

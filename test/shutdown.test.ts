@@ -1,12 +1,12 @@
 /**
- * Graceful shutdown (issue 6): real service processes (`node --import tsx services/<s>/src/main.ts`) get
+ * Graceful shutdown (README "Operations"): real service processes (`node --import tsx services/<s>/src/main.ts`) get
  * SIGTERM with work in flight. Each exits with code 0 within SHUTDOWN_TIMEOUT_MS, readiness answers 503 as
  * soon as the shutdown starts, and nothing is lost: in-flight jobs finish, or (past the bound) go back to
  * the queue, and a fresh replica completes the rest: every task settles exactly once, every event is
  * delivered. The gateway answers the requests it had in flight and refuses new connections.
  */
 import http from "node:http";
-import { catalog, type RunningWorkers } from "@labelgate/queue";
+import { catalog } from "@labelgate/queue";
 import { ops, type ServiceName, type ServiceProcess, startService } from "./processes";
 import { createLabeler, createTask, eventually, label, registerCustomer, type System, startConsensusWorkers, startSystem } from "./system";
 import { newSecret, type Receiver, receiver, registerWebhook, settleTask, taskView } from "./webhooks";
@@ -14,7 +14,7 @@ import { newSecret, type Receiver, receiver, registerWebhook, settleTask, taskVi
 let sys: System;
 const procs: ServiceProcess[] = [];
 const open: Receiver[] = [];
-let consensus: RunningWorkers | undefined;
+let consensus: { close(): Promise<void> } | undefined;
 
 beforeAll(async () => {
   // the in-process gateway drives the API; the services under test run as processes. A database of its
@@ -68,8 +68,8 @@ async function readinessIs503(p: ServiceProcess): Promise<void> {
   expect(JSON.parse(ready.text)).toMatchObject({ ok: false, shutting_down: true });
 }
 
-function startConsensusInProcess(): void {
-  consensus ??= startConsensusWorkers(sys, 4);
+async function startConsensusInProcess(): Promise<void> {
+  consensus ??= await startConsensusWorkers(sys, 4);
 }
 
 describe("consensus-worker", () => {
@@ -107,7 +107,7 @@ describe("consensus-worker", () => {
 
 describe("webhook-worker", () => {
   it("SIGTERM with deliveries in flight: readiness 503 at once, in-flight deliveries finish, exit 0 within the bound; nothing lost", async () => {
-    startConsensusInProcess();
+    await startConsensusInProcess();
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -147,7 +147,7 @@ describe("webhook-worker", () => {
   }, 120000);
 
   it("deliveries still in flight at the bound go back to the queue: exit 0 within the bound, a fresh replica delivers them", async () => {
-    startConsensusInProcess();
+    await startConsensusInProcess();
     let hanging = true;
     const r = await receiver(() => (hanging ? "hang" : 200));
     open.push(r);
@@ -160,7 +160,8 @@ describe("webhook-worker", () => {
     await eventually(async () => (r.received.length === tasks.length ? true : undefined), 20000, "every delivery to hang");
 
     await terminate(worker, 2000);
-    expect(worker.logs.find((l) => l.msg === "deliveries still running at the shutdown bound returned to the queue")).toMatchObject({
+    expect(worker.logs.find((l) => l.msg === "jobs still running at the shutdown bound returned to the queue")).toMatchObject({
+      role: "webhook-worker",
       returned: tasks.length,
     });
     // back in the queue (waiting), not lost in `active` until a stalled-job check: a delivery's first attempt

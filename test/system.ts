@@ -1,17 +1,19 @@
 /**
- * An in-process labelgate for tests: the real gateway app on an ephemeral port, and (optionally) the real
- * consensus and webhook workers, against this run's Postgres database and Redis under a unique prefix.
+ * An in-process labelgate for tests: the real runtime (@labelgate/runtime, the one every entry point uses)
+ * with the gateway on an ephemeral port and (optionally) the real consensus, webhook and manifest workers,
+ * against this run's Postgres database and Redis under a unique prefix. Settings go in as environment
+ * variables, parsed by the runtime like any service's.
  */
 import { randomBytes } from "node:crypto";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { consensusHandlers, DEFAULT_PRIOR } from "@labelgate/consensus-worker";
+import { consensusRole } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
-import { createDb, type Db, dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
-import { createApp, createRateLimitRedis, listenGateway } from "@labelgate/gateway";
-import { manifestHandlers } from "@labelgate/manifest-worker";
-import { type QueueBackendConfig, QueueClient, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { webhookHandlers, webhookJobBackoffMs } from "@labelgate/webhook-worker";
+import { gatewayRole } from "@labelgate/gateway";
+import { manifestRole } from "@labelgate/manifest-worker";
+import type { QueueBackendConfig, QueueClient } from "@labelgate/queue";
+import { createRuntime, type RuntimeOptions } from "@labelgate/runtime";
+import { type Db, dropDatabase, migrateDatabase, type Store, withDatabase } from "@labelgate/store";
+import { webhookRole } from "@labelgate/webhook-worker";
+import type express from "express";
 import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
@@ -20,7 +22,7 @@ export const TEST_ENCRYPTION_KEY = "00112233445566778899aabbccddeeff001122334455
 export const TEST_SECRET_BOX = new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_KEY));
 
 export interface SystemOptions {
-  /** run the consensus and webhook workers in-process (default true) */
+  /** run the consensus, webhook and manifest workers in-process (default true) */
   workers?: boolean;
   /** override the database (e.g. a dead port to test outages) */
   databaseUrl?: string;
@@ -49,6 +51,10 @@ export interface SystemOptions {
   sandboxLabelQuota?: number;
   /** billing prices and currency (default: sandbox 0, production 8 cents per label, usd) */
   billing?: { currency: string; pricePerLabelCents: { sandbox: number; production: number } };
+  /** more environment variables (e.g. TRUST_PROXY) */
+  env?: Record<string, string>;
+  /** DNS resolver of outbound URL checks */
+  resolve?: RuntimeOptions["resolve"];
   logger?: Logger;
 }
 
@@ -60,9 +66,11 @@ export interface ApiResponse<T = Record<string, unknown>> {
 
 export interface System {
   /** the gateway's express app this system serves (route tables are read from it) */
-  app: ReturnType<typeof createApp>;
+  app: express.Express;
   baseUrl: string;
   databaseUrl: string;
+  store: Store;
+  /** the store's Prisma client and pool, for tests that inspect rows */
   db: Db;
   queue: QueueClient;
   backend: QueueBackendConfig;
@@ -78,25 +86,6 @@ export interface System {
 }
 
 /**
- * In-process consensus workers (the consensus and reconcile queues, reconciliation grace 1 s) over a
- * system's database, queue and logger; `concurrency` = consensus jobs at once. Close them with `close()`.
- */
-export function startConsensusWorkers(s: Pick<System, "backend" | "db" | "queue" | "logger">, concurrency: number): RunningWorkers {
-  return startWorkers(
-    s.backend,
-    consensusHandlers({
-      prisma: s.db.prisma,
-      pool: s.db.pool,
-      queue: s.queue,
-      logger: s.logger,
-      prior: DEFAULT_PRIOR,
-      reconcileGraceMs: 1000,
-    }),
-    { concurrency: { consensus: concurrency, reconcile: 1 } },
-  );
-}
-
-/**
  * A database of its own for a test file (`lgtest_<run>_<hex>`, migrated), for tests whose reconciliation
  * or generic claims must not see the other files' rows in the run's shared database. The caller drops it
  * (`dropDatabase`). Returns its URL.
@@ -107,74 +96,56 @@ export async function isolatedDatabaseUrl(): Promise<string> {
   return url;
 }
 
+/** The environment of a test system (every value a string, as a service would get it). */
+function systemEnv(options: SystemOptions, databaseUrl: string, prefix: string): Record<string, string> {
+  const billing = options.billing ?? { currency: "usd", pricePerLabelCents: { sandbox: 0, production: 8 } };
+  const perKey = options.rateLimits?.perKey ?? { sandbox: 1_000_000_000, production: 1_000_000_000 };
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: options.redisUrl ?? REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    METRICS_PORT: "0",
+    DB_POOL_MAX: "20",
+    ADMIN_TOKEN,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    ALLOW_PRIVATE_URLS: String(options.allowPrivateUrls ?? true),
+    WEBHOOK_RETRY_MAX: String(options.webhookRetryMax ?? 3),
+    WEBHOOK_TIMEOUT_MS: String(options.webhookTimeoutMs ?? 10_000),
+    CLAIM_TTL_SECONDS: String(options.claimTtlSeconds ?? 600),
+    SANDBOX_LABEL_QUOTA: String(options.sandboxLabelQuota ?? 500),
+    PRODUCTION_LABEL_QUOTA: "100000",
+    BILLING_CURRENCY: billing.currency,
+    PRICE_PER_LABEL_CENTS_SANDBOX: String(billing.pricePerLabelCents.sandbox),
+    PRICE_PER_LABEL_CENTS_PRODUCTION: String(billing.pricePerLabelCents.production),
+    RATE_LIMIT_SANDBOX: String(perKey.sandbox),
+    RATE_LIMIT_PRODUCTION: String(perKey.production),
+    RATE_LIMIT_WINDOW_SECONDS: String(options.rateLimits?.windowSeconds ?? 60),
+    RATE_LIMIT_REGISTRATIONS_PER_HOUR: String(options.rateLimits?.registrationsPerHour ?? 1_000_000_000),
+    RECONCILE_GRACE_MS: "1000",
+    CONSENSUS_CONCURRENCY: "8",
+    WEBHOOK_CONCURRENCY: "32",
+    MANIFEST_CONCURRENCY: "2",
+    ...(options.gcsApiEndpoint ? { GCS_API_ENDPOINT: options.gcsApiEndpoint } : {}),
+    ...options.env,
+  };
+}
+
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
   const databaseUrl = options.isolatedDatabase ? await isolatedDatabaseUrl() : (options.databaseUrl ?? testDatabaseUrl());
-  const db = createDb({ url: databaseUrl, poolMax: 20 });
   const prefix = options.prefix ?? `${runPrefix()}:${randomBytes(4).toString("hex")}`;
-  const backend: QueueBackendConfig = { kind: "redis", url: options.redisUrl ?? REDIS_URL, prefix };
-  const queue = new QueueClient(backend, 1000);
-  // Connection errors of a deliberately dead Redis (outage tests) are expected: the insurance limiter answers.
-  const rateLimitRedis = createRateLimitRedis(options.redisUrl ?? REDIS_URL, () => undefined);
-  const app = createApp({
-    prisma: db.prisma,
-    pool: db.pool,
-    queue,
+  const roles = options.workers === false ? ([gatewayRole] as const) : ([gatewayRole, consensusRole, webhookRole, manifestRole] as const);
+  const runtime = await createRuntime(systemEnv(options, databaseUrl, prefix), roles, {
     logger,
-    secretBox: TEST_SECRET_BOX,
-    rateLimitRedis,
-    config: {
-      allowPrivateUrls: options.allowPrivateUrls ?? true,
-      webhookRetryMax: options.webhookRetryMax ?? 3,
-      adminToken: ADMIN_TOKEN,
-      claimTtlSeconds: options.claimTtlSeconds ?? 600,
-      sandboxLabelQuota: options.sandboxLabelQuota ?? 500,
-      productionLabelQuota: 100_000,
-      serviceName: "labelgate-gateway",
-      billing: options.billing ?? { currency: "usd", pricePerLabelCents: { sandbox: 0, production: 8 } },
-      rateLimit: {
-        perKey: options.rateLimits?.perKey ?? { sandbox: 1_000_000_000, production: 1_000_000_000 },
-        windowSeconds: options.rateLimits?.windowSeconds ?? 60,
-        registrationsPerHour: options.rateLimits?.registrationsPerHour ?? 1_000_000_000,
-        keyPrefix: prefix,
-      },
-    },
+    queueTimeoutMs: 1000,
+    resolve: options.resolve,
+    manifestChunkSize: options.manifestChunkSize,
   });
-  const server: Server = await listenGateway(app, 0, "127.0.0.1", logger);
-  const { port } = server.address() as AddressInfo;
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const workers: RunningWorkers[] = [];
-  if (options.workers !== false) {
-    workers.push(
-      startConsensusWorkers({ backend, db, queue, logger }, 8),
-      startWorkers(
-        backend,
-        webhookHandlers({
-          prisma: db.prisma,
-          pool: db.pool,
-          queue,
-          logger,
-          secretBox: TEST_SECRET_BOX,
-          allowPrivateUrls: options.allowPrivateUrls ?? true,
-          timeoutMs: options.webhookTimeoutMs ?? 10_000,
-          webhookRetryMax: options.webhookRetryMax ?? 3,
-        }),
-        { concurrency: { taskSettled: 32, webhookDelivery: 32 }, backoffStrategy: { webhookDelivery: webhookJobBackoffMs } },
-      ),
-      startWorkers(
-        backend,
-        manifestHandlers({
-          prisma: db.prisma,
-          queue,
-          secretBox: TEST_SECRET_BOX,
-          logger,
-          storage: { allowPrivateUrls: options.allowPrivateUrls ?? true, gcsApiEndpoint: options.gcsApiEndpoint },
-          chunkSize: options.manifestChunkSize,
-        }),
-        { concurrency: { manifestIngest: 2, manifestExport: 2 } },
-      ),
-    );
-  }
+  const [gateway] = runtime.instances;
+  const baseUrl = `http://127.0.0.1:${gateway.port}`;
+  const { store, queue, backend } = runtime.ctx;
 
   const api: System["api"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -198,25 +169,48 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   };
 
   return {
-    app,
+    app: gateway.app,
     baseUrl,
     databaseUrl,
-    db,
+    store,
+    db: store.db,
     queue,
     backend,
     prefix,
     logger,
     api,
     close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await Promise.all(workers.map((w) => w.close()));
-      await queue.close();
-      rateLimitRedis.disconnect();
-      await db.close();
+      gateway.server.closeAllConnections();
+      await runtime.shutdown();
       if (options.isolatedDatabase) await dropDatabase(databaseUrl);
     },
   };
+}
+
+/**
+ * In-process consensus workers (the consensus and reconcile queues, reconciliation grace 1 s) over a
+ * system's database and queue prefix, built by the runtime like any worker; `concurrency` = consensus jobs
+ * at once. Close them with `close()`.
+ */
+export async function startConsensusWorkers(
+  s: Pick<System, "databaseUrl" | "prefix" | "logger">,
+  concurrency: number,
+  env: Record<string, string> = {},
+): Promise<{ close(): Promise<void> }> {
+  const runtime = await createRuntime(
+    {
+      DATABASE_URL: s.databaseUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: s.prefix,
+      METRICS_PORT: "0",
+      RECONCILE_GRACE_MS: "1000",
+      CONSENSUS_CONCURRENCY: String(concurrency),
+      ...env,
+    },
+    [consensusRole],
+    { logger: s.logger, queueTimeoutMs: 1000 },
+  );
+  return { close: () => runtime.shutdown() };
 }
 
 let emailCounter = 0;

@@ -12,9 +12,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { migrateDatabase, withDatabase } from "@labelgate/store";
 // @labelgate/webhook-verify's verifier, as re-exported by the SDK (the root package depends on the SDK)
 import { constructEvent } from "@labelgate/sdk";
+import { migrateDatabase, withDatabase } from "@labelgate/store";
 import { type ServiceName, type ServiceProcess, startService } from "../processes";
 import { eventually } from "../system";
 
@@ -245,15 +245,14 @@ export async function startReceiver(mode: ReceiverMode, options: { slowMs?: numb
 export const SERVICES: ServiceName[] = ["gateway", "consensus-worker", "webhook-worker", "manifest-worker"];
 
 /**
- * Environment of the chaos cluster's services: short reconciliation and lock times (so lost work is found
- * within seconds, not minutes), a short claim TTL (a claim whose answer was lost returns its slot soon),
- * few webhook attempts with a short timeout, and rate limits out of the way of the load.
+ * Environment of the chaos cluster's services: the runtime's own defaults for everything that recovers lost
+ * work (lock duration and stalled-job interval, reconciliation interval and grace: the drain time after a
+ * kill is asserted with them), a short claim TTL (a claim whose answer the load lost returns its slot
+ * soon, as a labeler's would when it gives up), few webhook attempts with a short timeout, and rate limits
+ * out of the way of the load.
  */
 export const CHAOS_ENV: Record<string, string> = {
   LOG_LEVEL: "info",
-  RECONCILE_INTERVAL_MS: "1000",
-  RECONCILE_GRACE_MS: "1500",
-  QUEUE_LOCK_DURATION_MS: "3000",
   CLAIM_TTL_SECONDS: "5",
   WEBHOOK_RETRY_MAX: "3",
   WEBHOOK_TIMEOUT_MS: "2000",

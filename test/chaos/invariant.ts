@@ -14,8 +14,7 @@
  * `checkInvariant` first waits (polling, up to `timeoutMs`) until every accepted task is settled and its
  * event delivered, then checks everything and throws one error listing every violation.
  */
-import { verifyLedger } from "@labelgate/consensus-worker";
-import { createDb } from "@labelgate/store";
+import { createDb, verifyLedger } from "@labelgate/store";
 import type { Receiver } from "./harness";
 import type { Customer, LoadRecord } from "./load";
 
@@ -47,6 +46,11 @@ export interface InvariantCounts {
   billedLabels: number;
   /** seconds waited for settlement and delivery */
   waitedSeconds: number;
+  /**
+   * drain time: seconds from the last label recorded to the moment every accepted task was settled and its
+   * event delivered (the database's clock; null when the wait timed out)
+   */
+  drainSeconds: number | null;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -64,6 +68,7 @@ export async function checkInvariant(input: InvariantInput): Promise<InvariantCo
       for (const r of rows) accepted.add(r.id);
     }
     const ids = [...accepted];
+    let drainSeconds: number | null = null;
 
     // Wait for settlement and delivery (bounded): the faults are over, the backlog drains.
     const deadline = started + (input.timeoutMs ?? 60_000);
@@ -73,7 +78,12 @@ export async function checkInvariant(input: InvariantInput): Promise<InvariantCo
       const events = await sql.$queryRaw<{ id: string }[]>`
         SELECT id FROM events WHERE task_id = ANY(${ids}::text[]) AND type = 'task.settled'`;
       const got = input.healthy.eventIds();
-      if ((row?.settled ?? 0) === ids.length && events.every((e) => got.has(e.id))) break;
+      if ((row?.settled ?? 0) === ids.length && events.every((e) => got.has(e.id))) {
+        const [drain] = await sql.$queryRaw<{ seconds: number | null }[]>`
+          SELECT extract(epoch FROM now() - (SELECT max(created_at) FROM labels WHERE task_id = ANY(${ids}::text[])))::float8 AS seconds`;
+        drainSeconds = drain?.seconds === null || drain?.seconds === undefined ? null : Math.round(drain.seconds * 10) / 10;
+        break;
+      }
       if (Date.now() > deadline) break;
       await sleep(250);
     }
@@ -205,6 +215,7 @@ export async function checkInvariant(input: InvariantInput): Promise<InvariantCo
       quotaUsed,
       billedLabels: usage.labels_collected,
       waitedSeconds: Math.round(waitedSeconds * 10) / 10,
+      drainSeconds,
     };
     if (problems.length > 0) throw new Error(`invariant violated:\n  ${problems.join("\n  ")}\ncounts: ${JSON.stringify(counts)}`);
     return counts;

@@ -13,6 +13,8 @@ import { customerWithWebhook, dogItems, faultDuring, type Item, Load } from "./l
 jest.setTimeout(150_000);
 
 const OUTAGE_MS = 5000;
+/** most seconds from the last label to the last task settled and delivered, after a kill (docs/reliability.md "Recovery time") */
+const DRAIN_BOUND_S = 30;
 const chaos = chaosFile<InvariantCounts & { outageMs?: number }>();
 
 describe.each<[ServiceName, number]>([
@@ -34,6 +36,9 @@ describe.each<[ServiceName, number]>([
       const counts = await checkInvariant({ databaseUrl: cluster.pg.databaseUrl, customer, record: load.record, healthy });
       results[service] = { ...counts, outageMs: restart?.outageMs };
       expect(counts.tasksSettled).toBe(120);
+      // recovered with the runtime's defaults: the last task settled and delivered within 30 s of the last label
+      expect(counts.drainSeconds).not.toBeNull();
+      expect(counts.drainSeconds as number).toBeLessThanOrEqual(DRAIN_BOUND_S);
     });
   });
 });

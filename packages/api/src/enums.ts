@@ -25,7 +25,7 @@ export type Resolution = (typeof RESOLUTIONS)[number];
 export const TIERS = ["sandbox", "production"] as const;
 export type Tier = (typeof TIERS)[number];
 
-/** Event kinds a webhook can subscribe to (SPEC §6: only `task.settled`). */
+/** Event kinds a webhook can subscribe to (../shared/spec/SPEC.md §6: only `task.settled`). */
 export const WEBHOOK_EVENTS = ["task.settled"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 

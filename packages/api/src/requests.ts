@@ -1,12 +1,12 @@
 /**
  * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
  * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types.
- * Wire names follow SPEC §4 and ../shared/DESIGN.md §2. Unknown fields are rejected so typos surface as 400s.
+ * Wire names follow ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §2. Unknown fields are rejected so typos surface as 400s.
  */
 import { z } from "zod";
 import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
 
-/** default `max_labels` for a threshold: 2t+1, capped at 50 (DESIGN §2) */
+/** default `max_labels` for a threshold: 2t+1, capped at 50 (../shared/DESIGN.md §2) */
 export function defaultMaxLabels(threshold: number): number {
   return Math.min(2 * threshold + 1, 50);
 }

@@ -3,7 +3,7 @@
  * (`.meta({description, examples})`): the source of the response half of the OpenAPI document
  * (services/gateway/src/openapi.ts) and of the SDK's response types (types.ts). Objects are strict, so a field a handler adds without documenting it
  * makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
- * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, SPEC §4).
+ * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, ../shared/spec/SPEC.md §4).
  */
 import { z } from "zod";
 import {
@@ -36,6 +36,7 @@ const ledgerTxid = z
   .regex(/^0x[0-9a-f]{64}$/)
   .describe("`0x` + SHA-256 (hex) of the settlement's ledger record");
 const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.string()) });
+const posterior = z.record(z.string(), z.number().min(0).max(1));
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
 const taskCounts = z.strictObject({ pending: count, labeling: count, settling: count, settled: count, canceled: count });
 
@@ -66,11 +67,11 @@ export const EXAMPLE = {
 
 const E = EXAMPLE;
 
-// --- errors (SPEC §7) -------------------------------------------------------------------------------
+// --- errors (../shared/spec/SPEC.md §7) -------------------------------------------------------------------------------
 
 const errorMessages = Object.values(ERRORS).map((e) => e.message);
 
-/** `{"error": message}`: the only error body (SPEC §7), messages from the error table (errors.ts). */
+/** `{"error": message}`: the only error body (../shared/spec/SPEC.md §7), messages from the error table (errors.ts). */
 export const ErrorBody = documented(
   z.strictObject({
     error: z.enum(errorMessages as [string, ...string[]]).describe("the message of the error kind (services/gateway/src/errors.ts)"),
@@ -85,7 +86,7 @@ export const ErrorBody = documented(
     status: z.string().optional().describe("409 task/job state conflicts: the current status"),
     webhook_id: z.string().optional().describe("409 `an active webhook already uses this callback_url`: that webhook"),
   }),
-  "Error body (SPEC §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
+  "Error body (../shared/spec/SPEC.md §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
   { error: "validation failed", details: [{ path: "label_spec.options", message: "Too small: expected array to have >=2 items" }] },
 );
 
@@ -260,6 +261,7 @@ const taskExample = {
   consensus_label: "cat",
   confidence: 0.9846,
   resolution: "consensus" as const,
+  posterior: { cat: 0.9846, dog: 0.0102, bird: 0.0052 },
   ledger_txid: E.txid,
   settled_at: E.settledAt,
   canceled_at: null,
@@ -284,6 +286,7 @@ export const Task = documented(
     consensus_label: z.string().nullable(),
     confidence: z.number().min(0).max(1).nullable().describe("posterior of the consensus label (one-coin model)"),
     resolution: z.enum(RESOLUTIONS).nullable(),
+    posterior: posterior.nullable().describe("option → probability at the decision; null until decided"),
     ledger_txid: ledgerTxid.nullable(),
     settled_at: time.nullable(),
     canceled_at: time.nullable(),
@@ -314,7 +317,10 @@ export const TaskResult = documented(
     consensus_label: z.string(),
     confidence: z.number().min(0).max(1),
     resolution: z.enum(RESOLUTIONS),
-    label_counts: z.record(z.string(), count).nullable().describe("labels per option"),
+    label_counts: z.record(z.string(), count).describe("labels per option"),
+    posterior: posterior.describe(
+      "option → probability of being the true label under the labeler model; `confidence` is the chosen label's",
+    ),
     labels_collected: count,
     settled_at: time,
     settlement: z.strictObject({
@@ -335,7 +341,8 @@ export const TaskResult = documented(
     consensus_label: "cat",
     confidence: 0.9846,
     resolution: "consensus",
-    label_counts: { cat: 3 },
+    label_counts: { cat: 3, dog: 0, bird: 0 },
+    posterior: { cat: 0.9846, dog: 0.0102, bird: 0.0052 },
     labels_collected: 3,
     settled_at: E.settledAt,
     settlement: { ledger_txid: E.txid, ledger: "local", sequence: 1042, prev_hash: E.prevHash, recorded_at: E.settledAt },
@@ -389,10 +396,12 @@ export const LabelRecorded = documented(
     task_id: id("tsk_", "task"),
     label: z.string(),
     created_at: time,
-    labels_needed: count.describe("further labels that could settle the task; 0: consensus can be decided now"),
+    labels_needed: count.describe(
+      "0 exactly when this label decided the task (it is settling now); otherwise the most labels the task may still take (at least 1)",
+    ),
   }),
-  "The label is recorded; consensus runs asynchronously.",
-  { label_id: E.labelId, claim_id: E.claimId, task_id: E.taskId, label: "cat", created_at: E.createdAt, labels_needed: 2 },
+  "The label is recorded, with the decision of the task taken in the same transaction.",
+  { label_id: E.labelId, claim_id: E.claimId, task_id: E.taskId, label: "cat", created_at: E.createdAt, labels_needed: 6 },
 );
 
 // --- webhooks ---------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * @labelgate/config: the zod schemas of every service's environment. Each service parses its env once,
  * in `src/main.ts`, with `parseEnv(schema, process.env)`; packages receive plain values, never `process.env`.
  */
+import { isIP } from "node:net";
 import { z } from "zod";
 
 const bool = z
@@ -25,8 +26,13 @@ export const commonEnv = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** allow loopback/private/link-local URLs for outbound calls (development and tests only) */
   ALLOW_PRIVATE_URLS: bool,
-  /** total webhook delivery attempts, default 3 (SPEC §6) */
+  /** total webhook delivery attempts, default 3 (../shared/spec/SPEC.md §6) */
   WEBHOOK_RETRY_MAX: int(3, 1, 20),
+  /**
+   * a delivery attempt succeeds on a 2xx within this time, ms (../shared/DESIGN.md §7: 10 s); the webhook
+   * worker's timeout, and the consensus worker's measure of how long a delivery may stay pending untouched
+   */
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
   /** pg pool size per process */
   DB_POOL_MAX: int(10, 1, 200),
   /** 32 bytes (64 hex or base64): seals webhook secrets and storage credentials (AES-256-GCM) */
@@ -37,10 +43,17 @@ export const commonEnv = z.object({
    */
   SHUTDOWN_TIMEOUT_MS: int(10_000, 1000, 120_000),
   /**
-   * workers: how long a job's lock lasts without renewal, and the interval of the stalled-job check, ms
-   * (default BullMQ's 30 s): the jobs of a killed worker process run again within about twice this
+   * workers: how long a job's lock lasts without renewal (renewed every half of it), and the interval of the
+   * stalled-job check, ms (default 10 s; BullMQ's own is 30 s): the jobs of a killed worker process run again
+   * within about twice this, so a worker killed and restarted has its work done again within 30 s
    */
-  QUEUE_LOCK_DURATION_MS: int(30_000, 1000, 600_000),
+  QUEUE_LOCK_DURATION_MS: int(10_000, 1000, 600_000),
+  /**
+   * Beta prior of a labeler's accuracy in the decision rule's model (packages/store/src/decision.ts), read by
+   * every process's store: prior mean = a / (a + b); default a = 4, b = 1 (0.8)
+   */
+  LABELER_PRIOR_CORRECT: z.coerce.number().positive().default(4),
+  LABELER_PRIOR_WRONG: z.coerce.number().positive().default(1),
 });
 
 /** Port of a service's ops server (/metrics, /healthz, /readyz); 0 = an ephemeral port (tests). */
@@ -54,15 +67,57 @@ export const DEFAULT_METRICS_PORTS = {
   "manifest-worker": 9103,
 } as const;
 
+/** The names express's `trust proxy` accepts for address ranges (proxy-addr). */
+const PROXY_RANGE_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/** An IP address, an address/prefix CIDR, or a proxy-addr range name. */
+function isProxyAddress(value: string): boolean {
+  if (PROXY_RANGE_NAMES.has(value)) return true;
+  const [address, prefix, extra] = value.split("/");
+  if (extra !== undefined || !address) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  if (!/^\d{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY, express's `trust proxy` (which decides `req.ip`, the client address the registration limit
+ * counts by): unset or `false` = the socket's address (no proxy); a hop count (`1`: one load balancer in
+ * front); or a comma-separated list of the proxies' addresses or CIDRs (`10.0.0.0/8,fd00::/8`, or the range
+ * names `loopback`, `linklocal`, `uniquelocal`), whose `X-Forwarded-For` entries are believed.
+ */
+export const trustProxy = z
+  .string()
+  .optional()
+  .transform((raw, ctx): false | number | string[] => {
+    const value = raw?.trim() ?? "";
+    if (value === "" || value === "false" || value === "0") return false;
+    if (/^\d+$/.test(value)) {
+      const hops = Number(value);
+      if (hops > 32) ctx.addIssue({ code: "custom", message: "a hop count of at most 32" });
+      return hops;
+    }
+    const list = value.split(",").map((v) => v.trim());
+    const bad = list.filter((v) => !isProxyAddress(v));
+    if (bad.length > 0) {
+      ctx.addIssue({ code: "custom", message: `not an IP address, CIDR or range name: ${bad.join(", ")} (or give a hop count)` });
+    }
+    return list;
+  });
+
 export const gatewayEnv = commonEnv.extend({
+  /** the proxies in front of the gateway (see `trustProxy`) */
+  TRUST_PROXY: trustProxy,
   PORT: int(3000, 0, 65535),
   METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS.gateway),
   HOST: z.string().default("0.0.0.0"),
   /** bearer token of the admin routes; when unset, admin routes answer 401 */
   ADMIN_TOKEN: z.string().min(16).optional(),
-  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, DESIGN §4) */
-  CLAIM_TTL_SECONDS: int(600, 5, 86400),
-  /** label quota of a newly registered sandbox customer (SPEC §8) */
+  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, ../shared/DESIGN.md §4) */
+  CLAIM_TTL_SECONDS: int(600, 1, 86400),
+  /** label quota of a newly registered sandbox customer (../shared/spec/SPEC.md §8) */
   SANDBOX_LABEL_QUOTA: int(500, 0, 1_000_000_000),
   /** label quota a customer is raised to on upgrade to production (if below) */
   PRODUCTION_LABEL_QUOTA: int(100_000, 0, 1_000_000_000),
@@ -72,7 +127,7 @@ export const gatewayEnv = commonEnv.extend({
   RATE_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
   /** registrations per hour and client address */
   RATE_LIMIT_REGISTRATIONS_PER_HOUR: int(20, 1, 1_000_000_000),
-  /** billing (DESIGN §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
+  /** billing (../shared/DESIGN.md §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
   PRICE_PER_LABEL_CENTS_SANDBOX: int(0, 0, 1_000_000),
   PRICE_PER_LABEL_CENTS_PRODUCTION: int(8, 0, 1_000_000),
   /** ISO 4217 code of invoices and usage, lower case */
@@ -89,10 +144,6 @@ export const consensusWorkerEnv = commonEnv.extend({
   RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
   /** a task or event untouched this long is considered lost by the queue, ms */
   RECONCILE_GRACE_MS: int(3000, 0, 3_600_000),
-  LEDGER: z.enum(["local"]).default("local"),
-  /** Beta prior of a labeler's accuracy: prior mean = a / (a + b); default a=4, b=1 (0.8) */
-  LABELER_PRIOR_CORRECT: z.coerce.number().positive().default(4),
-  LABELER_PRIOR_WRONG: z.coerce.number().positive().default(1),
 });
 
 export const webhookWorkerEnv = commonEnv.extend({
@@ -101,8 +152,6 @@ export const webhookWorkerEnv = commonEnv.extend({
   WEBHOOK_CONCURRENCY: int(256, 1, 4096),
   /** requests in flight per webhook and process: one slow receiver never holds every slot */
   WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: int(16, 1, 4096),
-  /** a delivery attempt succeeds on a 2xx within this time, ms (DESIGN §7: 10 s) */
-  WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
 });
 
 export const manifestWorkerEnv = commonEnv.extend({
@@ -138,33 +187,48 @@ export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, str
   return result.data;
 }
 
-/** The ENCRYPTION_KEY of a service that seals or opens secrets. @throws ConfigError when unset. */
-export function requireEncryptionKey(env: CommonEnv): string {
-  if (!env.ENCRYPTION_KEY) {
-    throw new ConfigError("ENCRYPTION_KEY is required (32 bytes as 64 hex characters, e.g. `openssl rand -hex 32`)");
-  }
-  return env.ENCRYPTION_KEY;
-}
+/** The roles a process can run (one per service; standalone runs them all). */
+export const ROLES = ["gateway", "consensus-worker", "webhook-worker", "manifest-worker"] as const;
+export type Role = (typeof ROLES)[number];
 
-/** Distributed mode needs both URLs; returns them or throws ConfigError naming the missing one. */
-export function requireDistributed(env: CommonEnv): { databaseUrl: string; redisUrl: string } {
-  if (!env.DATABASE_URL || !env.REDIS_URL) {
-    throw new ConfigError("DATABASE_URL and REDIS_URL are required to run a service on its own (use `pnpm start` for the standalone mode)");
+/** Each role's environment schema. */
+export const ROLE_ENVS = {
+  gateway: gatewayEnv,
+  "consensus-worker": consensusWorkerEnv,
+  "webhook-worker": webhookWorkerEnv,
+  "manifest-worker": manifestWorkerEnv,
+} as const;
+
+export type EnvOf<R extends Role> = z.infer<(typeof ROLE_ENVS)[R]>;
+
+/**
+ * The environment schema of a process running `roles`: the union of their variables. `METRICS_PORT`
+ * defaults to the port of the first role (one ops server per process: standalone uses the gateway's).
+ */
+export function envSchemaFor(roles: readonly Role[]): z.ZodObject {
+  const first = roles[0];
+  if (!first) throw new ConfigError("a process runs at least one role");
+  let schema: z.ZodObject = commonEnv;
+  for (const role of roles) {
+    const { METRICS_PORT: _port, ...shape } = ROLE_ENVS[role].shape;
+    schema = schema.extend(shape);
   }
-  return { databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL };
+  return schema.extend({ METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS[first]) });
 }
 
 /**
- * `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set.
- * One ops server for the process: METRICS_PORT defaults to the gateway's (9100).
+ * The variables only `pnpm start` (standalone) reads, besides those of every role.
  */
+export const standaloneOnlyEnv = z.object({
+  /** where the embedded Postgres and the local chain keep their files and the generated admin token is stored */
+  DATA_DIR: z.string().default(".data"),
+  EMBEDDED_PG_PORT: int(54329, 1, 65535),
+});
+
+/** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
 export const standaloneEnv = gatewayEnv
-  .extend(consensusWorkerEnv.omit({ DATABASE_URL: true, REDIS_URL: true, METRICS_PORT: true }).shape)
-  .extend(webhookWorkerEnv.pick({ WEBHOOK_CONCURRENCY: true, WEBHOOK_TIMEOUT_MS: true, WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: true }).shape)
-  .extend(manifestWorkerEnv.pick({ MANIFEST_CONCURRENCY: true, GCS_API_ENDPOINT: true }).shape)
-  .extend({
-    /** where the embedded Postgres keeps its files and the generated admin token is stored */
-    DATA_DIR: z.string().default(".data"),
-    EMBEDDED_PG_PORT: int(54329, 1, 65535),
-  });
+  .extend(consensusWorkerEnv.omit({ METRICS_PORT: true }).shape)
+  .extend(webhookWorkerEnv.omit({ METRICS_PORT: true }).shape)
+  .extend(manifestWorkerEnv.omit({ METRICS_PORT: true }).shape)
+  .extend(standaloneOnlyEnv.shape);
 export type StandaloneEnv = z.infer<typeof standaloneEnv>;

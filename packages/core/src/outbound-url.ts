@@ -1,11 +1,12 @@
 /**
- * Outbound URL policy (DESIGN §9) for every URL the service calls itself (webhooks, https manifests):
+ * Outbound URL policy (../shared/DESIGN.md §9) for every URL the service calls itself (webhooks, https manifests):
  * http(s) only, no credentials, and, unless `allowPrivate`, no loopback, private, link-local (cloud
  * metadata), unique-local, CGNAT, multicast, reserved or unspecified address, literal or resolved.
  * Address ranges are classified by ipaddr.js. Redirects are never followed by our clients.
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
+import { Agent } from "undici";
 
 export class OutboundUrlError extends Error {
   override name = "OutboundUrlError";
@@ -62,4 +63,65 @@ export async function checkOutboundUrl(
   if (addresses.length === 0 || !addresses.every(isPublicAddress))
     throw new OutboundUrlError("must not point at a private or loopback address");
   return url;
+}
+
+/** A resolver of host names to addresses (injectable in tests): `lookup(host, {all: true})` by default. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+const systemResolver: Resolver = async (h) => (await lookup(h, { all: true, verbatim: true })).map((a) => a.address);
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { address: string; family: number }[], family?: number) => void;
+
+/**
+ * A `lookup` for `net.connect`/`tls.connect` (and so for undici's and Node's agents) that refuses to
+ * connect to a non-public address unless `allowPrivate`: the check of ../shared/DESIGN.md §9 made on the
+ * address the socket really connects to. A check made before the request (`checkOutboundUrl`) resolves the
+ * host once and the client resolves it again when it connects, so a host that answers a public address
+ * first and a private one second (DNS rebinding) would reach internal addresses without this.
+ * The refusal is an `OutboundUrlError` (code `EPRIVATEADDRESS`) raised as the connection's error.
+ */
+export function guardedLookup(options: { allowPrivate: boolean; resolve?: Resolver }) {
+  const resolve = options.resolve ?? systemResolver;
+  return (hostname: string, lookupOptions: { all?: boolean; family?: number | string } | number, callback: LookupCallback): void => {
+    const all = typeof lookupOptions === "object" && lookupOptions.all === true;
+    const host = hostname.replace(/^\[|\]$/g, "");
+    const found = ipaddr.isValid(host) ? Promise.resolve([host]) : resolve(host);
+    found.then(
+      (addresses) => {
+        if (addresses.length === 0) {
+          callback(Object.assign(new Error(`host ${host} does not resolve`), { code: "ENOTFOUND" }), all ? [] : "");
+          return;
+        }
+        if (!options.allowPrivate && !addresses.every(isPublicAddress)) {
+          const err = Object.assign(new OutboundUrlError(`refused to connect to ${host}: it resolves to a private or loopback address`), {
+            code: "EPRIVATEADDRESS",
+          });
+          callback(err, all ? [] : "");
+          return;
+        }
+        const entries = addresses.map((address) => ({ address, family: ipaddr.parse(address).kind() === "ipv6" ? 6 : 4 }));
+        if (all) callback(null, entries);
+        else callback(null, (entries[0] as { address: string }).address, (entries[0] as { family: number }).family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, all ? [] : ""),
+    );
+  };
+}
+
+/**
+ * The connection pool of outbound calls: one undici Agent for all receivers (a slow receiver only holds its
+ * own sockets), whose every connection resolves its host through `guardedLookup`.
+ * @param connections sockets per origin
+ */
+export function outboundDispatcher(options: {
+  allowPrivate: boolean;
+  resolve?: Resolver;
+  connectTimeoutMs: number;
+  connections?: number;
+}): Agent {
+  return new Agent({
+    connections: options.connections ?? 64,
+    keepAliveTimeout: 10_000,
+    connect: { timeout: options.connectTimeoutMs, lookup: guardedLookup({ allowPrivate: options.allowPrivate, resolve: options.resolve }) },
+  });
 }

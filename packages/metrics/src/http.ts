@@ -23,7 +23,8 @@ export function httpMetrics(metrics: Pick<Metrics, "httpRequests" | "httpDuratio
       set: (value: unknown) => {
         route = value;
         const path = (value as { path?: unknown } | undefined)?.path;
-        if (typeof path === "string") pattern = `${req.baseUrl}${path}`;
+        // a router's root route ("/" under /v1/tasks) is the mount path itself: /v1/tasks, not /v1/tasks/
+        if (typeof path === "string") pattern = path === "/" && req.baseUrl !== "" ? req.baseUrl : `${req.baseUrl}${path}`;
       },
     });
     res.once("finish", () => {

@@ -6,4 +6,3 @@
 export * from "./http";
 export * from "./metrics";
 export * from "./ops-server";
-export * from "./worker-process";

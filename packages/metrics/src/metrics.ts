@@ -34,6 +34,11 @@ export interface Metrics {
   /** queue depth reads that failed (the backend did not answer), by queue */
   queueDepthErrors: Counter<"queue">;
   /**
+   * the settings of this process's workers, by queue: `lock_duration_seconds` (QUEUE_LOCK_DURATION_MS, also
+   * the stalled-job interval) and `concurrency` (jobs at once), set when the runtime starts them
+   */
+  workerSettings: Gauge<"queue" | "setting">;
+  /**
    * Reports the depth of these queues (`labelgate_queue_jobs{queue,state}`), read from the backend at each
    * scrape. Call once per process; a later call replaces the sources.
    */
@@ -124,6 +129,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
       registers: [registry],
     }),
     queueDepthErrors,
+    workerSettings: new Gauge({
+      name: "labelgate_worker_setting",
+      help: "Settings of this process's queue workers by queue: lock_duration_seconds (also the stalled-job interval) and concurrency",
+      labelNames: ["queue", "setting"] as const,
+      registers: [registry],
+    }),
     trackQueueDepth(next) {
       sources = next;
     },

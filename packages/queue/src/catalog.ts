@@ -13,7 +13,7 @@ export interface QueueSpec<S extends z.ZodType, C extends ServiceName = ServiceN
   name: string;
   consumer: C;
   payload: S;
-  /** deterministic job id derived from the payload: a second enqueue of the same work is a no-op */
+  /** the queue job's id, derived from the payload: a second enqueue of the same work is a no-op (BullMQ dedupes by job id) */
   jobId: (payload: z.infer<S>) => string;
   jobOptions: JobsOptions;
 }
@@ -22,6 +22,15 @@ function defineQueue<S extends z.ZodType, C extends ServiceName>(spec: QueueSpec
   return spec;
 }
 
+/**
+ * The payload of the manifest job queues: the manifest job's id. Jobs enqueued before the field was renamed
+ * (`jobId`, which read as the queue job's id) are still accepted, so an upgrade loses none in flight.
+ */
+const manifestJobPayload = z.preprocess(
+  (v) => (v !== null && typeof v === "object" && "jobId" in v && !("manifestJobId" in v) ? { manifestJobId: v.jobId } : v),
+  z.object({ manifestJobId: z.string().startsWith("job_") }),
+);
+
 const keepFinished = {
   // Kept for an hour so that a duplicate enqueue of the same job id is deduplicated by BullMQ.
   removeOnComplete: { age: 3600, count: 100_000 },
@@ -29,7 +38,10 @@ const keepFinished = {
 } satisfies JobsOptions;
 
 export const catalog = {
-  /** one job per recorded label: re-evaluate the task's consensus and settle it when decided */
+  /**
+   * one job per deciding label (a label whose decision made its task `settling`): settle the task (ledger
+   * record, `settled`, the task.settled outbox row). The queue's name is its first meaning, kept once shipped.
+   */
   consensus: defineQueue({
     name: "consensus",
     consumer: "consensus-worker",
@@ -71,16 +83,16 @@ export const catalog = {
   manifestIngest: defineQueue({
     name: "manifest-ingest",
     consumer: "manifest-worker",
-    payload: z.object({ jobId: z.string().startsWith("job_") }),
-    jobId: (p) => `ingest-${p.jobId}`,
+    payload: manifestJobPayload,
+    jobId: (p) => `ingest-${p.manifestJobId}`,
     jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
   }),
   /** write a completed job's export to its `output_url` (s3:// or gs://) */
   manifestExport: defineQueue({
     name: "manifest-export",
     consumer: "manifest-worker",
-    payload: z.object({ jobId: z.string().startsWith("job_") }),
-    jobId: (p) => `export-${p.jobId}`,
+    payload: manifestJobPayload,
+    jobId: (p) => `export-${p.manifestJobId}`,
     jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
   }),
   /** one job per `task.settled` event (outbox row in `events`) */

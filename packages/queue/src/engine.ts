@@ -335,19 +335,20 @@ export function startWorkers<S extends ServiceName>(
     const settings = strategy
       ? { backoffStrategy: (n: number, type?: string, err?: Error, job?: { data?: unknown }) => strategy(n, type, err, job?.data) }
       : undefined;
+    // the same lock duration and stalled-job interval on either backend (standalone runs on Postgres)
+    const lock =
+      options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs };
     let worker: ClosableWorker;
     if (config.kind === "redis") {
       // Workers block on Redis: BullMQ requires maxRetriesPerRequest null on their connection.
       const connection = new Redis(config.url, { maxRetriesPerRequest: null });
       connections.push(connection);
-      const lock =
-        options.lockDurationMs === undefined ? {} : { lockDuration: options.lockDurationMs, stalledInterval: options.lockDurationMs };
       worker = new Worker(spec.name, processor, { connection, prefix: config.prefix, concurrency, settings, ...lock });
     } else {
       worker = new Worker(
         spec.name,
         processor,
-        { connection: postgresConnection(config, concurrency + 2), concurrency, settings },
+        { connection: postgresConnection(config, concurrency + 2), concurrency, settings, ...lock },
         createPostgresBackend,
       );
     }

@@ -451,6 +451,20 @@ export class LabelingApi {
   }
 
   /**
+   * Releases a claim without labeling it (skip): its slot returns at once. Releasing again, or an expired
+   * claim, succeeds too. @throws NotFoundError (not this labeler's claim) | ConflictError (already labeled)
+   */
+  async release(claimId: string, options?: RequestOptions): Promise<void> {
+    await this.ctx.withStatus<undefined>({
+      method: "DELETE",
+      route: "/v1/labeling/claims/{claimId}",
+      params: { claimId },
+      auth: "labeler",
+      options,
+    });
+  }
+
+  /**
    * Labels a claimed task with one of its options.
    * @throws ValidationError (not an option), NotFoundError `claim not found`,
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`

@@ -1,7 +1,7 @@
 /**
  * The HTTP layer of the SDK: Node 20's global fetch (undici), JSON in and out, typed errors, and retries.
  *
- * Retries (DESIGN §2, SPEC §7):
+ * Retries (../shared/DESIGN.md §2, ../shared/spec/SPEC.md §7):
  * - 429 is retried for every request: the gateway answers it before any handler runs, so the request had
  *   no effect.
  * - 503 and connection failures (refused, reset, per-attempt timeout) are retried only for requests that

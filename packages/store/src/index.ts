@@ -1,16 +1,58 @@
 /**
- * @labelgate/store: the Prisma client (pg driver adapter, no Rust engine) and database helpers.
- * Shapes: `createDb({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs? })` returns `{ prisma, pool, close }`.
+ * @labelgate/store: the only package that talks SQL. Every statement of labelgate and the task state
+ * machine live here; services call the store object a runtime creates (`createStore`), whose members hold
+ * the batchers (group commit) of that process.
+ *
+ * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError?, prior? })`
+ * returns a `Store`: `accounts`, `tasks`, `labeling`, `settlement`, `webhooks`, `deliveries`, `jobs`,
+ * `billing`, `dashboard`, `reconcile`, plus `ping()` and `close()`. Errors meant for clients are
+ * `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
  */
+import { type AccountsStore, accountsStore } from "./accounts";
+import { type BillingStore, billingStore } from "./billing";
+import { type DashboardStore, dashboardStore } from "./dashboard";
+import { createDb, type Db, type DbOptions } from "./database";
+import { type AccuracyPrior, DEFAULT_PRIOR } from "./decision";
+import { type DeliveriesStore, deliveriesStore } from "./deliveries";
+import { type JobsStore, jobsStore } from "./jobs";
+import { type LabelingStore, labelingStore } from "./labeling";
+import { type ReconcileStore, reconcileStore } from "./reconcile";
+import { type SettlementStore, settlementStore } from "./settlement";
+import { type TasksStore, tasksStore } from "./tasks";
+import { type WebhooksStore, webhooksStore } from "./webhooks";
 
-import { createHash } from "node:crypto";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { escapeLiteral, Pool, type PoolClient, type QueryResult } from "pg";
-import { Prisma, PrismaClient } from "./generated/client";
-import { pgConfigFromUrl } from "./url";
-
+export type { CustomerKey, CustomerWithHint, IssuedKey, LabelerKey } from "./accounts";
+export type { BillingConfig, InvoiceRow, LineItem, MonthUsage } from "./billing";
+export {
+  FINALIZE_GRACE_MS,
+  invoiceStateSql,
+  monthEnd,
+  monthIndex,
+  monthOf,
+  monthOfIndex,
+  monthStart,
+  price,
+  usageByMonthSql,
+} from "./billing";
+export {
+  DELIVERY_WINDOW_DAYS,
+  overviewSql,
+  QUALITY_WINDOW_DAYS,
+  qualitySql,
+  SETTLE_WINDOW_DAYS,
+  type TaskListOptions,
+  taskCountSql,
+  taskPageSql,
+  USAGE_DAYS,
+  usageDaysSql,
+} from "./dashboard";
+/** The raw database handles (migration tooling and tests that inspect rows; application code uses the store). */
+export { createDb, type Db, type DbOptions } from "./database";
+export * from "./decision";
+export type { AttemptRecord, DeliveryRow, PendingDelivery } from "./deliveries";
 export { isDatabaseUnavailable, isUniqueViolation } from "./errors";
 export type {
+  ApiKey,
   Batch,
   Claim,
   Customer,
@@ -24,236 +66,70 @@ export type {
   Task,
   Webhook,
 } from "./generated/client";
-export { ClaimStatus, JobStatus, Resolution, TaskStatus, Tier, WebhookStatus } from "./generated/client";
+export { Prisma } from "./generated/client";
+export type { IngestingJob, ManifestChunk } from "./jobs";
+export type { ClaimResult, RecordedLabel } from "./labeling";
+export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
+export * from "./lifecycle";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
+export { QuotaExhaustedError } from "./quota";
+export type { LostWork } from "./reconcile";
+export type { Settlement, TaskSettledPayload } from "./settlement";
+export { type CreatedBatch, type CreatedTask, initialClaimCap, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
-export type { Pool };
-export { Prisma, PrismaClient };
+export type { DeliveryWithAttempts } from "./webhooks";
 
-/**
- * Runs a `Prisma.sql` statement on the pg pool (`$1..$n` parameters) and returns its rows as pg parses them:
- * int4 → number, int8 and numeric → string, timestamptz → Date, json/jsonb → parsed value.
- * @throws pg's DatabaseError (`code` = SQLSTATE, e.g. 23505) or a connection error
- */
-export async function queryRows<T extends object>(pool: Pool, sql: Prisma.Sql): Promise<T[]> {
-  const result = await pool.query<T>(sql.text, sql.values);
-  return result.rows;
+export interface StoreOptions extends DbOptions {
+  /** Beta prior of a labeler's accuracy (one-coin model of the decision rule), default a = 4, b = 1 */
+  prior?: AccuracyPrior;
 }
 
-function finiteNumber(value: number): string {
-  if (!Number.isFinite(value)) throw new Error(`cannot inline the number ${value}`);
-  return String(value);
-}
-
-function withoutNul(value: string): string {
-  // a NUL would end the protocol's query string early; Postgres text cannot hold one anyway
-  if (value.includes("\0")) throw new Error("cannot inline a string with a NUL character");
-  return value;
-}
-
-/**
- * One element of an array's text form (`{a,"b c",NULL}`, Postgres "Array Value Input"): strings always
- * double-quoted with `"` and `\` escaped (so "NULL" stays a string), numbers and booleans bare, null as NULL.
- */
-function arrayElement(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (typeof value === "number") return finiteNumber(value);
-  if (typeof value === "bigint") return String(value);
-  if (typeof value === "boolean") return value ? "true" : "false";
-  if (typeof value === "string") return `"${withoutNul(value).replace(/[\\"]/g, "\\$&")}"`;
-  throw new Error(`cannot inline an array element of type ${typeof value}`);
-}
-
-/**
- * A SQL literal of a statement parameter, for statements sent with their parameters inlined (`EXECUTE`
- * arguments): strings through pg's `escapeLiteral` (a NUL refused), finite numbers, bigints, booleans,
- * null, and one-dimensional arrays of these as a quoted text form (`'{...}'`). A quoted literal has no type
- * of its own and takes the parameter's (int[], timestamptz[], ...); an `ARRAY[...]` constructor would be
- * text[] when its elements are all NULL, which Postgres refuses for an int[] parameter.
- * @throws Error on anything else
- */
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (typeof value === "number") return finiteNumber(value);
-  if (typeof value === "bigint") return String(value);
-  if (typeof value === "boolean") return value ? "TRUE" : "FALSE";
-  if (typeof value === "string") return escapeLiteral(withoutNul(value));
-  if (Array.isArray(value)) return escapeLiteral(`{${value.map(arrayElement).join(",")}}`);
-  throw new Error(`cannot inline a parameter of type ${typeof value}`);
-}
-
-/** The prepared statements (SQL-level PREPARE) of each pooled connection, by name. */
-const preparedOf = new WeakMap<PoolClient, Set<string>>();
-
-/**
- * The commands that run `sql` on `client` with a cached plan: `PREPARE lg_<hash> AS <text>` the first time
- * this connection sees the text, then `EXECUTE lg_<hash>(<literals>)`. Postgres plans a prepared statement
- * once (after five custom plans, a generic one when it is not costlier), where an inlined statement is
- * planned at every call: planning the claim and label statements cost more than running them.
- */
-function executeCommands(client: PoolClient, sql: Prisma.Sql): string[] {
-  const name = `lg_${createHash("sha1").update(sql.text).digest("hex").slice(0, 24)}`;
-  let prepared = preparedOf.get(client);
-  if (!prepared) {
-    prepared = new Set();
-    preparedOf.set(client, prepared);
-  }
-  const commands: string[] = [];
-  if (!prepared.has(name)) {
-    commands.push(`PREPARE ${name} AS ${sql.text}`);
-    prepared.add(name);
-  }
-  commands.push(sql.values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${sql.values.map(literal).join(", ")})`);
-  return commands;
-}
-
-/**
- * Sends `statements` (each PREPAREd once per connection, then EXECUTEd with its parameters as literals)
- * between `before` and `after` commands in ONE simple-protocol message; returns each statement's rows.
- */
-async function sendMessage(client: PoolClient, statements: Prisma.Sql[], before: string[], after: string[]): Promise<object[][]> {
-  const commands = [...before];
-  const executes: number[] = [];
-  for (const sql of statements) {
-    commands.push(...executeCommands(client, sql));
-    executes.push(commands.length - 1);
-  }
-  commands.push(...after);
-  const result = (await client.query(commands.join(";\n"))) as unknown as QueryResult<object> | QueryResult<object>[];
-  const results = Array.isArray(result) ? result : [result];
-  return executes.map((i) => (results[i] as QueryResult<object>).rows);
-}
-
-/**
- * Runs `body` with a checked-out connection. A connection the server ends while checked out (a Postgres
- * restart: 57P01) emits 'error', which would kill the process without a listener (chaos suite); the
- * statement in flight fails on its own. The connection is discarded when that happened or when `body`
- * threw (what it had prepared is then unknown), else returned to the pool.
- */
-async function withClient<R>(pool: Pool, body: (client: PoolClient) => Promise<R>): Promise<R> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (err: Error) => {
-    broken = err;
-  };
-  client.on("error", onError);
-  try {
-    return await body(client);
-  } catch (err) {
-    broken ??= err instanceof Error ? err : new Error(String(err));
-    throw err;
-  } finally {
-    client.removeListener("error", onError);
-    client.release(broken);
-  }
-}
-
-/**
- * Runs `statements` in order as ONE transaction in ONE round trip and returns each statement's rows (parsed
- * as in `queryRows`): the statements travel in one simple-protocol message, which Postgres runs as one
- * implicit transaction (all or nothing), each statement with a fresh snapshot under READ COMMITTED. Each is
- * prepared once per connection and executed with its parameters inlined as literals (`executeCommands`,
- * `literal`'s rules): one round trip instead of BEGIN + each statement + COMMIT, and no planning.
- * @throws pg's DatabaseError (nothing of the transaction is kept) or a connection error
- */
-export async function transactionRows<T extends object[]>(
-  pool: Pool,
-  statements: { [K in keyof T]: Prisma.Sql },
-): Promise<{ [K in keyof T]: T[K][] }> {
-  return withClient(pool, async (client) => (await sendMessage(client, statements as Prisma.Sql[], [], [])) as { [K in keyof T]: T[K][] });
-}
-
-/** Runs statements of an open transaction; `commit: true` ends the transaction with this round trip. */
-export type TransactionRun = <T extends object[]>(
-  statements: { [K in keyof T]: Prisma.Sql },
-  options?: { commit?: boolean },
-) => Promise<{ [K in keyof T]: T[K][] }>;
-
-/**
- * A transaction with application logic between its statements, on one pooled connection, in as few round
- * trips as possible: `body` gets `run`, which sends several statements in one message (prepared and
- * executed as in `transactionRows`); BEGIN travels with the first message and COMMIT with the one marked
- * `commit` (or on its own when `body` returns without it). When `body` or a statement throws, the
- * transaction is rolled back, the connection discarded and the error rethrown.
- * @throws what `body` throws, pg's DatabaseError or a connection error
- */
-export async function withTransaction<R>(pool: Pool, body: (run: TransactionRun) => Promise<R>): Promise<R> {
-  return withClient(pool, async (client) => {
-    let begun = false;
-    let committed = false;
-    const run = (async (statements: Prisma.Sql[], options: { commit?: boolean } = {}) => {
-      if (committed) throw new Error("transaction already committed");
-      const before = begun ? [] : ["BEGIN"];
-      begun = true;
-      const rows = await sendMessage(client, statements, before, options.commit ? ["COMMIT"] : []);
-      if (options.commit) committed = true;
-      return rows;
-    }) as TransactionRun;
-    try {
-      const value = await body(run);
-      if (begun && !committed) await client.query("COMMIT");
-      return value;
-    } catch (err) {
-      // the connection is discarded after this (withClient): a failed rollback needs no handling of its own
-      if (begun && !committed) await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    }
-  });
-}
-
-export interface DbOptions {
-  /** postgres:// URL of the system-of-record database */
-  url: string;
-  /** pool size per process (default 10) */
-  poolMax?: number;
-  /** how long to wait for a connection before failing, ms (default 2000): a dead server fails fast */
-  connectTimeoutMs?: number;
-  /** server-side statement timeout, ms (default 15000) */
-  statementTimeoutMs?: number;
-  /** errors of idle pooled connections (a restarted or stopped server); the pool drops the broken client */
-  onPoolError?: (err: Error) => void;
-}
-
-export interface Db {
-  prisma: PrismaClient;
+export interface Store {
   /**
-   * The pg pool under `prisma`, for the few statements of the request hot path (key lookups, group commit of
-   * submissions): a raw pg query costs a fraction of the CPU of a Prisma `$queryRaw` (query compiler and
-   * parameter serialisation), see docs/decisions.md "Hot path on the pg pool". Same connections and limits.
+   * The Prisma client and pg pool under the store, for the migration tooling and for tests that inspect
+   * rows; application code calls the members below.
    */
-  pool: Pool;
+  readonly db: Db;
+  readonly accounts: AccountsStore;
+  readonly tasks: TasksStore;
+  readonly labeling: LabelingStore;
+  readonly settlement: SettlementStore;
+  readonly webhooks: WebhooksStore;
+  readonly deliveries: DeliveriesStore;
+  readonly jobs: JobsStore;
+  readonly billing: BillingStore;
+  readonly dashboard: DashboardStore;
+  readonly reconcile: ReconcileStore;
+  /** Readiness: Postgres answers `SELECT 1`. Never throws. */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
 }
 
-/**
- * Creates a Prisma client over a pg pool (shared with `pool`). The pool connects lazily; nothing is awaited
- * here. `onPoolError` receives errors of idle connections (a restarted server); they are never thrown.
- */
-export function createDb(options: DbOptions): Db {
-  const pool = new Pool({
-    ...pgConfigFromUrl(options.url),
-    // No JIT: it compiles for the planner's cost estimate, not the work done (a generic claim over
-    // 100,000 open tasks took 2.3 s with it, 0.12 s without); OLTP statements never gain from it.
-    options: "-c jit=off",
-    max: options.poolMax ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-    statement_timeout: options.statementTimeoutMs ?? 15000,
-    query_timeout: (options.statementTimeoutMs ?? 15000) + 1000,
-  });
-  // The adapter listens for idle-client errors only while Prisma is connected; this listener always does, so
-  // a server restart never surfaces as an unhandled 'error' event. A broken idle client is dropped by the pool.
-  pool.on("error", (err) => options.onPoolError?.(err));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+/** Creates the store of a process over one pg pool (connecting lazily: nothing is awaited here). */
+export function createStore(options: StoreOptions): Store {
+  const db = createDb(options);
+  return storeOver(db, options.prior ?? DEFAULT_PRIOR);
+}
+
+/** The store over existing database handles (tests that share a pool). */
+export function storeOver(db: Db, prior: AccuracyPrior = DEFAULT_PRIOR): Store {
   return {
-    prisma,
-    pool,
-    close: async () => {
-      await prisma.$disconnect();
-      // Prisma ends the pool when it had connected; a pool Prisma never used is ended here
-      if (!pool.ended) await pool.end();
-    },
+    db,
+    accounts: accountsStore(db),
+    tasks: tasksStore(db),
+    labeling: labelingStore(db, { prior }),
+    settlement: settlementStore(db),
+    webhooks: webhooksStore(db),
+    deliveries: deliveriesStore(db),
+    jobs: jobsStore(db),
+    billing: billingStore(db),
+    dashboard: dashboardStore(db),
+    reconcile: reconcileStore(db),
+    ping: () =>
+      db.pool.query("SELECT 1").then(
+        () => true,
+        () => false,
+      ),
+    close: () => db.close(),
   };
 }
-export { exportStream } from "./export";
-export { completeJobIfDone, completeJobSql } from "./jobs";
-export { QuotaExhaustedError, releaseQuota, reserveQuota } from "./quota";

@@ -1,18 +1,32 @@
 /**
- * Manifest job completion (DESIGN §8): a job in `labeling` becomes `completed` when none of its tasks is
- * open any more (every task settled or canceled). Called in the settlement transaction of a job's task,
- * and by the reconciliation as a safety net. Returns true when this call completed the job.
+ * Manifest jobs (../shared/DESIGN.md §8): creation, reads, the writes of ingestion (chunks of tasks with
+ * their quota reservation and the resume point, opening the job, failing it), completion, and the JSONL
+ * export read page by page.
  *
- * The job row is locked first: of two transactions closing a job's last two tasks at once (a settlement
- * and a cancel, say), the second waits, then checks with a fresh snapshot that sees the first's commit, so
- * the job always completes. The job row is the last lock any caller takes (task → labelers → ledger → job).
+ * Completion: a job in `labeling` becomes `completed` when none of its tasks is unfinished any more (every
+ * task settled or canceled), in the transaction that closes its last task (settlement or cancellation), and
+ * by the reconciliation as a safety net. The job row is locked first: of two transactions closing a job's
+ * last two tasks at once, the second waits, then checks with a fresh snapshot that sees the first's commit,
+ * so the job always completes. The job row is the last lock any caller takes (task → labelers → ledger → job).
  */
+import { Readable } from "node:stream";
+import type { JobStatus } from "@labelgate/api";
+import type { Db } from "./database";
+import { statusIn } from "./fragments";
+import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
+import { UNFINISHED_STATUSES } from "./lifecycle";
+import { QuotaExhaustedError, releaseSql, reserveOneSql } from "./quota";
+import { transactionRows, withTransaction } from "./sql";
+import { initialClaimCap } from "./tasks";
+
+/** Tasks of a job that keep it from completing (the retired `staged` included, should a row hold it). */
+const UNFINISHED = Prisma.sql`(${statusIn("status", UNFINISHED_STATUSES)} OR status = 'staged')`;
 
 /**
- * The two statements of `completeJobIfDone`, for a caller that sends them with others (the settlement's
- * last round trip): lock the job row, then (a later statement: a fresh snapshot) complete it, returning
- * its id when this completed it.
+ * The two statements of a job's completion, for a caller that sends them with others (the settlement's and
+ * the cancellation's last round trip): lock the job row, then (a later statement: a fresh snapshot) complete
+ * it, returning its id when this completed it.
  */
 export function completeJobSql(jobId: string): [Prisma.Sql, Prisma.Sql] {
   return [
@@ -20,13 +34,216 @@ export function completeJobSql(jobId: string): [Prisma.Sql, Prisma.Sql] {
     Prisma.sql`
     UPDATE jobs SET status = 'completed', completed_at = now(), updated_at = now()
     WHERE id = ${jobId} AND status = 'labeling'
-      AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND status IN ('staged', 'pending', 'labeling', 'settling'))
+      AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED})
     RETURNING id`,
   ];
 }
 
-export async function completeJobIfDone(tx: Pick<Prisma.TransactionClient, "$executeRaw">, jobId: string): Promise<boolean> {
-  const [lock, complete] = completeJobSql(jobId);
-  await tx.$executeRaw(lock);
-  return (await tx.$executeRaw(complete)) === 1;
+/** rows per export page (one query, one pushed chunk of about 1.6 MB) */
+const EXPORT_PAGE = 5000;
+
+interface ExportRow {
+  manifest_line: number;
+  id: string;
+  data_url: string;
+  consensus_label: string | null;
+  confidence: number | null;
+  ledger_txid: string | null;
+  /** `Date.toISOString()`'s format, made by Postgres */
+  settled_at: string | null;
+  /** the jsonb as text (Postgres spacing): parsed and re-serialized compact */
+  source: string | null;
 }
+
+/**
+ * One chunk of manifest lines to write: `records` holds `<task id>\t<line number>\t<line text>` rows joined
+ * with "\n" (a manifest line never contains "\n", an id or a number never a tab): one string parameter costs
+ * the driver far less than parallel arrays of a thousand elements each.
+ */
+export interface ManifestChunk {
+  rows: number;
+  records: string;
+}
+
+/** What a chunk write needs of its job. */
+export type IngestingJob = Pick<
+  Job,
+  "id" | "customerId" | "taskType" | "question" | "options" | "consensusThreshold" | "maxLabels" | "callbackUrl"
+>;
+
+export function jobsStore(db: Db) {
+  const { prisma, pool } = db;
+  return {
+    /** Creates a queued job (the credentials arrive sealed). */
+    create: (data: Prisma.JobUncheckedCreateInput): Promise<Job> => prisma.job.create({ data }),
+
+    /** A customer's job with its settled task count, or undefined. */
+    async get(customerId: string, jobId: string): Promise<{ job: Job; tasksSettled: number } | undefined> {
+      const job = await prisma.job.findFirst({ where: { id: jobId, customerId } });
+      if (!job) return undefined;
+      return { job, tasksSettled: await prisma.task.count({ where: { jobId, status: "settled" } }) };
+    },
+
+    /** A page of the customer's jobs, newest first, each with its settled task count. */
+    async list(customerId: string, page: number, perPage: number): Promise<{ total: number; items: { job: Job; tasksSettled: number }[] }> {
+      const [total, jobs] = await Promise.all([
+        prisma.job.count({ where: { customerId } }),
+        prisma.job.findMany({
+          where: { customerId },
+          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+          skip: (page - 1) * perPage,
+          take: perPage,
+        }),
+      ]);
+      const settled = await Promise.all(jobs.map((j) => prisma.task.count({ where: { jobId: j.id, status: "settled" } })));
+      return { total, items: jobs.map((job, i) => ({ job, tasksSettled: settled[i] ?? 0 })) };
+    },
+
+    /** A job by id (workers), or undefined. */
+    find: async (jobId: string): Promise<Job | undefined> => (await prisma.job.findUnique({ where: { id: jobId } })) ?? undefined,
+
+    /** Marks a queued job `ingesting` (keeps its first start time). */
+    startIngesting: (job: Job): Promise<Job> =>
+      prisma.job.update({ where: { id: job.id }, data: { status: "ingesting", startedAt: job.startedAt ?? new Date() } }),
+
+    /**
+     * Writes a chunk in one transaction: its tasks (one INSERT of all its rows), then, once `previous` (the
+     * chunk before it) committed, their quota reservation and the new resume point `jobs.lines_ingested` =
+     * `throughLine`. Lines already written by an interrupted run are skipped by the unique (job_id,
+     * manifest_line) and neither counted nor reserved. Tasks are created `pending` but are not claimable
+     * while their job is not `labeling` (the claim checks the job's status).
+     * @throws QuotaExhaustedError (the chunk rolls back) or what `previous` throws
+     */
+    async writeChunk(job: IngestingJob, chunk: ManifestChunk, throughLine: number, previous: Promise<void>): Promise<void> {
+      const claimCap = initialClaimCap({ options: job.options, consensusThreshold: job.consensusThreshold, maxLabels: job.maxLabels });
+      await withTransaction(pool, async (run) => {
+        let created = 0;
+        if (chunk.rows > 0) {
+          // `source` is the line itself (JSON.parse accepted it; Postgres parses it once more), `data_url` the
+          // field the worker validated: "data_url" unless absent or null, else "source-ref".
+          const [rows] = await run<[{ created: number }]>([
+            Prisma.sql`
+            WITH created AS (
+              INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
+                                 callback_url, consensus_threshold, max_labels, claim_cap, quota_reserved)
+              SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'pending'::"TaskStatus", ${job.taskType},
+                     coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
+                     ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${claimCap}, ${job.consensusThreshold}
+              FROM unnest(string_to_array(${chunk.records}, E'\\n')) AS rec,
+                   LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line) AS f,
+                   LATERAL (SELECT f.id, f.line, substr(rec, length(f.id) + length(f.line) + 3)::jsonb AS source) AS r
+              ON CONFLICT (job_id, manifest_line) DO NOTHING
+              RETURNING 1
+            )
+            SELECT count(*)::int AS created FROM created`,
+          ]);
+          created = rows[0]?.created ?? 0;
+        }
+        // The chunk before this one commits first (its error, if it failed, rolls this one back).
+        await previous;
+        if (created > 0) {
+          // reserve only for tasks really created (a resumed chunk may already exist)
+          const [reserved] = await run<[{ id: string }]>([reserveOneSql(job.customerId, created * job.consensusThreshold)]);
+          if (reserved.length === 0) throw new QuotaExhaustedError(`fewer than ${created * job.consensusThreshold} labels of quota remain`);
+        }
+        await run(
+          [
+            Prisma.sql`UPDATE jobs SET lines_ingested = ${throughLine}, task_count = task_count + ${created}, updated_at = now()
+                       WHERE id = ${job.id}`,
+          ],
+          { commit: true },
+        );
+      });
+    },
+
+    /**
+     * The whole manifest is in: its tasks become claimable at once, by the job's status (one row). The job
+     * row is locked first and the check runs in a later statement (fresh snapshot), so a cancel of the job's
+     * last open task committed meanwhile is seen: such a job completes at once.
+     * @returns the job's new status and task count (undefined when it was no longer ingesting)
+     */
+    async open(jobId: string): Promise<{ status: JobStatus; task_count: number } | undefined> {
+      const [, opened] = await transactionRows<[object, { status: JobStatus; task_count: number }]>(pool, [
+        Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
+        Prisma.sql`
+          WITH open_tasks AS (SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED}) AS has_open)
+          UPDATE jobs SET status = CASE WHEN (SELECT has_open FROM open_tasks) THEN 'labeling'::"JobStatus" ELSE 'completed'::"JobStatus" END,
+            ingested_at = now(), completed_at = CASE WHEN (SELECT has_open FROM open_tasks) THEN completed_at ELSE now() END, updated_at = now()
+          WHERE id = ${jobId} AND status = 'ingesting'
+          RETURNING status::text AS status, task_count`,
+      ]);
+      return opened[0];
+    },
+
+    /**
+     * Fails the job with `error`, deletes its tasks (never claimable: the job never reached `labeling`) and
+     * returns the quota they still hold (a task the customer canceled meanwhile returned its own already).
+     */
+    async fail(jobId: string, customerId: string, error: string): Promise<void> {
+      await transactionRows(pool, [
+        Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
+        Prisma.sql`
+          WITH gone AS (
+            DELETE FROM tasks WHERE job_id = ${jobId} AND (status IN ('pending', 'canceled') OR status = 'staged')
+            RETURNING status, quota_reserved
+          )
+          ${releaseSql(customerId, Prisma.sql`(SELECT COALESCE(sum(quota_reserved) FILTER (WHERE status <> 'canceled'), 0) FROM gone)`)}`,
+        Prisma.sql`UPDATE jobs SET status = 'failed', error = ${error}, task_count = 0, updated_at = now() WHERE id = ${jobId}`,
+      ]);
+    },
+
+    /** Completes a `labeling` job none of whose tasks is unfinished (reconciliation). Returns true when it did. */
+    async completeIfDone(jobId: string): Promise<boolean> {
+      const [, completed] = await transactionRows<[object, { id: string }]>(pool, completeJobSql(jobId));
+      return completed.length > 0;
+    },
+
+    /** Records that a completed job's export was written to its output_url. */
+    exportWritten: (jobId: string): Promise<unknown> => prisma.job.update({ where: { id: jobId }, data: { exportWrittenAt: new Date() } }),
+
+    /** Records why a completed job's export could not be written to its output_url. */
+    exportFailed: (jobId: string, error: string): Promise<unknown> => prisma.job.update({ where: { id: jobId }, data: { error } }),
+
+    /**
+     * A readable stream of the job's export lines (one per manifest line, in manifest order:
+     * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`), read page by page
+     * along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
+     * any size. Each line is built as a string: the same bytes as `JSON.stringify` of that object. It is
+     * destroyed with the database error if a page fails.
+     */
+    exportStream(jobId: string): Readable {
+      let after = 0;
+      return new Readable({
+        async read() {
+          try {
+            const [rows] = await transactionRows<[ExportRow]>(pool, [
+              Prisma.sql`
+                SELECT manifest_line, id, data_url, consensus_label, confidence, ledger_txid,
+                       to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS settled_at, source::text AS source
+                FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after}
+                ORDER BY manifest_line LIMIT ${EXPORT_PAGE}`,
+            ]);
+            if (rows.length === 0) {
+              this.push(null);
+              return;
+            }
+            after = (rows[rows.length - 1] as ExportRow).manifest_line;
+            let chunk = "";
+            for (const r of rows) {
+              chunk +=
+                `{"task_id":${JSON.stringify(r.id)},"data_url":${JSON.stringify(r.data_url)},` +
+                `"consensus_label":${JSON.stringify(r.consensus_label)},"confidence":${JSON.stringify(r.confidence)},` +
+                `"ledger_txid":${JSON.stringify(r.ledger_txid)},"settled_at":${r.settled_at === null ? "null" : `"${r.settled_at}"`},` +
+                `"source":${JSON.stringify((r.source === null ? null : JSON.parse(r.source)) ?? {})}}\n`;
+            }
+            this.push(chunk);
+          } catch (err) {
+            this.destroy(err as Error);
+          }
+        },
+      });
+    },
+  };
+}
+
+export type JobsStore = ReturnType<typeof jobsStore>;

@@ -3,8 +3,11 @@
  * (quotes, backslashes, `$n` look-alikes, unicode, arrays), a NUL is refused before any SQL is sent, and
  * the statements of one call are one transaction (a failing statement keeps nothing of the others).
  */
-import { createDb, type Db, Prisma, transactionRows, withTransaction } from "@labelgate/store";
+
 import { runId, testDatabaseUrl } from "../../../test/env";
+import { createDb, type Db } from "../src/database";
+import { Prisma } from "../src/generated/client";
+import { transactionRows, withTransaction } from "../src/sql";
 
 let db: Db;
 const table = `inline_${runId().replace(/[^a-z0-9]/gi, "")}`;

@@ -1,19 +1,8 @@
-/** @labelgate/consensus-worker: consensus, settlement, ledger and reconciliation handlers. */
-import type { HandlersFor } from "@labelgate/queue";
-import { reconcile } from "./reconcile";
-import { type ConsensusDeps, evaluateTask } from "./settle";
-
-export * from "./consensus";
-export * from "./ledger";
+/**
+ * @labelgate/consensus-worker: settles decided tasks (ledger record, `settled`, the task.settled outbox row)
+ * and reconciles lost queue work. `consensusRole` is its module for the runtime (@labelgate/runtime).
+ */
+export * from "./handlers";
 export * from "./reconcile";
+export { consensusRole } from "./role";
 export * from "./settle";
-
-/** The handlers of every queue this service consumes (the type fails to compile if one is missing). */
-export function consensusHandlers(
-  deps: ConsensusDeps & { reconcileGraceMs: number; webhookRetryMax?: number },
-): HandlersFor<"consensus-worker"> {
-  return {
-    consensus: async ({ taskId }) => void (await evaluateTask(deps, taskId)),
-    reconcile: async () => void (await reconcile({ ...deps, graceMs: deps.reconcileGraceMs, webhookRetryMax: deps.webhookRetryMax ?? 3 })),
-  };
-}

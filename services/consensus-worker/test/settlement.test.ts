@@ -1,14 +1,23 @@
 /**
- * Settlement end to end (DESIGN §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
+ * Settlement end to end (../shared/DESIGN.md §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
  * all real. Exactly-once settlement under concurrency and duplicate jobs, the hash-chained ledger, and the
  * reconciliation of consensus jobs lost by Redis.
  *
  * The database is shared with every other test file of the run: each test uses its own customer, labelers
  * and tasks, never rewrites shared rows, and checks the ledger chain as a whole (others append concurrently).
  */
-import type { LedgerEntry } from "@labelgate/store";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "@labelgate/core";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { routeEvent } from "@labelgate/webhook-worker";
+import {
+  GENESIS_HASH,
+  type LedgerEntry,
+  type LedgerRecord,
+  labelerAccuracy,
+  oneCoinPosterior as posterior,
+  recordHash,
+  verifyLedger,
+} from "@labelgate/store";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
@@ -20,26 +29,21 @@ import {
   registerCustomer,
   type System,
   settledResult,
+  startConsensusWorkers,
   startSystem,
 } from "../../../test/system";
-import {
-  type ConsensusDeps,
-  consensusHandlers,
-  DEFAULT_PRIOR,
-  evaluateTask,
-  GENESIS_HASH,
-  labelerAccuracy,
-  posterior,
-  reconcile,
-  recordHash,
-  verifyLedger,
-} from "../src";
+import { consensusHandlers, reconcile, type SettlementDeps, settleTask } from "../src";
 
 const HASH = /^[0-9a-f]{64}$/;
 const TXID = /^0x[0-9a-f]{64}$/;
 
-function depsOf(s: System): ConsensusDeps {
-  return { prisma: s.db.prisma, pool: s.db.pool, queue: s.queue, logger: s.logger, prior: DEFAULT_PRIOR };
+function depsOf(s: System): SettlementDeps {
+  return { store: s.store, queue: s.queue, logger: s.logger };
+}
+
+/** SHA-256 of prev ‖ canonical JSON of the payload: the ledger's hash rule over any stored payload. */
+function chainHash(prevHash: string, payload: unknown): string {
+  return createHash("sha256").update(prevHash).update(canonicalJson(payload)).digest("hex");
 }
 
 /** Labels `taskId` once per value, each by its own labeler (in order); every label must be accepted (201). */
@@ -96,7 +100,7 @@ interface ChainRecord {
 function firstBroken(records: readonly ChainRecord[], startPrev: string): number {
   let prev = startPrev;
   for (const [i, r] of records.entries()) {
-    if (r.prevHash !== prev || recordHash(r.prevHash, r.payload) !== r.hash || r.txid !== `0x${r.hash}`) return i;
+    if (r.prevHash !== prev || chainHash(r.prevHash, r.payload) !== r.hash || r.txid !== `0x${r.hash}`) return i;
     prev = r.hash;
   }
   return -1;
@@ -172,20 +176,22 @@ describe("settlement with the workers running", () => {
       labels_collected: 3,
     });
 
-    // the ledger record is the settlement: same txid, the payload commits to the result and every label
+    // the ledger record is the settlement: same txid, the record is exactly the result's fields
     const entry = await sys.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
     expect(entry.txid).toBe(settlement.ledger_txid);
-    expect(entry.txid).toBe(`0x${recordHash(entry.prevHash, entry.payload)}`);
-    const labels = await sys.db.prisma.label.findMany({ where: { taskId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
-    expect(entry.payload).toEqual({
+    const record = entry.payload as unknown as LedgerRecord;
+    expect(entry.txid).toBe(`0x${recordHash(record)}`);
+    expect(record).toEqual({
       task_id: taskId,
-      customer_id: customer.id,
       consensus_label: "cat",
       confidence,
       resolution: "consensus",
       label_counts: { cat: 3, dog: 0, bird: 0 },
-      labels: labels.map((l) => ({ label_id: l.id, labeler_id: l.labelerId, value: l.value })),
+      posterior: result.posterior,
+      labels_collected: 3,
       settled_at: result.settled_at,
+      sequence: settlement.sequence,
+      prev_hash: settlement.prev_hash,
     });
     expect(await counts(sys, taskId)).toEqual({ ledger: 1, events: 1 });
 
@@ -295,7 +301,7 @@ describe("settlement with the workers running", () => {
 
     // re-running the settlement of either task changes nothing
     for (const taskId of [first, second]) {
-      expect(await evaluateTask(depsOf(sys), taskId)).toBe("closed");
+      expect(await settleTask(depsOf(sys), taskId)).toBe("closed");
       await sys.queue.requeue("consensus", {
         taskId,
         labelId: (await sys.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).lastLabelId as string,
@@ -319,17 +325,17 @@ describe("exactly-once settlement", () => {
   });
   afterEach(() => off.close());
 
-  it("10 concurrent evaluations of a decidable task: one settles, nine find it closed; one ledger row, one event", async () => {
+  it("10 concurrent settlements of a decided task: one settles, nine find it closed; one ledger row, one event", async () => {
     const customer = await registerCustomer(off);
     const ls = await labelers(off, 2);
     const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
     await labelAll(off, ls, taskId, ["dog", "dog"]);
-    // workers are off: the labels are recorded, the task is still open
+    // workers are off: the deciding label decided the task (settling), nothing is settled yet
     const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(task).toMatchObject({ status: "labeling", labelsNeeded: 0, labelsCollected: 2 });
+    expect(task).toMatchObject({ status: "settling", claimCap: 0, labelsCollected: 2, consensusLabel: "dog", resolution: "consensus" });
     expect(await counts(off, taskId)).toEqual({ ledger: 0, events: 0 });
 
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => evaluateTask(depsOf(off), taskId)));
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => settleTask(depsOf(off), taskId)));
     settledHere.push(taskId);
     expect(outcomes.filter((o) => o === "settled")).toHaveLength(1);
     expect(outcomes.filter((o) => o === "closed")).toHaveLength(9);
@@ -347,12 +353,12 @@ describe("exactly-once settlement", () => {
       { settled: 1, agreed: 1 },
       { settled: 1, agreed: 1 },
     ]);
-    // one more evaluation afterwards is still a no-op
-    expect(await evaluateTask(depsOf(off), taskId)).toBe("closed");
+    // one more settlement afterwards is still a no-op
+    expect(await settleTask(depsOf(off), taskId)).toBe("closed");
     expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
   });
 
-  it("settlements evaluated at once share one transaction, and decide as one after the other would", async () => {
+  it("settlements run at once share one transaction and keep what each deciding label decided", async () => {
     const customer = await registerCustomer(off);
     const [a, b, c] = await labelers(off, 3);
     if (!a || !b || !c) throw new Error("labelers");
@@ -384,10 +390,10 @@ describe("exactly-once settlement", () => {
     const open = await createTask(off, customer.key, { consensus_threshold: 2 });
     expect((await label(off, a.key, open, "cat")).status).toBe(201);
 
-    // one deps object: one batcher; the first task is evaluated twice (the second waits and finds it closed)
+    // one store: one batcher; the first task is settled twice (the second waits and finds it closed)
     const deps = depsOf(off);
     const calls = [...decidable, open, decidable[0] as string];
-    const outcomes = await Promise.all(calls.map((id) => evaluateTask(deps, id)));
+    const outcomes = await Promise.all(calls.map((id) => settleTask(deps, id)));
     settledHere.push(...decidable);
     expect(outcomes).toEqual(["settled", "settled", "settled", "settled", "open", "closed"]);
 
@@ -407,22 +413,15 @@ describe("exactly-once settlement", () => {
       { settled: 3, agreed: 2 },
     ]);
 
-    // each confidence is the one of the settlements in id order, one after the other
+    // each confidence was fixed by its deciding label, when no task was settled yet: every labeler a newcomer
     const ordered = await off.db.pool.query<{ id: string; consensus_label: string; confidence: number }>(
       "SELECT id, consensus_label, confidence FROM tasks WHERE id = ANY($1) ORDER BY id",
       [decidable],
     );
-    const tally = new Map([a, b, c].map((l) => [l.id, { settled: 0, agreed: 0 }]));
     for (const task of ordered.rows) {
       const votes = (plan[decidable.indexOf(task.id)] ?? []).map(([l, value]) => ({ labelerId: l.id, value }));
-      const accuracy = new Map(votes.map((v) => [v.labelerId, labelerAccuracy(tally.get(v.labelerId) ?? { settled: 0, agreed: 0 })]));
-      const expected = posterior(["cat", "dog", "bird"], votes, accuracy)[task.consensus_label] as number;
+      const expected = posterior(["cat", "dog", "bird"], votes, new Map())[task.consensus_label] as number;
       expect({ task: task.id, confidence: task.confidence }).toEqual({ task: task.id, confidence: expect.closeTo(expected, 10) });
-      for (const v of votes) {
-        const t = tally.get(v.labelerId) as { settled: number; agreed: number };
-        t.settled++;
-        if (v.value === task.consensus_label) t.agreed++;
-      }
     }
   });
 
@@ -433,7 +432,8 @@ describe("exactly-once settlement", () => {
     await labelAll(off, ls, taskId, ["bird", "bird", "bird"]);
     const labels = await off.db.prisma.label.findMany({ where: { taskId } });
     expect(labels).toHaveLength(3);
-    // the gateway enqueued one job per label; enqueue each again (deduplicated by job id) and once more
+    // the gateway enqueued one job, for the deciding label; enqueue one per label (as a replayed or
+    // duplicated job would), each twice (deduplicated by job id)
     for (const l of labels) {
       await off.queue.enqueue("consensus", { taskId, labelId: l.id });
       await off.queue.enqueue("consensus", { taskId, labelId: l.id });
@@ -449,19 +449,18 @@ describe("exactly-once settlement", () => {
     const recorded: string[] = [];
     const webhook: HandlersFor<"webhook-worker"> = {
       taskSettled: async ({ eventId }) => {
-        if ((await routeEvent({ pool: off.db.pool, queue: off.queue, webhookRetryMax: 3 }, eventId)).recorded) recorded.push(eventId);
+        if ((await off.store.deliveries.route(eventId)).recorded) recorded.push(eventId);
       },
       // no webhook is registered in this test: nothing is ever delivered
       webhookDelivery: async () => undefined,
     };
-    const deps = { ...depsOf(off), reconcileGraceMs: 60_000 };
+    const consensusSets: { close(): Promise<void> }[] = [];
     const running: RunningWorkers[] = [];
     try {
+      // two consensus worker sets, each a runtime of its own (its own store and batchers), racing
       for (let i = 0; i < 2; i++) {
-        running.push(
-          startWorkers(off.backend, consensusHandlers(deps), { concurrency: { consensus: 4, reconcile: 1 }, onFailed }),
-          startWorkers(off.backend, webhook, { concurrency: { taskSettled: 4 }, onFailed }),
-        );
+        consensusSets.push(await startConsensusWorkers(off, 4, { RECONCILE_GRACE_MS: "60000" }));
+        running.push(startWorkers(off.backend, webhook, { concurrency: { taskSettled: 4 }, onFailed }));
       }
       const event = await eventually(
         async () => {
@@ -501,7 +500,7 @@ describe("exactly-once settlement", () => {
       expect(failures).toEqual([]);
     } finally {
       recording = false;
-      await Promise.all(running.map((w) => w.close()));
+      await Promise.all([...running.map((w) => w.close()), ...consensusSets.map((c) => c.close())]);
     }
   });
 });
@@ -544,7 +543,7 @@ describe("ledger", () => {
     for (const [i, e] of entries.entries()) {
       expect(e.hash).toMatch(HASH);
       expect(e.txid).toBe(`0x${e.hash}`);
-      expect(recordHash(e.prevHash, e.payload)).toBe(e.hash);
+      expect(chainHash(e.prevHash, e.payload)).toBe(e.hash);
       if (i > 0) expect(e.prevHash).toBe(entries[i - 1]?.hash);
     }
     expect(firstBroken(copyOf(entries), GENESIS_HASH)).toBe(-1);
@@ -566,7 +565,7 @@ describe("ledger", () => {
     const original = target.payload as Record<string, unknown>;
     const forged = { ...original, consensus_label: original.consensus_label === "cat" ? "dog" : "cat" };
     const tampered = entries.map((e, i) => (i === index ? { ...e, payload: forged } : e));
-    const forgedHash = recordHash(target.prevHash, forged);
+    const forgedHash = chainHash(target.prevHash, forged);
     expect(forgedHash).not.toBe(target.hash);
     expect(forgedHash).not.toBe(next.prevHash);
     expect(firstBroken(tampered, GENESIS_HASH)).toBe(index);
@@ -577,7 +576,7 @@ describe("ledger", () => {
 
     // 3. even a change of a number in the payload (confidence) is detected
     const nudged = { ...original, confidence: (original.confidence as number) - 1e-9 };
-    expect(recordHash(target.prevHash, nudged)).not.toBe(target.hash);
+    expect(chainHash(target.prevHash, nudged)).not.toBe(target.hash);
     expect(
       firstBroken(
         entries.map((e, i) => (i === index ? { ...e, payload: nudged } : e)),
@@ -598,7 +597,7 @@ describe("ledger", () => {
 });
 
 describe("reconciliation", () => {
-  it("requeues the consensus job of a decidable task after Redis lost it, and the task then settles", async () => {
+  it("requeues the settlement job of a decided task after Redis lost it, and the task then settles", async () => {
     const off = await startSystem({ workers: false });
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const consensusQueue = new Queue("consensus", { connection: redis, prefix: off.prefix });
@@ -609,7 +608,7 @@ describe("reconciliation", () => {
       const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
       await labelAll(off, ls, taskId, ["cat", "cat"]);
       const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-      expect(task).toMatchObject({ status: "labeling", labelsNeeded: 0 });
+      expect(task).toMatchObject({ status: "settling", claimCap: 0 });
       const lastLabelId = task.lastLabelId as string;
       const jobId = `consensus-${lastLabelId}`;
       expect(await (await consensusQueue.getJob(jobId))?.getState()).toBe("waiting");
@@ -620,10 +619,11 @@ describe("reconciliation", () => {
       expect(await queueIdle(off, "consensus")).toBe(true);
 
       // work younger than the grace period is left alone
-      await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 3_600_000, webhookRetryMax: 3 });
+      const reconcileDeps = { store: off.store, queue: off.queue, logger: off.logger, webhookRetryMax: 3 };
+      await reconcile({ ...reconcileDeps, graceMs: 3_600_000, deliveryGraceMs: 3_600_000 });
       expect(await consensusQueue.getJob(jobId)).toBeUndefined();
 
-      const report = await reconcile({ prisma: off.db.prisma, queue: off.queue, logger: off.logger, graceMs: 0, webhookRetryMax: 3 });
+      const report = await reconcile({ ...reconcileDeps, graceMs: 0, deliveryGraceMs: 3_600_000 });
       expect(report.tasks).toBeGreaterThanOrEqual(1);
       expect(report.requeued).toBeGreaterThanOrEqual(1);
       const requeued = await consensusQueue.getJob(jobId);
@@ -633,9 +633,9 @@ describe("reconciliation", () => {
       expect(await off.queue.requeue("consensus", { taskId, labelId: lastLabelId })).toBe("pending");
 
       // The reconciliation is global (the database is shared with other test files): it may have requeued
-      // their decidable tasks into this prefix too. Run the real handlers, but only for this test's task,
+      // their decided tasks into this prefix too. Run the real handlers, but only for this test's task,
       // so that other files' open tasks are not settled behind their back.
-      const handlers = consensusHandlers({ ...depsOf(off), reconcileGraceMs: 0 });
+      const handlers = consensusHandlers({ ...reconcileDeps, graceMs: 0, deliveryGraceMs: 3_600_000 });
       const onlyThisTask: HandlersFor<"consensus-worker"> = {
         consensus: (payload, ctx) => (payload.taskId === taskId ? handlers.consensus(payload, ctx) : Promise.resolve()),
         reconcile: handlers.reconcile,

@@ -1,47 +1,60 @@
 /**
- * The gateway's express app: `createApp(deps)` wires routes to plain handler functions. No slow work
- * happens inline: requests touch Postgres and enqueue BullMQ jobs, nothing else (DESIGN §1).
+ * The gateway's express app: `createApp(deps)` wires the middleware (request ids, access log, metrics, body
+ * limits, authentication, rate limits) and mounts one router per resource (routes/*.ts), whose handlers are
+ * plain functions over the store and the queue. No slow work happens inline: requests touch Postgres and
+ * enqueue BullMQ jobs, nothing else (../shared/DESIGN.md §1).
  */
 import { randomUUID } from "node:crypto";
-import {
-  ApiError,
-  batchBody,
-  claimBody,
-  idempotencyKey as idempotencyKeySchema,
-  labelBody,
-  pathId,
-  registrationBody,
-  taskBody,
-} from "@labelgate/api";
-import type { SecretBox } from "@labelgate/core";
-import { issueKey, KEY_PREFIX, type Logger, newId } from "@labelgate/core";
-import { isUniqueViolation, type Pool, type PrismaClient } from "@labelgate/store";
+import { ApiError } from "@labelgate/api";
+import type { Logger, SecretBox } from "@labelgate/core";
 import { httpMetrics, type Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
-import express, { type Request, type RequestHandler, type Response, Router } from "express";
+import type { BillingConfig, Store } from "@labelgate/store";
+import express, { type RequestHandler, Router } from "express";
 import type { Redis } from "ioredis";
 import { pinoHttp } from "pino-http";
-import { adminRoutes } from "./admin";
-import { customerOf, labelerOf, requireAdmin, requireCustomer, requireLabeler } from "./auth";
-import { type BillingConfig, billingRoutes } from "./billing";
-import { dashboardRoutes } from "./dashboard";
-import { errorHandler, parse } from "./errors";
-import { jobRoutes } from "./jobs";
-import { claimTask, recordLabel } from "./labeling";
-import { DOCS_PATH, docsRouter, serveOpenApi } from "./openapi";
+import { requireAdmin, requireCustomer, requireLabeler } from "./auth";
+import { errorHandler } from "./errors";
+import { DOCS_PATH, docsRouter } from "./openapi";
 import { QUEUE_DASHBOARD_PATH, queueDashboard, requireAdminOrBasic } from "./queue-dashboard";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
-import { cancelTask, createBatch, createTask } from "./tasks";
-import { batchView, customerView, type TaskCounts, taskView } from "./views";
-import { requireWebhooksFor, webhookRoutes } from "./webhooks";
+import { adminRoutes } from "./routes/admin";
+import { billingRoutes } from "./routes/billing";
+import { customerRoutes } from "./routes/customers";
+import { dashboardRoutes } from "./routes/dashboard";
+import { jobRoutes } from "./routes/jobs";
+import { labelingRoutes } from "./routes/labeling";
+import { systemRoutes } from "./routes/system";
+import { batchRoutes, taskRoutes } from "./routes/tasks";
+import { webhookRoutes } from "./routes/webhooks";
+
+export interface GatewayConfig {
+  adminToken: string | undefined;
+  /** ALLOW_PRIVATE_URLS */
+  allowPrivateUrls: boolean;
+  /** WEBHOOK_RETRY_MAX: total delivery attempts */
+  webhookRetryMax: number;
+  claimTtlSeconds: number;
+  sandboxLabelQuota: number;
+  /** `service` of the health body */
+  serviceName: string;
+  /** label quota set on upgrade to production (if the customer has less) */
+  productionLabelQuota: number;
+  rateLimit: Omit<RateLimitConfig, "redis">;
+  /** prices per collected label by tier (integer cents) and the currency of usage and invoices */
+  billing: BillingConfig;
+  /**
+   * express `trust proxy` (TRUST_PROXY): false (the default: the client address is the socket's), a hop
+   * count, or a list of trusted proxy addresses/CIDRs. Decides `req.ip`, which the registration limit counts by.
+   */
+  trustProxy: boolean | number | string[];
+}
 
 export interface GatewayDeps {
-  prisma: PrismaClient;
-  /** the pg pool under `prisma` (createDb's `pool`): key lookups and submissions run on it */
-  pool: Pool;
+  store: Store;
   queue: QueueClient;
   logger: Logger;
-  /** seals webhook secrets (AES-256-GCM under ENCRYPTION_KEY) */
+  /** seals webhook secrets and storage credentials (AES-256-GCM under ENCRYPTION_KEY) */
   secretBox: SecretBox;
   /** Redis for rate-limit counters shared by replicas; undefined = in-process counters (standalone) */
   rateLimitRedis?: Redis;
@@ -49,51 +62,18 @@ export interface GatewayDeps {
   metrics?: Pick<Metrics, "httpRequests" | "httpDuration">;
   /** DNS resolver of outbound URL checks (default: the system's) */
   resolve?: (host: string) => Promise<string[]>;
-  config: {
-    adminToken: string | undefined;
-    /** ALLOW_PRIVATE_URLS */
-    allowPrivateUrls: boolean;
-    /** WEBHOOK_RETRY_MAX: total delivery attempts */
-    webhookRetryMax: number;
-    claimTtlSeconds: number;
-    sandboxLabelQuota: number;
-    /** `service` of the health body */
-    serviceName: string;
-    /** label quota set on upgrade to production (if the customer has less) */
-    productionLabelQuota: number;
-    rateLimit: Omit<RateLimitConfig, "redis">;
-    /** prices per collected label by tier (integer cents) and the currency of usage and invoices */
-    billing: BillingConfig;
-  };
+  config: GatewayConfig;
 }
 
-/** Body limits (DESIGN §2): 1 MB for single requests, 10 MB for batches. */
+/** Body limits (../shared/DESIGN.md §2): 1 MB for single requests, 10 MB for batches. */
 export const BODY_LIMIT = { single: "1mb", batch: "10mb" } as const;
 
-function param(req: Request, name: string, prefix: string, notFound: ApiError["kind"]): string {
-  const value = req.params[name];
-  if (typeof value !== "string" || !pathId(prefix).safeParse(value).success) throw new ApiError(notFound);
-  return value;
-}
-
-/** `Idempotency-Key` header (wins) or the body field (DESIGN §2). */
-function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
-  const header = req.get("Idempotency-Key");
-  if (header === undefined) return bodyKey;
-  const parsed = idempotencyKeySchema.safeParse(header);
-  if (!parsed.success)
-    throw new ApiError("validation", [{ path: "Idempotency-Key", message: "printable ASCII without spaces, 1..255 characters" }]);
-  return parsed.data;
-}
-
-const ZERO_COUNTS: TaskCounts = { pending: 0, labeling: 0, settling: 0, settled: 0, canceled: 0 };
-
 export function createApp(deps: GatewayDeps): express.Express {
-  const { prisma, pool, queue, logger, config } = deps;
+  const { store, queue, logger, config } = deps;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.set("trust proxy", false);
+  app.set("trust proxy", config.trustProxy);
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
 
   app.use((req, res, next) => {
@@ -133,11 +113,11 @@ export function createApp(deps: GatewayDeps): express.Express {
     next(req.httpVersion === "1.1" && req.headers.host === undefined ? new ApiError("malformedRequest") : undefined);
   });
 
-  const jsonSingle = express.json({ limit: BODY_LIMIT.single });
+  const json = express.json({ limit: BODY_LIMIT.single });
   const jsonBatch = express.json({ limit: BODY_LIMIT.batch });
   const limits = createRateLimits({ ...config.rateLimit, redis: deps.rateLimitRedis });
   // Every customer route: authenticate the key, then spend one unit of its rate-limit budget.
-  const authenticate = requireCustomer(pool);
+  const authenticate = requireCustomer(store);
   const customer: RequestHandler = async (req, res, next) => {
     let authenticated = false;
     await authenticate(req, res, () => {
@@ -145,181 +125,19 @@ export function createApp(deps: GatewayDeps): express.Express {
     });
     if (authenticated) await limits.perKey(req, res, next);
   };
-  const labeler = requireLabeler(pool);
+  const labeler = requireLabeler(store);
   const admin = requireAdmin(config.adminToken);
 
   const v1 = Router();
-
-  // --- system ---------------------------------------------------------------------------------
-  v1.get("/health", async (_req, res) => {
-    const [database, queueOk] = await Promise.all([
-      prisma.$queryRaw`SELECT 1`.then(
-        () => true,
-        () => false,
-      ),
-      queue.ping(),
-    ]);
-    const checks = { database: database ? "ok" : "unavailable", queue: queueOk ? "ok" : "unavailable" };
-    if (database && queueOk) {
-      res.json({ ok: true, service: config.serviceName, checks });
-    } else {
-      res.setHeader("Retry-After", "5");
-      res.status(503).json({ error: "service unavailable", ok: false, service: config.serviceName, checks });
-    }
-  });
-
-  // the OpenAPI 3.1 document (no auth); its rendered reference is at /docs/
-  v1.get("/openapi.json", serveOpenApi);
-
-  // --- customers ------------------------------------------------------------------------------
-  v1.post("/customers", limits.registration, jsonSingle, async (req, res) => {
-    const body = parse(registrationBody, req.body);
-    const key = issueKey(KEY_PREFIX.sandbox);
-    const customerId = newId("customer");
-    try {
-      const created = await prisma.customer.create({
-        data: {
-          id: customerId,
-          name: body.name,
-          email: body.email,
-          tier: "sandbox",
-          labelQuota: config.sandboxLabelQuota,
-          apiKeys: { create: { id: newId("apiKey"), keyHash: key.hash, hint: key.hint, tier: "sandbox" } },
-        },
-      });
-      res.status(201).json({
-        customer_id: created.id,
-        name: created.name,
-        email: created.email,
-        api_key: key.key,
-        tier: created.tier,
-        label_quota: created.labelQuota,
-        created_at: Math.floor(created.createdAt.getTime() / 1000),
-        message: "Store this API key now: it is shown only once and cannot be retrieved again.",
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError("emailTaken");
-      throw err;
-    }
-  });
-
-  v1.get("/customers/me", customer, async (_req, res) => {
-    const { customerId } = customerOf(res);
-    const found = await prisma.customer.findUniqueOrThrow({ where: { id: customerId } });
-    const key = await prisma.apiKey.findFirst({
-      where: { customerId, revokedAt: null },
-      orderBy: { createdAt: "desc" },
-      select: { hint: true },
-    });
-    res.json(customerView(found, key?.hint ?? null));
-  });
-
-  // --- tasks ----------------------------------------------------------------------------------
-  v1.post("/tasks", customer, jsonSingle, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const input = parse(taskBody, req.body);
-    await requireWebhooksFor(prisma, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
-    const { task } = await createTask({ prisma, pool }, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
-    res.status(202).json({ task_id: task.id, status: task.status, created_at: task.createdAt.toISOString() });
-  });
-
-  v1.post("/tasks/batch", customer, jsonBatch, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const input = parse(batchBody, req.body);
-    await requireWebhooksFor(
-      prisma,
-      customerId,
-      input.tasks.flatMap((t, i) => {
-        const url = t.callback_url ?? input.callback_url;
-        return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
-      }),
-    );
-    const batch = await createBatch({ prisma, pool }, customerId, input, idempotencyKeyOf(req, input.idempotency_key));
-    res.status(202).json({
-      batch_id: batch.batchId,
-      task_count: batch.taskIds.length,
-      status: "accepted",
-      created_at: batch.createdAt.toISOString(),
-      task_ids: batch.taskIds,
-    });
-  });
-
-  const ownTask = async (req: Request, res: Response) => {
-    const { customerId } = customerOf(res);
-    const id = param(req, "id", "tsk_", "taskNotFound");
-    const task = await prisma.task.findFirst({ where: { id, customerId } });
-    if (!task) throw new ApiError("taskNotFound");
-    return task;
-  };
-
-  v1.get("/tasks/:id", customer, async (req, res) => {
-    res.json(taskView(await ownTask(req, res)));
-  });
-
-  v1.get("/tasks/:id/result", customer, async (req, res) => {
-    const task = await ownTask(req, res);
-    if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
-    if (task.status !== "settled") {
-      res.status(202).json({
-        task_id: task.id,
-        status: task.status,
-        labels_collected: task.labelsCollected,
-        consensus_threshold: task.consensusThreshold,
-      });
-      return;
-    }
-    const entry = await prisma.ledgerEntry.findUnique({ where: { taskId: task.id } });
-    if (!entry || !task.settledAt || task.consensusLabel === null) {
-      throw new Error(`settled task ${task.id} has no ledger entry`);
-    }
-    res.json({
-      task_id: task.id,
-      status: task.status,
-      consensus_label: task.consensusLabel,
-      confidence: task.confidence,
-      resolution: task.resolution,
-      label_counts: task.labelCounts,
-      labels_collected: task.labelsCollected,
-      settled_at: task.settledAt.toISOString(),
-      settlement: {
-        ledger_txid: entry.txid,
-        ledger: "local",
-        sequence: Number(entry.seq),
-        prev_hash: entry.prevHash,
-        recorded_at: entry.createdAt.toISOString(),
-      },
-    });
-  });
-
-  v1.post("/tasks/:id/cancel", customer, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const id = param(req, "id", "tsk_", "taskNotFound");
-    const { task, completedJobId } = await cancelTask(prisma, customerId, id);
-    if (completedJobId) {
-      await queue.enqueue("manifestExport", { jobId: completedJobId }).catch((err: unknown) => {
-        req.log.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
-      });
-    }
-    res.json(taskView(task));
-  });
-
-  v1.get("/batches/:id", customer, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const id = param(req, "id", "bat_", "batchNotFound");
-    const batch = await prisma.batch.findFirst({ where: { id, customerId } });
-    if (!batch) throw new ApiError("batchNotFound");
-    const grouped = await prisma.task.groupBy({ by: ["status"], where: { batchId: id }, _count: { _all: true } });
-    const counts = { ...ZERO_COUNTS };
-    for (const g of grouped) if (g.status !== "staged") counts[g.status] = g._count._all;
-    res.json(batchView(batch, counts));
-  });
-
-  // --- webhooks -------------------------------------------------------------------------------
+  v1.use(systemRoutes({ store, queue, serviceName: config.serviceName }));
+  v1.use("/customers", customerRoutes({ store, sandboxLabelQuota: config.sandboxLabelQuota }, limits.registration, customer, json));
+  v1.use("/tasks", taskRoutes({ store, queue, logger }, customer, json, jsonBatch));
+  v1.use("/batches", batchRoutes({ store }, customer));
   v1.use(
     "/webhooks",
     webhookRoutes(
       {
-        prisma,
+        store,
         queue,
         secretBox: deps.secretBox,
         allowPrivateUrls: config.allowPrivateUrls,
@@ -327,46 +145,17 @@ export function createApp(deps: GatewayDeps): express.Express {
         resolve: deps.resolve,
       },
       customer,
-      jsonSingle,
+      json,
     ),
   );
-
-  // --- manifest jobs --------------------------------------------------------------------------
   v1.use(
     "/jobs",
-    jobRoutes({ prisma, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, jsonSingle),
+    jobRoutes({ store, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, json),
   );
-
-  // --- billing and dashboard ------------------------------------------------------------------
-  v1.use("/billing", billingRoutes({ prisma, billing: config.billing }, customer));
-  v1.use("/dashboard", dashboardRoutes({ prisma }, customer));
-
-  // --- labelers -------------------------------------------------------------------------------
-  v1.post("/labeling/claims", labeler, jsonSingle, async (req, res) => {
-    const { labelerId } = labelerOf(res);
-    const body = parse(claimBody, req.body);
-    const claim = await claimTask(pool, labelerId, body.task_id, config.claimTtlSeconds);
-    if (!claim) {
-      res.status(204).end();
-      return;
-    }
-    res.status(201).json(claim);
-  });
-
-  v1.post("/labeling/claims/:claimId/label", labeler, jsonSingle, async (req, res) => {
-    const { labelerId } = labelerOf(res);
-    const claimId = param(req, "claimId", "clm_", "claimNotFound");
-    const body = parse(labelBody, req.body);
-    const label = await recordLabel(pool, labelerId, claimId, body.label);
-    // The label is committed. If the queue is down, the reconciliation enqueues the consensus later.
-    await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id }).catch((err: unknown) => {
-      req.log.warn({ err, task_id: label.task_id, label_id: label.label_id }, "consensus enqueue deferred to reconciliation");
-    });
-    res.status(201).json(label);
-  });
-
-  // --- operators ------------------------------------------------------------------------------
-  v1.use("/admin", adminRoutes({ prisma, productionLabelQuota: config.productionLabelQuota }, admin, jsonSingle));
+  v1.use("/billing", billingRoutes({ store, billing: config.billing }, customer));
+  v1.use("/dashboard", dashboardRoutes({ store }, customer));
+  v1.use("/labeling", labelingRoutes({ store, queue, claimTtlSeconds: config.claimTtlSeconds }, labeler, json));
+  v1.use("/admin", adminRoutes({ store, productionLabelQuota: config.productionLabelQuota }, admin, json));
 
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());

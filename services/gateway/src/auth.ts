@@ -1,18 +1,18 @@
 /**
- * Authentication (SPEC §5, DESIGN §4): customer keys, labeler keys and the admin token, all as
+ * Authentication (../shared/spec/SPEC.md §5, ../shared/DESIGN.md §4): customer keys, labeler keys and the admin token, all as
  * `Authorization: Bearer <secret>`. Keys are looked up by SHA-256; every failure is 401 `invalid API key`.
  */
 
-import { ApiError } from "@labelgate/api";
-import { Batcher, hashKey, KEY_PREFIX, secretsEqual } from "@labelgate/core";
-import { type Pool, Prisma, queryRows } from "@labelgate/store";
+import { ApiError, type Tier } from "@labelgate/api";
+import { hashKey, KEY_PREFIX, secretsEqual } from "@labelgate/core";
+import type { Store } from "@labelgate/store";
 import type { NextFunction, Request, Response } from "express";
 
 export interface CustomerPrincipal {
   customerId: string;
   /** the API key used (rate limits are per key) and its tier */
   keyId: string;
-  tier: "sandbox" | "production";
+  tier: Tier;
 }
 
 export interface LabelerPrincipal {
@@ -33,41 +33,15 @@ export function bearerToken(req: Request): string | undefined {
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => Promise<void>;
 
-/**
- * Key lookups by SHA-256, shared by the concurrent requests of this process: one statement on the unique
- * key_hash index per batch (core's `Batcher`; an idle gateway looks each key up alone, at once). Every
- * request still reads the key's current row, so a revoked key is refused from the next request on.
- * `sql` is the statement with one `text[]` parameter of hashes and returns rows with `key_hash`.
- */
-function keyLookup<R extends { key_hash: string }>(
-  pool: Pool,
-  sql: (hashes: string[]) => Prisma.Sql,
-): (hash: string) => Promise<R | undefined> {
-  const batcher = new Batcher<string, R | undefined>(
-    async (hashes) => {
-      const rows = await queryRows<R>(pool, sql([...new Set(hashes)]));
-      const byHash = new Map(rows.map((r) => [r.key_hash, r]));
-      return hashes.map((h) => byHash.get(h));
-    },
-    { maxInFlight: 2 },
-  );
-  return (hash) => batcher.call(hash);
-}
-
 /** Requires a customer key (`sk_sandbox_` or `sk_live_`); the principal is read with `customerOf(res)`. */
-export function requireCustomer(pool: Pool): Middleware {
-  const lookup = keyLookup<{ key_hash: string; id: string; customer_id: string; tier: CustomerPrincipal["tier"] }>(
-    pool,
-    (hashes) => Prisma.sql`
-      SELECT key_hash, id, customer_id, tier::text AS tier FROM api_keys WHERE key_hash = ANY(${hashes}::text[]) AND revoked_at IS NULL`,
-  );
+export function requireCustomer(store: Store): Middleware {
   return async (req, res, next) => {
     const token = bearerToken(req);
     if (!token || !(token.startsWith(KEY_PREFIX.sandbox) || token.startsWith(KEY_PREFIX.production))) {
       throw new ApiError("unauthorized");
     }
-    // this runs on every customer request
-    const key = await lookup(hashKey(token));
+    // this runs on every customer request: one batched lookup on the unique key_hash index
+    const key = await store.accounts.customerKey(hashKey(token));
     if (!key) throw new ApiError("unauthorized");
     customers.set(res, { customerId: key.customer_id, keyId: key.id, tier: key.tier });
     next();
@@ -75,16 +49,12 @@ export function requireCustomer(pool: Pool): Middleware {
 }
 
 /** Requires a labeler key (`lk_`); read with `labelerOf(res)`. */
-export function requireLabeler(pool: Pool): Middleware {
-  const lookup = keyLookup<{ key_hash: string; id: string }>(
-    pool,
-    (hashes) => Prisma.sql`SELECT key_hash, id FROM labelers WHERE key_hash = ANY(${hashes}::text[]) AND disabled_at IS NULL`,
-  );
+export function requireLabeler(store: Store): Middleware {
   return async (req, res, next) => {
     const token = bearerToken(req);
     if (!token?.startsWith(KEY_PREFIX.labeler)) throw new ApiError("unauthorized");
     // this runs on every claim and label
-    const labeler = await lookup(hashKey(token));
+    const labeler = await store.accounts.labelerKey(hashKey(token));
     if (!labeler) throw new ApiError("unauthorized");
     labelers.set(res, { labelerId: labeler.id });
     next();

@@ -1,8 +1,8 @@
 import type { GatewayEnv } from "@labelgate/config";
-import type { GatewayDeps } from "./app";
+import type { GatewayConfig } from "./app";
 
 /** The gateway's settings from its parsed environment (`adminToken` may come from elsewhere in standalone). */
-export function gatewayConfigFromEnv(env: GatewayEnv, adminToken: string | undefined): GatewayDeps["config"] {
+export function gatewayConfigFromEnv(env: GatewayEnv, adminToken: string | undefined): GatewayConfig {
   return {
     adminToken,
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS,
@@ -11,6 +11,7 @@ export function gatewayConfigFromEnv(env: GatewayEnv, adminToken: string | undef
     sandboxLabelQuota: env.SANDBOX_LABEL_QUOTA,
     productionLabelQuota: env.PRODUCTION_LABEL_QUOTA,
     serviceName: "labelgate-gateway",
+    trustProxy: env.TRUST_PROXY,
     billing: {
       currency: env.BILLING_CURRENCY,
       pricePerLabelCents: { sandbox: env.PRICE_PER_LABEL_CENTS_SANDBOX, production: env.PRICE_PER_LABEL_CENTS_PRODUCTION },

@@ -9,12 +9,12 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import { ApiError, ERRORS, type ErrorDetail, type ErrorKind } from "@labelgate/api";
 import type { Logger } from "@labelgate/core";
-import { isDatabaseUnavailable } from "@labelgate/store";
 import { QueueUnavailableError } from "@labelgate/queue";
+import { isDatabaseUnavailable } from "@labelgate/store";
 import type { ErrorRequestHandler } from "express";
 import { ZodError, type z } from "zod";
 
-/** zod issues → DESIGN §2 `details` (`path` dotted, array indexes included). */
+/** zod issues → ../shared/DESIGN.md §2 `details` (`path` dotted, array indexes included). */
 export function zodDetails(err: ZodError): ErrorDetail[] {
   return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }

@@ -1,8 +1,7 @@
-/** @labelgate/gateway: the HTTP API. */
-
+/** @labelgate/gateway: the HTTP API. `gatewayRole` is its module for the runtime (@labelgate/runtime). */
 export { ApiError, ERRORS } from "@labelgate/api";
-export { BODY_LIMIT, createApp, type GatewayDeps } from "./app";
+export { BODY_LIMIT, createApp, type GatewayConfig, type GatewayDeps } from "./app";
 export { gatewayConfigFromEnv } from "./config";
-export { type ClaimResult, claimTask, type RecordedLabel, recordLabel } from "./labeling";
 export { createRateLimitRedis } from "./ratelimit";
+export { gatewayRole } from "./role";
 export { listenGateway } from "./server";

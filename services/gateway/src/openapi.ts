@@ -610,6 +610,19 @@ export const ROUTES: RouteDoc[] = [
     errors: ["taskNotFound"],
   },
   {
+    method: "delete",
+    path: "/v1/labeling/claims/{claimId}",
+    operationId: "releaseClaim",
+    summary: "Release a claim without labeling it (skip)",
+    description:
+      "The claim's slot returns at once, so another labeler may take the task. Releasing a claim again, or one that expired, answers 204 too; a labeled claim cannot be released.",
+    tag: "labeling",
+    auth: "labeler",
+    pathParams: [{ name: "claimId", prefix: "clm_", description: "claim id", example: E.claimId }],
+    responses: [{ status: 204, description: "Released: the slot is free." }],
+    errors: ["claimNotFound", "claimAlreadyLabeled"],
+  },
+  {
     method: "post",
     path: "/v1/labeling/claims/{claimId}/label",
     operationId: "labelClaim",
@@ -623,6 +636,8 @@ export const ROUTES: RouteDoc[] = [
       limit: JSON_LIMIT,
       examples: { default: { summary: "an option", value: { label: "cat" } } },
     },
+    description:
+      "The label is recorded with the decision of its task taken in the same transaction: `labels_needed` is 0 exactly when this label decided the task (it is `settling`, its settlement enqueued); otherwise it is the most labels the task may still take.",
     responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
     errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
   },

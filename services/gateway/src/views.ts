@@ -1,9 +1,9 @@
 /**
- * Response bodies: database rows → wire shapes of SPEC §4 and ../shared/DESIGN.md §3, each typed by the
+ * Response bodies: database rows → wire shapes of ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §3, each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import type * as wire from "@labelgate/api/types";
-import type { Batch, Customer, Task } from "@labelgate/store";
+import type { Batch, Customer, LedgerEntry, Task } from "@labelgate/store";
 
 /** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
 export function visibleStatus(status: Task["status"]): wire.TaskStatus {
@@ -11,18 +11,18 @@ export function visibleStatus(status: Task["status"]): wire.TaskStatus {
   return status;
 }
 
-/** A stored JSON object (metadata), or null. @throws when the stored value is not an object. */
-function objectOrNull(value: Task["metadata"]): Record<string, unknown> | null {
+/** A stored JSON object (metadata, label counts, posterior), or null. @throws when the stored value is not an object. */
+function objectOrNull<T = unknown>(value: Task["metadata"]): Record<string, T> | null {
   if (value === null) return null;
-  if (typeof value !== "object" || Array.isArray(value)) throw new Error("stored metadata is not a JSON object");
-  return value as Record<string, unknown>;
+  if (typeof value !== "object" || Array.isArray(value)) throw new Error("stored JSON is not an object");
+  return value as Record<string, T>;
 }
 
 export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
-/** `GET /v1/tasks/{id}` (SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
+/** `GET /v1/tasks/{id}` (../shared/spec/SPEC.md §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
 export function taskView(t: Task): wire.Task {
   return {
     task_id: t.id,
@@ -41,6 +41,7 @@ export function taskView(t: Task): wire.Task {
     consensus_label: t.consensusLabel,
     confidence: t.confidence,
     resolution: t.resolution,
+    posterior: objectOrNull<number>(t.posterior),
     ledger_txid: t.ledgerTxid,
     settled_at: iso(t.settledAt),
     canceled_at: iso(t.canceledAt),
@@ -49,7 +50,7 @@ export function taskView(t: Task): wire.Task {
   };
 }
 
-/** `GET /v1/customers/me` (SPEC §4) plus the quota left (DESIGN §6). */
+/** `GET /v1/customers/me` (../shared/spec/SPEC.md §4) plus the quota left (../shared/DESIGN.md §6). */
 export function customerView(c: Customer, apiKeyHint: string | null): wire.CustomerProfile {
   return {
     customer_id: c.id,
@@ -72,6 +73,37 @@ import type { TaskCounts } from "@labelgate/api";
  * `GET /v1/batches/{id}`: status is `accepted` until a task gets a label, `in_progress` while any task is
  * open, `completed` when every task is settled or canceled.
  */
+/**
+ * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (../shared/DESIGN.md
+ * §3, §5). @throws when the settled task lacks a decision field (a broken invariant, a 500).
+ */
+export function resultView(t: Task, entry: LedgerEntry): wire.SettledResult {
+  if (t.status !== "settled" || !t.settledAt || t.consensusLabel === null || t.confidence === null || t.resolution === null) {
+    throw new Error(`settled task ${t.id} lacks its decision`);
+  }
+  const posterior = objectOrNull<number>(t.posterior);
+  const counts = objectOrNull<number>(t.labelCounts);
+  if (!posterior || !counts) throw new Error(`settled task ${t.id} lacks its posterior or label counts`);
+  return {
+    task_id: t.id,
+    status: "settled",
+    consensus_label: t.consensusLabel,
+    confidence: t.confidence,
+    resolution: t.resolution,
+    label_counts: counts,
+    posterior,
+    labels_collected: t.labelsCollected,
+    settled_at: t.settledAt.toISOString(),
+    settlement: {
+      ledger_txid: entry.txid,
+      ledger: "local",
+      sequence: Number(entry.seq),
+      prev_hash: entry.prevHash,
+      recorded_at: entry.createdAt.toISOString(),
+    },
+  };
+}
+
 export function batchView(b: Batch, counts: TaskCounts): wire.Batch {
   const open = counts.pending + counts.labeling + counts.settling;
   const status = open === 0 ? "completed" : counts.pending === b.taskCount ? "accepted" : "in_progress";

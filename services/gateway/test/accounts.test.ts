@@ -1,3 +1,4 @@
+import { gatewayEnv, parseEnv } from "@labelgate/config";
 import { ADMIN_TOKEN, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
 
 describe("tier upgrade and operator routes", () => {
@@ -132,4 +133,61 @@ describe("rate limits", () => {
       await small.close();
     }
   });
+
+  /** Registers with `X-Forwarded-For: forwardedFor` and answers the status. */
+  const registerAs = (sys: System, forwardedFor: string, i: number) =>
+    sys
+      .api("POST", "/v1/customers", {
+        body: { name: "P", email: `proxy-${Date.now()}-${i}-${Math.random().toString(36).slice(2)}@example.com` },
+        headers: { "x-forwarded-for": forwardedFor },
+      })
+      .then((r) => r.status);
+
+  it("without TRUST_PROXY, X-Forwarded-For is ignored: every client behind one address shares its budget", async () => {
+    const direct = await startSystem({ workers: false, rateLimits: { registrationsPerHour: 2 } });
+    try {
+      const statuses = [];
+      for (const [i, client] of ["203.0.113.1", "203.0.113.2", "203.0.113.3"].entries()) statuses.push(await registerAs(direct, client, i));
+      // the socket's address (127.0.0.1) is the client: a forged header buys no extra registrations
+      expect(statuses).toEqual([201, 201, 429]);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it("behind a proxy (TRUST_PROXY=1, or its address as a CIDR) each forwarded client has its own budget", async () => {
+    for (const trust of ["1", "127.0.0.0/8"]) {
+      const proxied = await startSystem({ workers: false, rateLimits: { registrationsPerHour: 2 }, env: { TRUST_PROXY: trust } });
+      try {
+        const a = [await registerAs(proxied, "198.51.100.7", 1), await registerAs(proxied, "198.51.100.7", 2)];
+        const b = [await registerAs(proxied, "198.51.100.8", 3), await registerAs(proxied, "198.51.100.8", 4)];
+        const aAgain = await registerAs(proxied, "198.51.100.7", 5);
+        expect({ trust, a, b, aAgain }).toEqual({ trust, a: [201, 201], b: [201, 201], aAgain: 429 });
+      } finally {
+        await proxied.close();
+      }
+    }
+  });
+});
+
+describe("TRUST_PROXY parsing", () => {
+  it.each([
+    [undefined, false],
+    ["false", false],
+    ["0", false],
+    ["1", 1],
+    ["2", 2],
+    ["10.0.0.0/8", ["10.0.0.0/8"]],
+    ["10.0.0.0/8, fd00::/8,192.0.2.4", ["10.0.0.0/8", "fd00::/8", "192.0.2.4"]],
+    ["loopback,uniquelocal", ["loopback", "uniquelocal"]],
+  ])("%s → %j", (value, expected) => {
+    expect(parseEnv(gatewayEnv, value === undefined ? {} : { TRUST_PROXY: value }).TRUST_PROXY).toEqual(expected);
+  });
+
+  it.each([["proxy.example"], ["10.0.0.0/33"], ["fd00::/129"], ["10.0.0.1/8/2"], ["33"], ["true"]])(
+    "refuses %s naming the variable",
+    (value) => {
+      expect(() => parseEnv(gatewayEnv, { TRUST_PROXY: value })).toThrow(/TRUST_PROXY/);
+    },
+  );
 });

@@ -1,10 +1,11 @@
 /**
- * Billing (SPEC §4, DESIGN §6, docs/decisions.md "Billing and dashboard"): monthly usage and lazily
+ * Billing (../shared/spec/SPEC.md §4, ../shared/DESIGN.md §6, docs/decisions.md "Billing and dashboard"): monthly usage and lazily
  * materialized invoices, priced per label at the tier the customer had when the label was recorded.
  * Sums are checked against the labels table, including labels recorded by a replay of real crowd data.
  */
 import path from "node:path";
 import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
+import { monthEnd, monthOf, monthStart } from "@labelgate/store";
 import { runReplay } from "../../../scripts/replay-lib";
 import {
   ADMIN_TOKEN,
@@ -17,7 +18,6 @@ import {
   settledResult,
   startSystem,
 } from "../../../test/system";
-import { monthEnd, monthOf, monthStart } from "../src/billing";
 
 const CROWD = path.resolve(__dirname, "../../../../shared/data/crowd");
 const PRICES = { currency: "eur", pricePerLabelCents: { sandbox: 3, production: 11 } };

@@ -1,15 +1,27 @@
 /**
- * Dashboard (SPEC §4, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
+ * Dashboard (../shared/spec/SPEC.md §4, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
  * filter, sorts), quality and daily usage; every error; isolation between customers; and EXPLAIN of every
  * statement on 100,000 tasks of one customer: no sequential scan of tasks, labels or deliveries.
  */
 
 import { TASK_SORTS } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { createDb, Prisma } from "@labelgate/store";
+import {
+  createDb,
+  invoiceStateSql,
+  monthEnd,
+  monthOf,
+  monthStart,
+  overviewSql,
+  Prisma,
+  qualitySql,
+  type TaskListOptions,
+  taskCountSql,
+  taskPageSql,
+  usageByMonthSql,
+  usageDaysSql,
+} from "@labelgate/store";
 import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
-import { invoiceStateSql, monthEnd, monthOf, monthStart, usageByMonthSql } from "../src/billing";
-import { overviewSql, qualitySql, type TaskListOptions, taskCountSql, taskPageSql, usageDaysSql } from "../src/dashboard";
 
 interface TaskItem {
   task_id: string;
@@ -398,7 +410,7 @@ describe("every dashboard and billing statement is an index range scan on 100,00
     // One statement: 100,000 tasks of BIG and 300,000 of SMALL (the big customer is a quarter of the table, as
     // in a multi-tenant database: a minority the planner must reach by index), one every 5 minutes, 60% settled.
     await p.$executeRaw`
-      INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, labels_needed,
+      INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, claim_cap,
         quota_reserved, status, labels_collected, label_counts, consensus_label, confidence, resolution, settled_at, created_at)
       SELECT 'tsk_' || s.tag || lpad(i::text, 7, '0'), s.customer, 'image_classification', 'https://x.example/' || i, 'q',
         ARRAY['a', 'b'], 3, 7, CASE WHEN i % 10 >= 4 THEN 0 ELSE 3 END, 3,

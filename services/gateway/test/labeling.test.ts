@@ -1,12 +1,13 @@
 /**
- * Labeler routes (DESIGN §4): claims and labels, the claim invariants under concurrency, claim expiry,
- * and quota charging of labels (DESIGN §6). Runs against this run's real Postgres and Redis.
+ * Labeler routes (../shared/DESIGN.md §4): claims and labels, the claim invariants under concurrency, claim expiry,
+ * and quota charging of labels (../shared/DESIGN.md §6). Runs against this run's real Postgres and Redis.
  *
  * The database is shared with every other test file of the run, and a generic claim `{}` may pick up any
  * open task in it. So tests on specific tasks use the named form `{"task_id": ...}`, and where another
  * file's generic claim could take a slot of one of our tasks, assertions account for such foreign claims.
  */
 
+import type { ClaimResult, RecordedLabel } from "@labelgate/store";
 import {
   type ApiResponse,
   createLabeler,
@@ -20,9 +21,8 @@ import {
   startSystem,
   taskBody,
 } from "../../../test/system";
-import type { ClaimResult, RecordedLabel } from "../src/labeling";
 
-/** Error fields a response body may carry instead (DESIGN §2). */
+/** Error fields a response body may carry instead (../shared/DESIGN.md §2). */
 interface ErrorFields {
   error?: string;
   details?: { path: string; message: string }[];
@@ -79,8 +79,9 @@ async function releaseClaims(s: System, ls: Labeler[]): Promise<void> {
   await s.db.prisma.claim.updateMany({ where: { labelerId: { in: ls.map((l) => l.id) }, status: "active" }, data: { status: "expired" } });
 }
 
-async function labelsNeededOf(s: System, taskId: string): Promise<number> {
-  return (await s.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).labelsNeeded;
+/** How many labelers may hold a claim on the task at once (the decision rule's fewest labels that could decide it). */
+async function claimCapOf(s: System, taskId: string): Promise<number> {
+  return (await s.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).claimCap;
 }
 
 describe("POST /v1/labeling/claims", () => {
@@ -217,10 +218,10 @@ describe("claim invariants", () => {
     await releaseClaims(sys, [l]);
   });
 
-  it("a task is never claimed by more labelers than it needs; labels_needed follows the labels", async () => {
+  it("a task is never claimed by more labelers than could decide it; labels_needed is what it may still take", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    expect(await labelsNeededOf(sys, taskId)).toBe(3);
+    expect(await claimCapOf(sys, taskId)).toBe(3);
     const [a, b, d, e] = (await labelers(sys, 4)) as [Labeler, Labeler, Labeler, Labeler];
     const claims: ClaimBody[] = [];
     for (const l of [a, b, d]) {
@@ -229,41 +230,92 @@ describe("claim invariants", () => {
       claims.push(res.body);
     }
     const [ca, cb, cd] = claims as [ClaimBody, ClaimBody, ClaimBody];
-    // 3 live claims for 3 needed labels: a 4th distinct labeler gets nothing.
+    // 3 live claims and 3 labels could decide it: a 4th distinct labeler gets nothing.
     expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204);
 
+    // labels_needed: the most labels the task may still take (max_labels 7 − labels), ../shared/DESIGN.md §10
     const first = await labelClaim(sys, a.key, ca.claim_id, "cat");
     expect(first.status).toBe(201);
-    expect(first.body.labels_needed).toBe(2);
-    expect(await labelsNeededOf(sys, taskId)).toBe(2);
-    expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204); // 2 needed, 2 live claims
+    expect(first.body.labels_needed).toBe(6);
+    expect(await claimCapOf(sys, taskId)).toBe(2);
+    expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204); // 2 could decide it, 2 live claims
 
     const second = await labelClaim(sys, b.key, cb.claim_id, "cat");
     expect(second.status).toBe(201);
-    expect(second.body.labels_needed).toBe(1); // two agreeing labels: one more could settle it
-    expect(await labelsNeededOf(sys, taskId)).toBe(1);
-    expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204); // 1 needed, 1 live claim
+    expect(second.body.labels_needed).toBe(5);
+    expect(await claimCapOf(sys, taskId)).toBe(1); // two agreeing labels: one more could decide it
+    expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204); // 1, and 1 live claim
 
     const third = await labelClaim(sys, d.key, cd.claim_id, "dog");
     expect(third.status).toBe(201);
-    expect(third.body.labels_needed).toBe(1); // cat 2, dog 1: still one cat away (max_labels 7)
-    // No live claim left and one label needed: the 4th labeler gets the slot now.
+    expect(third.body.labels_needed).toBe(4);
+    expect(await claimCapOf(sys, taskId)).toBe(1); // cat 2, dog 1: still one cat away
+    // No live claim left and one label could decide it: the 4th labeler gets the slot now.
     expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(201);
   });
 
-  it("labels_needed is bounded by max_labels", async () => {
+  it("labels_needed and the claim cap are bounded by max_labels; 0 exactly with the deciding label", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3, max_labels: 4 });
-    const ls = await labelers(sys, 3);
-    const values = ["cat", "dog", "bird"];
+    const ls = await labelers(sys, 4);
+    const values = ["cat", "dog", "bird", "cat"];
     const needed: number[] = [];
+    const caps: number[] = [];
     for (const [i, l] of ls.entries()) {
       const res = await label(sys, l.key, taskId, values[i] as string);
       expect(res.status).toBe(201);
       needed.push(res.body.labels_needed as number);
+      caps.push(await claimCapOf(sys, taskId));
     }
-    // min(max_labels − n, threshold − top): 3 → min(3, 2) = 2, then min(2, 2) = 2, then min(1, 2) = 1
-    expect(needed).toEqual([2, 2, 1]);
+    // labels_needed = max_labels − n until the 4th label fills max_labels and decides the task (plurality cat)
+    expect(needed).toEqual([3, 2, 1, 0]);
+    // claim cap = min(max_labels − n, threshold − top): min(3, 2), min(2, 2), min(1, 2), then 0 (decided)
+    expect(caps).toEqual([2, 2, 1, 0]);
+    expect(await sys.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
+      status: expect.stringMatching(/^(settling|settled)$/),
+      consensusLabel: "cat",
+      resolution: "max_labels",
+    });
+  });
+});
+
+describe("DELETE /v1/labeling/claims/{claim_id} (skip)", () => {
+  it("releases the claim: its slot returns at once to another labeler; again answers 204", async () => {
+    const c = await registerCustomer(sys);
+    const taskId = await createTask(sys, c.key, { consensus_threshold: 1, max_labels: 1 });
+    const [a, b] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const held = await claim(sys, a.key, { task_id: taskId });
+    expect(held.status).toBe(201);
+    // one label decides it: the one slot is taken
+    expect((await claim(sys, b.key, { task_id: taskId })).status).toBe(204);
+    const released = await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: a.key });
+    expect(released.status).toBe(204);
+    expect(released.body).toBeNull();
+    expect(await sys.db.prisma.claim.findUniqueOrThrow({ where: { id: held.body.claim_id } })).toMatchObject({ status: "expired" });
+    // the slot is free: b gets it; a released claim cannot be labeled
+    expect((await claim(sys, b.key, { task_id: taskId })).status).toBe(201);
+    const late = await labelClaim(sys, a.key, held.body.claim_id, "cat");
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ error: "claim expired" });
+    expect((await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: a.key })).status).toBe(204);
+  });
+
+  it("answers 409 for a labeled claim, 404 for another labeler's or an unknown claim, 401 without a labeler key", async () => {
+    const c = await registerCustomer(sys);
+    const taskId = await createTask(sys, c.key);
+    const [a, b] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const held = await claim(sys, a.key, { task_id: taskId });
+    const other = await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: b.key });
+    expect(other.status).toBe(404);
+    expect(other.body).toMatchObject({ error: "claim not found" });
+    expect((await sys.api("DELETE", "/v1/labeling/claims/clm_unknown", { token: a.key })).status).toBe(404);
+    expect((await sys.api("DELETE", "/v1/labeling/claims/not-a-claim", { token: a.key })).status).toBe(404);
+    expect((await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: c.key })).status).toBe(401);
+    expect((await labelClaim(sys, a.key, held.body.claim_id, "cat")).status).toBe(201);
+    const labeled = await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: a.key });
+    expect(labeled.status).toBe(409);
+    expect(labeled.body).toMatchObject({ error: "claim already labeled" });
+    expect(await sys.db.prisma.claim.findUniqueOrThrow({ where: { id: held.body.claim_id } })).toMatchObject({ status: "labeled" });
   });
 });
 
@@ -322,7 +374,7 @@ describe("claim concurrency", () => {
 
   // Proves the generic claim (SKIP LOCKED scan + re-check) under contention, including a labeler racing
   // itself: no labeler ever receives one task twice, and no task ends up with more live claims than it needs.
-  it("12 labelers × 5 generic claims at once: never a task twice per labeler, never over labels_needed", async () => {
+  it("12 labelers × 5 generic claims at once: never a task twice per labeler, never over the claim cap", async () => {
     const c = await registerCustomer(sys);
     for (let i = 0; i < 10; i++) await createTask(sys, c.key, { consensus_threshold: 2, max_labels: 5 });
     const ls = await labelers(sys, 12);
@@ -343,12 +395,12 @@ describe("claim concurrency", () => {
       expect(new Set(pairs).size).toBe(pairs.length);
 
       const claimedTasks = [...new Set(created.map((r) => r.res.body.task_id))];
-      const over = await sys.db.prisma.$queryRaw<{ id: string; live: bigint; labels_needed: number }[]>`
-        SELECT t.id, count(c.id) AS live, t.labels_needed FROM tasks t
+      const over = await sys.db.prisma.$queryRaw<{ id: string; live: bigint; claim_cap: number }[]>`
+        SELECT t.id, count(c.id) AS live, t.claim_cap FROM tasks t
         JOIN claims c ON c.task_id = t.id AND c.status = 'active' AND c.expires_at > now()
         WHERE t.id = ANY(${claimedTasks}::text[])
-        GROUP BY t.id, t.labels_needed
-        HAVING count(c.id) > t.labels_needed`;
+        GROUP BY t.id, t.claim_cap
+        HAVING count(c.id) > t.claim_cap`;
       expect(over).toEqual([]);
     } finally {
       await releaseClaims(sys, ls);
@@ -421,7 +473,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(["claim_id", "created_at", "label", "label_id", "labels_needed", "task_id"]);
     expect(res.body.label_id).toMatch(/^lab_[A-Za-z0-9]+$/);
-    expect(res.body).toMatchObject({ claim_id: cl.body.claim_id, task_id: taskId, label: "bird", labels_needed: 2 });
+    expect(res.body).toMatchObject({ claim_id: cl.body.claim_id, task_id: taskId, label: "bird", labels_needed: 6 });
     expect(Math.abs(Date.parse(res.body.created_at) - before)).toBeLessThan(15_000);
 
     const stored = await sys.db.prisma.label.findUniqueOrThrow({ where: { id: res.body.label_id } });
@@ -537,7 +589,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 });
 
-describe("quota charging (DESIGN §6)", () => {
+describe("quota charging (../shared/DESIGN.md §6)", () => {
   it("a task reserves consensus_threshold units; labels within it are free, each one beyond costs 1", async () => {
     const c = await registerCustomer(sys);
     expect(await quotaUsed(sys, c.key)).toBe(0);

@@ -3,9 +3,19 @@
  * machine's servers are shared with other runs and are never stopped by tests).
  */
 import net from "node:net";
-import { consensusHandlers, DEFAULT_PRIOR, reconcile } from "@labelgate/consensus-worker";
-import { QueueClient, startWorkers } from "@labelgate/queue";
-import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
+import { reconcile } from "@labelgate/consensus-worker";
+import { QueueClient } from "@labelgate/queue";
+import {
+  createLabeler,
+  createTask,
+  eventually,
+  label,
+  registerCustomer,
+  type System,
+  startConsensusWorkers,
+  startSystem,
+  taskBody,
+} from "../../../test/system";
 
 /** A local port with nothing listening (bound, then released). */
 async function closedPort(): Promise<number> {
@@ -47,31 +57,21 @@ describe("Redis unavailable", () => {
       expect(res.status).toBe(201);
       expect(Date.now() - started).toBeLessThan(3000);
     }
-    // Nothing reached a queue: the task stays decidable but open.
+    // Decided with the deciding label, but its settlement never reached a queue: the task stays settling.
     const stuck = await noRedis.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(stuck).toMatchObject({ status: "labeling", labelsNeeded: 0 });
+    expect(stuck).toMatchObject({ status: "settling", claimCap: 0, consensusLabel: "dog" });
 
     // Redis is back (the healthy system's queue): the periodic reconciliation requeues the consensus work.
     const report = await reconcile({
-      prisma: healthy.db.prisma,
+      store: healthy.store,
       queue: healthy.queue,
       logger: healthy.logger,
       graceMs: 0,
+      deliveryGraceMs: 0,
       webhookRetryMax: 3,
     });
     expect(report.requeued).toBeGreaterThanOrEqual(1);
-    const workers = startWorkers(
-      healthy.backend,
-      consensusHandlers({
-        prisma: healthy.db.prisma,
-        pool: healthy.db.pool,
-        queue: healthy.queue,
-        logger: healthy.logger,
-        prior: DEFAULT_PRIOR,
-        reconcileGraceMs: 0,
-      }),
-      { concurrency: { consensus: 4, reconcile: 1 } },
-    );
+    const workers = await startConsensusWorkers(healthy, 4, { RECONCILE_GRACE_MS: "0" });
     try {
       const settled = await eventually(async () => {
         const t = await healthy.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });

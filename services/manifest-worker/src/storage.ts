@@ -1,16 +1,20 @@
 /**
  * Object storage for manifests and exports: S3 (and S3-compatible stores) with @aws-sdk/client-s3,
- * GCS with @google-cloud/storage, and https GETs with undici (URL policy of DESIGN §9, no redirects).
+ * GCS with @google-cloud/storage, and https GETs with undici (URL policy of ../shared/DESIGN.md §9, no redirects).
  * Reads are streams (never a whole object in memory); writes take a stream (S3 multipart via
  * @aws-sdk/lib-storage, GCS simple upload).
  * Errors a retry cannot fix (bad credentials, missing object or bucket, 4xx) are `PermanentStorageError`.
  */
+
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
 import { GetObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { Storage } from "@google-cloud/storage";
-import { checkOutboundUrl } from "@labelgate/core";
-import { request } from "undici";
+import { checkOutboundUrl, guardedLookup, outboundDispatcher, type Resolver } from "@labelgate/core";
+import { NodeHttpHandler } from "@smithy/node-http-handler";
+import { type Dispatcher, request } from "undici";
 
 export class PermanentStorageError extends Error {
   override name = "PermanentStorageError";
@@ -26,6 +30,37 @@ export interface StorageOptions {
   gcsApiEndpoint?: string;
   /** total time of an https manifest request before its body starts, ms */
   httpTimeoutMs?: number;
+  /** connection pool of https manifest reads: its lookup refuses private addresses (unless allowed) */
+  dispatcher: Dispatcher;
+  /** the resolver of the checks before a request and of every connection (tests inject one; default the system's) */
+  resolve?: Resolver;
+  /** the HTTP handler of S3 clients with a custom endpoint: the same check on every connection */
+  s3Handler: NodeHttpHandler;
+}
+
+/**
+ * The storage options of a process: https manifests read through an `outboundDispatcher`, and S3 clients of
+ * custom endpoints (credentials.endpoint) on agents whose lookup is `guardedLookup`, so the address every
+ * connection really uses is checked (../shared/DESIGN.md §9), not only the one a check before the request
+ * resolved (a host that changes its answer between the two would otherwise reach internal addresses).
+ */
+export function storageOptions(options: { allowPrivateUrls: boolean; gcsApiEndpoint?: string; resolve?: Resolver }): StorageOptions {
+  const lookup = guardedLookup({ allowPrivate: options.allowPrivateUrls, resolve: options.resolve });
+  return {
+    allowPrivateUrls: options.allowPrivateUrls,
+    gcsApiEndpoint: options.gcsApiEndpoint,
+    resolve: options.resolve,
+    dispatcher: outboundDispatcher({
+      allowPrivate: options.allowPrivateUrls,
+      resolve: options.resolve,
+      connectTimeoutMs: 10_000,
+      connections: 8,
+    }),
+    s3Handler: new NodeHttpHandler({
+      httpAgent: new HttpAgent({ keepAlive: true, lookup }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+    }),
+  };
 }
 
 export interface ObjectLocation {
@@ -52,7 +87,7 @@ export function parseLocation(raw: string): ObjectLocation {
   throw new PermanentStorageError(`unsupported scheme ${url.protocol}`);
 }
 
-function s3Client(c: S3Credentials): S3Client {
+function s3Client(c: S3Credentials, options: StorageOptions): S3Client {
   return new S3Client({
     region: c.region,
     credentials: {
@@ -60,7 +95,7 @@ function s3Client(c: S3Credentials): S3Client {
       secretAccessKey: c.secret_access_key,
       ...(c.session_token ? { sessionToken: c.session_token } : {}),
     },
-    ...(c.endpoint ? { endpoint: c.endpoint, forcePathStyle: true } : {}),
+    ...(c.endpoint ? { endpoint: c.endpoint, forcePathStyle: true, requestHandler: options.s3Handler } : {}),
     maxAttempts: 2,
   });
 }
@@ -124,11 +159,13 @@ export async function openRead(raw: string, credentials: StorageCredentials | un
   if (loc.scheme === "s3") {
     if (!credentials || !("access_key_id" in credentials)) throw new PermanentStorageError("S3 manifest without S3 credentials");
     if (credentials.endpoint)
-      await checkOutboundUrl(credentials.endpoint, { allowPrivate: options.allowPrivateUrls }).catch((e: Error) => {
-        throw new PermanentStorageError(`credentials.endpoint: ${e.message}`);
-      });
+      await checkOutboundUrl(credentials.endpoint, { allowPrivate: options.allowPrivateUrls, resolve: options.resolve }).catch(
+        (e: Error) => {
+          throw new PermanentStorageError(`credentials.endpoint: ${e.message}`);
+        },
+      );
     try {
-      const out = await s3Client(credentials).send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.key }));
+      const out = await s3Client(credentials, options).send(new GetObjectCommand({ Bucket: loc.bucket, Key: loc.key }));
       if (!(out.Body instanceof Readable)) throw new Error("S3 returned no stream");
       return out.Body;
     } catch (err) {
@@ -148,15 +185,23 @@ export async function openRead(raw: string, credentials: StorageCredentials | un
     return file.createReadStream({ validation: false });
   }
   try {
-    await checkOutboundUrl(loc.url, { allowPrivate: options.allowPrivateUrls });
+    await checkOutboundUrl(loc.url, { allowPrivate: options.allowPrivateUrls, resolve: options.resolve });
   } catch (err) {
     throw new PermanentStorageError(`manifest_url: ${(err as Error).message}`);
   }
-  const res = await request(loc.url, {
-    method: "GET",
-    headersTimeout: options.httpTimeoutMs ?? 30_000,
-    bodyTimeout: options.httpTimeoutMs ?? 30_000,
-  });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(loc.url, {
+      method: "GET",
+      dispatcher: options.dispatcher,
+      headersTimeout: options.httpTimeoutMs ?? 30_000,
+      bodyTimeout: options.httpTimeoutMs ?? 30_000,
+    });
+  } catch (err) {
+    // the connection's address was refused (the host resolved to a private address when connecting)
+    if ((err as { code?: string }).code === "EPRIVATEADDRESS") throw new PermanentStorageError(`manifest_url: ${(err as Error).message}`);
+    throw err;
+  }
   if (res.statusCode >= 200 && res.statusCode < 300) return Readable.from(res.body);
   await res.body.dump();
   const message = `GET ${loc.url} answered ${res.statusCode}`;
@@ -179,7 +224,7 @@ export async function writeObject(
     if (!credentials || !("access_key_id" in credentials)) throw new PermanentStorageError("S3 output without S3 credentials");
     try {
       await new Upload({
-        client: s3Client(credentials),
+        client: s3Client(credentials, options),
         params: { Bucket: loc.bucket, Key: loc.key, Body: body, ContentType: contentType },
       }).done();
     } catch (err) {

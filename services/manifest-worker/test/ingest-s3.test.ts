@@ -4,7 +4,6 @@
  * object and bucket, and a 10,000-line manifest (ingestion counts, manifest order, streamed export).
  */
 import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { completeJobIfDone } from "@labelgate/store";
 import { type LocalS3, startS3 } from "../../../test/s3";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
 import {
@@ -221,11 +220,11 @@ it("a 10,000-line manifest: 10,000 tasks in manifest order, opened together, and
   const settled = await sys.db.prisma.$executeRaw`
     UPDATE tasks SET status = 'settled', consensus_label = 'cat', confidence = 0.9, resolution = 'consensus',
            ledger_txid = '0x' || md5(id) || md5(id || 'x'), settled_at = now(), labels_collected = 1,
-           labels_needed = 0, updated_at = now()
+           claim_cap = 0, updated_at = now()
     WHERE job_id = ${jobId}`;
   expect(settled).toBe(N);
   // (the reconciliation scheduled above may complete it first: either way it ends completed)
-  await completeJobIfDone(sys.db.prisma, jobId);
+  await sys.store.jobs.completeIfDone(jobId);
   const done = await getJob(sys, c.key, jobId);
   expect(done).toMatchObject({ status: "completed", tasks_settled: N, progress: 1 });
 

@@ -1,11 +1,11 @@
 /**
- * A webhook-worker replica killed mid-retry loses no event (DESIGN §1, §7): the worker runs as a real child
+ * A webhook-worker replica killed mid-retry loses no event (../shared/DESIGN.md §1, §7): the worker runs as a real child
  * process (`tsx services/webhook-worker/src/main.ts`), is SIGKILLed after a failed first attempt while the retry
  * waits in the queue, and a new replica delivers the retry. The gateway and the consensus worker run in-process.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import path from "node:path";
-import { catalog, type RunningWorkers } from "@labelgate/queue";
+import { catalog } from "@labelgate/queue";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
@@ -77,7 +77,7 @@ async function kill(replica: Replica): Promise<void> {
 }
 
 let sys: System;
-let consensus: RunningWorkers;
+let consensus: { close(): Promise<void> };
 let redis: Redis;
 let deliveryQueue: Queue;
 const replicas: Replica[] = [];
@@ -86,7 +86,7 @@ let r: Receiver;
 beforeAll(async () => {
   // no in-process workers: consensus workers are started here, the webhook worker is the child process
   sys = await startSystem({ isolatedDatabase: true, workers: false });
-  consensus = startConsensusWorkers(sys, 4);
+  consensus = await startConsensusWorkers(sys, 4);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   deliveryQueue = new Queue(catalog.webhookDelivery.name, { connection: redis, prefix: sys.prefix });
 });

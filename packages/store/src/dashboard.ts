@@ -1,5 +1,5 @@
 /**
- * Dashboard (SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
+ * Dashboard (../shared/spec/SPEC.md §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
  * Every statement is answered from an index range of that customer (docs/decisions.md "Billing and
  * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id) and
  * (customer_id, settled_at, id) (both of settled tasks only), and (customer_id, created_at); labels (customer_id, created_at); deliveries
@@ -8,33 +8,15 @@
  * the routes run. Time is the database clock; days and months are UTC.
  */
 
-import { ApiError, noQuery, TASK_STATUSES, type TaskSort, type TaskStatus, tasksQuery } from "@labelgate/api";
-import { Prisma, type PrismaClient, type Task } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
-import { customerOf } from "./auth";
-import { parse } from "./errors";
-import { type TaskCounts, taskView } from "./views";
+import { TASK_STATUSES, type TaskCounts, type TaskSort, type TaskStatus } from "@labelgate/api";
+import type { Db } from "./database";
+import { Prisma, type Task } from "./generated/client";
 
 /** Windows of the time-bounded views. */
 export const SETTLE_WINDOW_DAYS = 30;
 export const DELIVERY_WINDOW_DAYS = 30;
 export const QUALITY_WINDOW_DAYS = 90;
 export const USAGE_DAYS = 30;
-
-export interface DashboardRouteDeps {
-  prisma: PrismaClient;
-}
-
-/** A share in 0..1 rounded to 4 decimals, or null without a denominator. */
-function share(part: number, whole: number): number | null {
-  return whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null;
-}
-
-function round(value: number | null, decimals: number): number | null {
-  if (value === null) return null;
-  const f = 10 ** decimals;
-  return Math.round(value * f) / f;
-}
 
 const visible = Prisma.sql`ARRAY['pending', 'labeling', 'settling', 'settled', 'canceled']::"TaskStatus"[]`;
 
@@ -63,7 +45,7 @@ export function overviewSql(customerId: string): Prisma.Sql {
     FROM customers c WHERE c.id = ${customerId}`;
 }
 
-interface OverviewRow {
+export interface OverviewRow {
   label_quota: number;
   quota_used: number;
   tasks_by_status: Partial<TaskCounts>;
@@ -161,7 +143,7 @@ export function qualitySql(customerId: string): Prisma.Sql {
     FROM s`;
 }
 
-interface QualityRow {
+export interface QualityRow {
   tasks_settled: number;
   mean_confidence: number | null;
   consensus: number;
@@ -191,72 +173,31 @@ export function usageDaysSql(customerId: string): Prisma.Sql {
     ORDER BY d.day`;
 }
 
-// --- routes ---------------------------------------------------------------------------------------
+// --- reads ----------------------------------------------------------------------------------------
 
-/** Routes under /v1/dashboard; `auth` is the customer authentication. */
-export function dashboardRoutes(deps: DashboardRouteDeps, auth: RequestHandler): Router {
-  const { prisma } = deps;
-  const router = Router();
-
-  router.get("/overview", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const row = (await prisma.$queryRaw<OverviewRow[]>(overviewSql(customerId)))[0];
-    if (!row) throw new ApiError("unauthorized");
-    const counts: TaskCounts = { pending: 0, labeling: 0, settling: 0, settled: 0, canceled: 0 };
-    for (const s of TASK_STATUSES) counts[s] = row.tasks_by_status[s] ?? 0;
-    res.json({
-      tasks_by_status: counts,
-      labels_this_month: row.labels_this_month,
-      label_quota: row.label_quota,
-      label_quota_remaining: Math.max(0, row.label_quota - row.quota_used),
-      median_seconds_to_settle: round(row.median_seconds_to_settle, 3),
-      webhook_delivery_success_rate: share(row.deliveries_delivered, row.deliveries_delivered + row.deliveries_failed),
-    });
-  });
-
-  router.get("/tasks", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const q = parse(tasksQuery, req.query);
-    const status = q.status || undefined;
-    const offset = (q.page - 1) * q.per_page;
-    const total = (await prisma.$queryRaw<{ total: number }[]>(taskCountSql(customerId, status)))[0]?.total ?? 0;
-    // A page past the end reads nothing (an offset beyond the total would walk every task of the customer).
-    let items: Task[] = [];
-    if (offset < total) {
-      const ids = (
-        await prisma.$queryRaw<{ id: string }[]>(taskPageSql(customerId, { status, sort: q.sort, limit: q.per_page, offset }))
-      ).map((r) => r.id);
+/** Dashboard reads of the store: each one statement per view (the task list two, then its rows). */
+export function dashboardStore(db: Db) {
+  const { prisma } = db;
+  return {
+    /** @throws when the customer vanished (customers are never deleted) */
+    async overview(customerId: string): Promise<OverviewRow | undefined> {
+      return (await prisma.$queryRaw<OverviewRow[]>(overviewSql(customerId)))[0];
+    },
+    /** One page of the customer's tasks in the asked order, and the total of the list. */
+    async tasks(customerId: string, o: TaskListOptions): Promise<{ total: number; items: Task[] }> {
+      const total = (await prisma.$queryRaw<{ total: number }[]>(taskCountSql(customerId, o.status)))[0]?.total ?? 0;
+      // A page past the end reads nothing (an offset beyond the total would walk every task of the customer).
+      if (o.offset >= total) return { total, items: [] };
+      const ids = (await prisma.$queryRaw<{ id: string }[]>(taskPageSql(customerId, o))).map((r) => r.id);
       const rows = await prisma.task.findMany({ where: { id: { in: ids }, customerId } });
       const byId = new Map(rows.map((t) => [t.id, t]));
-      items = ids.flatMap((id) => byId.get(id) ?? []);
-    }
-    res.json({ page: q.page, per_page: q.per_page, total, items: items.map(taskView) });
-  });
-
-  router.get("/quality", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const row = (await prisma.$queryRaw<QualityRow[]>(qualitySql(customerId)))[0] as QualityRow;
-    res.json({
-      window_days: QUALITY_WINDOW_DAYS,
-      tasks_settled: row.tasks_settled,
-      mean_confidence: round(row.mean_confidence, 4),
-      resolution: {
-        consensus: { tasks: row.consensus, share: share(row.consensus, row.tasks_settled) },
-        max_labels: { tasks: row.max_labels, share: share(row.max_labels, row.tasks_settled) },
-      },
-      labels_per_task: row.labels_per_task,
-      agreement_rate: share(row.agreeing, row.labels),
-    });
-  });
-
-  router.get("/usage", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const days = await prisma.$queryRaw<{ date: string; labels: number }[]>(usageDaysSql(customerId));
-    res.json({ days });
-  });
-
-  return router;
+      return { total, items: ids.flatMap((id) => byId.get(id) ?? []) };
+    },
+    async quality(customerId: string): Promise<QualityRow> {
+      return (await prisma.$queryRaw<QualityRow[]>(qualitySql(customerId)))[0] as QualityRow;
+    },
+    usageDays: (customerId: string) => prisma.$queryRaw<{ date: string; labels: number }[]>(usageDaysSql(customerId)),
+  };
 }
+
+export type DashboardStore = ReturnType<typeof dashboardStore>;

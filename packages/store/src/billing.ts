@@ -1,5 +1,5 @@
 /**
- * Billing (SPEC §4 Billing, DESIGN §6): monthly usage and invoices. Usage counts the labels collected in a
+ * Billing (../shared/spec/SPEC.md §4 Billing, ../shared/DESIGN.md §6): monthly usage and invoices. Usage counts the labels collected in a
  * UTC month; each label is priced at the tier the customer had when it was recorded (the upgrade time is the
  * `created_at` of its first `production` API key), so a month has up to two line items. Money is integer cents.
  * Invoices are materialized lazily, one per customer-month: past months are `finalized` once and never
@@ -8,25 +8,16 @@
  * tests can EXPLAIN exactly what the routes run.
  */
 
-import { ApiError, invoicesQuery, usageQuery } from "@labelgate/api";
+import { ApiError, type InvoiceStatus, type Tier } from "@labelgate/api";
 import { newId } from "@labelgate/core";
-import { Prisma, type PrismaClient } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
-import { customerOf } from "./auth";
-import { parse } from "./errors";
-
-export type Tier = "sandbox" | "production";
+import type { Db } from "./database";
+import { Prisma, type PrismaClient } from "./generated/client";
 
 export interface BillingConfig {
   /** ISO 4217, lower case (BILLING_CURRENCY) */
   currency: string;
   /** PRICE_PER_LABEL_CENTS_SANDBOX / _PRODUCTION */
   pricePerLabelCents: Record<Tier, number>;
-}
-
-export interface BillingRouteDeps {
-  prisma: PrismaClient;
-  billing: BillingConfig;
 }
 
 /**
@@ -146,16 +137,16 @@ export function price(usage: MonthUsage, billing: BillingConfig) {
   };
 }
 
-function emptyUsage(month: string): MonthUsage {
+export function emptyUsage(month: string): MonthUsage {
   return { month, sandboxLabels: 0, productionLabels: 0, tasksSettled: 0 };
 }
 
 // --- invoices -------------------------------------------------------------------------------------
 
-interface InvoiceRow {
+export interface InvoiceRow {
   id: string;
   month: string;
-  status: "open" | "finalized";
+  status: InvoiceStatus;
   currency: string;
   labels_collected: number;
   tasks_settled: number;
@@ -163,22 +154,6 @@ interface InvoiceRow {
   line_items: LineItem[];
   created_at: Date;
   finalized_at: Date | null;
-}
-
-/** `GET /v1/billing/invoices` item. */
-export function invoiceView(r: InvoiceRow) {
-  return {
-    invoice_id: r.id,
-    month: r.month,
-    status: r.status,
-    currency: r.currency,
-    labels_collected: r.labels_collected,
-    tasks_settled: r.tasks_settled,
-    amount_cents: Number(r.amount_cents),
-    line_items: r.line_items,
-    created_at: r.created_at.toISOString(),
-    finalized_at: r.finalized_at ? r.finalized_at.toISOString() : null,
-  };
 }
 
 /**
@@ -247,35 +222,24 @@ export async function materializeInvoices(prisma: PrismaClient, customerId: stri
 
 // --- routes ---------------------------------------------------------------------------------------
 
-/** Routes under /v1/billing; `auth` is the customer authentication. */
-export function billingRoutes(deps: BillingRouteDeps, auth: RequestHandler): Router {
-  const { prisma, billing } = deps;
-  const router = Router();
-
-  router.get("/usage", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const { month } = parse(usageQuery, req.query);
-    const [usage, customers] = await Promise.all([
-      usageByMonth(prisma, customerId, monthStart(month), monthEnd(month)),
-      prisma.$queryRaw<{ tier: Tier }[]>`SELECT tier::text AS tier FROM customers WHERE id = ${customerId}`,
-    ]);
-    const tier = customers[0]?.tier;
-    if (!tier) throw new ApiError("unauthorized");
-    res.json({
-      month,
-      currency: billing.currency,
-      tier,
-      price_per_label_cents: billing.pricePerLabelCents[tier],
-      ...price(usage.get(month) ?? emptyUsage(month), billing),
-    });
-  });
-
-  router.get("/invoices", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(invoicesQuery, req.query);
-    const invoices = await materializeInvoices(prisma, customerId, billing);
-    res.json({ items: invoices.map(invoiceView) });
-  });
-
-  return router;
+/** Billing reads of the store. */
+export function billingStore(db: Db) {
+  return {
+    /**
+     * A month's usage priced (labels by the tier they were recorded under), with the customer's current
+     * tier. @throws ApiError unauthorized when the customer vanished (customers are never deleted)
+     */
+    async usage(customerId: string, month: string, billing: BillingConfig) {
+      const [usage, customer] = await Promise.all([
+        usageByMonth(db.prisma, customerId, monthStart(month), monthEnd(month)),
+        db.prisma.customer.findUnique({ where: { id: customerId }, select: { tier: true } }),
+      ]);
+      if (!customer) throw new ApiError("unauthorized");
+      return { tier: customer.tier as Tier, ...price(usage.get(month) ?? emptyUsage(month), billing) };
+    },
+    /** Brings the customer's invoices up to date and returns them, newest month first (see `materializeInvoices`). */
+    invoices: (customerId: string, billing: BillingConfig) => materializeInvoices(db.prisma, customerId, billing),
+  };
 }
+
+export type BillingStore = ReturnType<typeof billingStore>;

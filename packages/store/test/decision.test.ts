@@ -1,5 +1,27 @@
-/** The one-coin consensus model (DESIGN §3): pure functions, no infrastructure. */
-import { countVotes, DEFAULT_PRIOR, decide, type LabelVote, labelerAccuracy, posterior } from "../src";
+/** The decision rule and the one-coin model (../shared/DESIGN.md §3): pure functions, no infrastructure. */
+import {
+  type AccuracyPrior,
+  countVotes,
+  DEFAULT_PRIOR,
+  decide as decideRule,
+  labelerAccuracy,
+  oneCoinPosterior as posterior,
+  type Vote,
+} from "../src/decision";
+
+type LabelVote = Vote;
+
+/** The rule with the one-coin model over an accuracy map, in the shape these cases compare. */
+function decide(
+  task: { options: readonly string[]; consensusThreshold: number; maxLabels: number; votes: readonly Vote[] },
+  accuracy: ReadonlyMap<string, number>,
+  prior: AccuracyPrior = DEFAULT_PRIOR,
+) {
+  const d = decideRule(task, task.votes, { posterior: (options, vs) => posterior(options, vs, accuracy, prior) });
+  return d.done
+    ? { settle: true as const, label: d.label, confidence: d.confidence, resolution: d.resolution, counts: d.counts }
+    : { settle: false as const };
+}
 
 const ABC = ["a", "b", "c"];
 

@@ -1,16 +1,17 @@
 /**
- * Manifest batch jobs (SPEC §4 Batch jobs, DESIGN §8): create (validate, seal the credentials, enqueue the
+ * Manifest batch jobs (../shared/spec/SPEC.md §4 Batch jobs, ../shared/DESIGN.md §8): create (validate, seal the credentials, enqueue the
  * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
 
 import { ApiError, defaultMaxLabels, jobBody, jobsQuery, pathId } from "@labelgate/api";
+import type * as wire from "@labelgate/api/types";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import { exportStream, type Job, type PrismaClient } from "@labelgate/store";
 import type { QueueClient } from "@labelgate/queue";
+import type { Job, Store } from "@labelgate/store";
 import { type Request, type RequestHandler, Router } from "express";
-import { customerOf } from "./auth";
-import { parse } from "./errors";
+import { customerOf } from "../auth";
+import { parse } from "../errors";
 import { requireWebhooksFor } from "./webhooks";
 
 /** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
@@ -33,7 +34,7 @@ export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" |
 }
 
 export interface JobRouteDeps {
-  prisma: PrismaClient;
+  store: Store;
   queue: QueueClient;
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
@@ -41,7 +42,7 @@ export interface JobRouteDeps {
 }
 
 /** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks (0..1). Credentials never appear. */
-export function jobView(j: Job, tasksSettled: number) {
+export function jobView(j: Job, tasksSettled: number): wire.Job {
   return {
     job_id: j.id,
     status: j.status,
@@ -66,17 +67,16 @@ export function jobView(j: Job, tasksSettled: number) {
 }
 
 export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: RequestHandler): Router {
-  const { prisma, queue, secretBox } = deps;
+  const { store, queue, secretBox } = deps;
   const router = Router();
 
   const ownJob = async (req: Request, customerId: string) => {
     const id = req.params.id;
     if (typeof id !== "string" || !pathId("job_").safeParse(id).success) throw new ApiError("jobNotFound");
-    const job = await prisma.job.findFirst({ where: { id, customerId } });
-    if (!job) throw new ApiError("jobNotFound");
-    return job;
+    const found = await store.jobs.get(customerId, id);
+    if (!found) throw new ApiError("jobNotFound");
+    return found;
   };
-  const settledCount = (jobId: string) => prisma.task.count({ where: { jobId, status: "settled" } });
 
   router.post("/", auth, json, async (req, res) => {
     const { customerId } = customerOf(res);
@@ -112,26 +112,24 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
     const maxLabels = body.max_labels ?? defaultMaxLabels(body.consensus_threshold);
     if (maxLabels < body.consensus_threshold) details.push({ path: "max_labels", message: "must be at least consensus_threshold" });
     if (details.length > 0) throw new ApiError("validation", details);
-    await requireWebhooksFor(prisma, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
+    await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
 
     const id = newId("job");
-    const job = await prisma.job.create({
-      data: {
-        id,
-        customerId,
-        manifestUrl: body.manifest_url,
-        taskType: body.type,
-        question: body.label_spec.question,
-        options: body.label_spec.options,
-        consensusThreshold: body.consensus_threshold,
-        maxLabels,
-        callbackUrl: body.callback_url ?? null,
-        outputUrl: body.output_url ?? null,
-        credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
-      },
+    const job = await store.jobs.create({
+      id,
+      customerId,
+      manifestUrl: body.manifest_url,
+      taskType: body.type,
+      question: body.label_spec.question,
+      options: body.label_spec.options,
+      consensusThreshold: body.consensus_threshold,
+      maxLabels,
+      callbackUrl: body.callback_url ?? null,
+      outputUrl: body.output_url ?? null,
+      credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
     });
     // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
-    await queue.enqueue("manifestIngest", { jobId: id }).catch((err: unknown) => {
+    await queue.enqueue("manifestIngest", { manifestJobId: id }).catch((err: unknown) => {
       deps.logger.warn({ err, job_id: id }, "manifest ingestion enqueue deferred to reconciliation");
     });
     res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
@@ -140,33 +138,24 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
   router.get("/", auth, async (req, res) => {
     const { customerId } = customerOf(res);
     const q = parse(jobsQuery, req.query);
-    const [total, jobs] = await Promise.all([
-      prisma.job.count({ where: { customerId } }),
-      prisma.job.findMany({
-        where: { customerId },
-        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-        skip: (q.page - 1) * q.per_page,
-        take: q.per_page,
-      }),
-    ]);
-    const settled = await Promise.all(jobs.map((j) => settledCount(j.id)));
-    res.json({ page: q.page, per_page: q.per_page, total, items: jobs.map((j, i) => jobView(j, settled[i] ?? 0)) });
+    const { total, items } = await store.jobs.list(customerId, q.page, q.per_page);
+    res.json({ page: q.page, per_page: q.per_page, total, items: items.map((j) => jobView(j.job, j.tasksSettled)) });
   });
 
   router.get("/:id", auth, async (req, res) => {
     const { customerId } = customerOf(res);
-    const job = await ownJob(req, customerId);
-    res.json(jobView(job, await settledCount(job.id)));
+    const { job, tasksSettled } = await ownJob(req, customerId);
+    res.json(jobView(job, tasksSettled));
   });
 
   router.get("/:id/export", auth, async (req, res) => {
     const { customerId } = customerOf(res);
-    const job = await ownJob(req, customerId);
+    const { job } = await ownJob(req, customerId);
     if (job.status !== "completed") throw new ApiError("jobNotCompleted", undefined, { status: job.status });
     res.status(200);
     res.setHeader("Content-Type", "application/x-ndjson; charset=utf-8");
     res.setHeader("Content-Disposition", `attachment; filename="${job.id}.jsonl"`);
-    const stream = exportStream(prisma, job.id);
+    const stream = store.jobs.exportStream(job.id);
     stream.on("error", (err) => {
       // Headers are sent: the only honest signal left is to cut the response short.
       deps.logger.error({ err, job_id: job.id }, "export failed mid-stream");

@@ -1,0 +1,195 @@
+/**
+ * Settlement of decided tasks (../shared/DESIGN.md §3, §5): a task the decision rule decided when its label
+ * was recorded (status `settling`, its label, confidence, posterior and resolution stored) gets its ledger
+ * record, becomes `settled`, and its `task.settled` event is written to the outbox. The settlement keeps
+ * what was decided; it never decides again.
+ *
+ * Locks, always in this order: the tasks' rows (`FOR UPDATE`, in id order) → their labelers' rows (in id
+ * order) → the ledger's advisory lock (held until commit) → manifest jobs' rows. Exactly once: a second run
+ * (duplicate job, racing replica) finds the task settled and does nothing; the unique `events(task_id,
+ * type)` and `ledger_entries(task_id)` make a double write impossible. Reads that must see the latest
+ * commits run in a later statement than the lock they depend on (READ COMMITTED: a fresh snapshot each).
+ */
+
+import { Batcher, newId } from "@labelgate/core";
+import type { TaskSettledEvent } from "@labelgate/webhook-verify";
+import type { Db } from "./database";
+import { Prisma } from "./generated/client";
+import { completeJobSql } from "./jobs";
+import { LEDGER_LOCK_SQL, type LedgerRecordBody, ledgerAppendSql } from "./ledger";
+import { assertTransition } from "./lifecycle";
+import { type TransactionRun, withTransaction } from "./sql";
+
+/**
+ * The `task.settled` payload of ../shared/spec/SPEC.md §6 as stored in the outbox, without `timestamp` (set at each delivery
+ * attempt). Its shape is the one customers verify with @labelgate/webhook-verify: one source of truth.
+ */
+export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
+
+/** What the settlement of one task came to. */
+export interface Settlement {
+  /** settled now; `closed`: nothing to do (already settled, canceled, unknown); `open`: not decided yet */
+  outcome: "settled" | "open" | "closed";
+  eventId?: string;
+  /** the manifest job this settlement completed (its last open task) */
+  completedJobId?: string;
+  /** deciding label recorded → settled, seconds */
+  lagSeconds?: number;
+}
+
+/** A decided task as the settlement reads it, under its lock. */
+interface DecidedTask {
+  id: string;
+  customer_id: string;
+  job_id: string | null;
+  status: "settling";
+  consensus_label: string;
+  confidence: number;
+  resolution: string;
+  label_counts: Record<string, number>;
+  posterior: Record<string, number>;
+  labels_collected: number;
+  /** the labelers of its labels and their values */
+  labels: { labeler_id: string; value: string }[];
+  /** when the deciding label was recorded (ISO text) */
+  last_label_at: string | null;
+}
+
+/**
+ * The statement that settles one decided task, after the ledger lock of the same transaction (its labelers'
+ * rows are already locked): the ledger record, the labelers' agreement counts, the task, its remaining
+ * claims and the `task.settled` outbox row. Returns the record's txid.
+ */
+function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): Prisma.Sql {
+  const at = settledAt.toISOString();
+  const record: LedgerRecordBody = {
+    task_id: task.id,
+    consensus_label: task.consensus_label,
+    confidence: task.confidence,
+    resolution: task.resolution,
+    label_counts: task.label_counts,
+    posterior: task.posterior,
+    labels_collected: task.labels_collected,
+    settled_at: at,
+  };
+  // the event's payload; its ledger_txid is the record's, added by the statement
+  const payload: Omit<TaskSettledPayload, "ledger_txid"> = {
+    event: "task.settled",
+    task_id: task.id,
+    consensus_label: task.consensus_label,
+    confidence: task.confidence,
+    settled_at: at,
+  };
+  const labelerIds = [...new Set(task.labels.map((l) => l.labeler_id))];
+  const agreeing = task.labels.filter((l) => l.value === task.consensus_label).map((l) => l.labeler_id);
+  return Prisma.sql`
+    WITH ledger AS (${ledgerAppendSql(record)}),
+    counted AS (
+      UPDATE labelers SET settled_labels = settled_labels + 1,
+        agreed_labels = agreed_labels + CASE WHEN id = ANY(${agreeing}::text[]) THEN 1 ELSE 0 END
+      WHERE id = ANY(${labelerIds}::text[])
+    ),
+    settled AS (
+      UPDATE tasks SET status = 'settled'::"TaskStatus", ledger_txid = (SELECT txid FROM ledger),
+        settled_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+      WHERE id = ${task.id} AND status = 'settling'
+    ),
+    released AS (
+      UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${task.id} AND status = 'active'
+    ),
+    event AS (
+      INSERT INTO events (id, type, task_id, customer_id, payload)
+      SELECT ${eventId}, 'task.settled', ${task.id}, ${task.customer_id},
+        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid)
+      FROM ledger
+    )
+    SELECT txid FROM ledger`;
+}
+
+/**
+ * The settlement transaction of a batch of tasks (the settlements a worker process has at once: group
+ * commit), in two round trips:
+ * (1) BEGIN, lock the tasks in id order; then (a later statement: a fresh snapshot) read the decided ones
+ *     with their labels, and lock their labelers in id order (FOR NO KEY UPDATE suffices for the counters
+ *     and, unlike FOR UPDATE, does not block the key-share locks that claims and labels take);
+ * (2) the ledger's advisory lock, each task's statement in turn (each appends after the record of the one
+ *     before), then each manifest job's completion once, COMMIT.
+ * So a batch holds the ledger lock for one message's execution and ONE commit. Returns one Settlement per id.
+ */
+async function settleInTransaction(run: TransactionRun, taskIds: string[]): Promise<Settlement[]> {
+  const [, state] = await run<[object, { tasks: DecidedTask[]; open: string[] }]>([
+    Prisma.sql`SELECT id FROM tasks WHERE id = ANY(${taskIds}::text[]) ORDER BY id FOR UPDATE`,
+    Prisma.sql`
+    WITH decided AS (
+      SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
+        labels_collected, last_label_at
+      FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
+    ),
+    task_labels AS (SELECT l.task_id, l.labeler_id, l.value FROM labels l WHERE l.task_id IN (SELECT id FROM decided)),
+    labelers_locked AS (
+      SELECT id FROM labelers WHERE id IN (SELECT labeler_id FROM task_labels) ORDER BY id FOR NO KEY UPDATE
+    )
+    SELECT
+      COALESCE((SELECT json_agg(json_build_object(
+          'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'status', 'settling', 'consensus_label', t.consensus_label,
+          'confidence', t.confidence, 'resolution', t.resolution, 'label_counts', t.label_counts, 'posterior', t.posterior,
+          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at,
+          'labels', COALESCE((SELECT json_agg(json_build_object('labeler_id', l.labeler_id, 'value', l.value))
+                              FROM task_labels l WHERE l.task_id = t.id), '[]'::json)
+        ) ORDER BY t.id) FROM decided t), '[]'::json) AS tasks,
+      (SELECT count(*) FROM labelers_locked) AS labelers_locked,
+      COALESCE((SELECT json_agg(id) FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')), '[]'::json) AS open`,
+  ]);
+  const { tasks, open } = state[0] as { tasks: DecidedTask[]; open: string[] };
+  const results = new Map<string, Settlement>(open.map((id) => [id, { outcome: "open" }]));
+  const statements: Prisma.Sql[] = [];
+  const settledIds: string[] = [];
+  /** each manifest job of a settled task, with the first such task */
+  const jobs = new Map<string, string>();
+  for (const task of tasks) {
+    assertTransition(task.status, "settled");
+    const settledAt = new Date();
+    const eventId = newId("event");
+    statements.push(settleStatement(task, eventId, settledAt));
+    settledIds.push(task.id);
+    const lastLabelAt = task.last_label_at ? new Date(task.last_label_at).getTime() : undefined;
+    results.set(task.id, {
+      outcome: "settled",
+      eventId,
+      lagSeconds: lastLabelAt === undefined ? undefined : Math.max(0, (settledAt.getTime() - lastLabelAt) / 1000),
+    });
+    if (task.job_id && !jobs.has(task.job_id)) jobs.set(task.job_id, task.id);
+  }
+  if (statements.length > 0) {
+    const jobIds = [...jobs.keys()].sort();
+    // The last open task of a manifest job completes the job, in the same transaction.
+    const rows = await run<object[]>([LEDGER_LOCK_SQL, ...statements, ...jobIds.flatMap((id) => completeJobSql(id))], { commit: true });
+    settledIds.forEach((id, i) => {
+      if (!rows[1 + i]?.[0]) throw new Error(`settlement of ${id} wrote no ledger record`);
+    });
+    jobIds.forEach((jobId, i) => {
+      const completed = rows[1 + statements.length + 2 * i + 1] ?? [];
+      const settlement = results.get(jobs.get(jobId) as string);
+      if (completed.length > 0 && settlement) settlement.completedJobId = jobId;
+    });
+  }
+  return taskIds.map((id) => results.get(id) ?? { outcome: "closed" });
+}
+
+/** The settlements of the store: concurrent calls of this process share one transaction per batch. */
+export function settlementStore(db: Db) {
+  /**
+   * The settlements of this process's jobs running at once: ONE transaction per batch (a task appears once
+   * per batch; a later job of it waits for the next batch and finds it closed). When a batch fails, each
+   * of its tasks is settled again alone (core's `Batcher`).
+   */
+  const batcher = new Batcher<string, Settlement>((ids) => withTransaction(db.pool, (run) => settleInTransaction(run, ids)), {
+    key: (id) => id,
+  });
+  return {
+    /** Settles a decided task (`settling`). Safe to run any number of times, concurrently. */
+    settle: (taskId: string): Promise<Settlement> => batcher.call(taskId),
+  };
+}
+
+export type SettlementStore = ReturnType<typeof settlementStore>;

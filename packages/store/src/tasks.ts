@@ -1,0 +1,327 @@
+/**
+ * Tasks: submission (single and batch, group commit), reads, cancellation (../shared/DESIGN.md §2, §3, §6).
+ * Quota is reserved in the same statement as the insert: `consensus_threshold` labels per task. A new task's
+ * claim cap is the decision rule's answer for a task without labels, so submission, manifest ingestion and
+ * the label transaction all derive it from `decide`.
+ */
+import { createHash } from "node:crypto";
+import { ApiError, type BatchInput, type TaskCounts, type TaskInput, zeroTaskCounts } from "@labelgate/api";
+import { Batcher, canonicalJson, newId } from "@labelgate/core";
+import type { Db } from "./database";
+import { type DecisionTask, decide } from "./decision";
+import { isUniqueViolation } from "./errors";
+import type { Batch, LedgerEntry, Task } from "./generated/client";
+import { Prisma } from "./generated/client";
+import { completeJobSql } from "./jobs";
+import { assertTransition, CANCELABLE_STATUSES, type TaskStatus } from "./lifecycle";
+import { releaseSql, reserveOneSql, reserveSql } from "./quota";
+import { queryRows, withTransaction } from "./sql";
+
+/** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
+export function requestFingerprint(body: object): string {
+  const { idempotency_key: _ignored, ...rest } = body as Record<string, unknown>;
+  return createHash("sha256").update(canonicalJson(rest)).digest("hex");
+}
+
+/**
+ * How many labelers may claim a new task at once: the decision rule's claim cap for a task with no label.
+ * Scoring is never reached without labels, so no model is needed.
+ */
+export function initialClaimCap(task: DecisionTask): number {
+  const decision = decide(task, [], {
+    posterior: () => {
+      throw new Error("a task without labels is never decided");
+    },
+  });
+  if (decision.done) throw new Error("a task without labels is never decided");
+  return decision.claimCap;
+}
+
+/** The fields of a new task row as `insertTasksSql` takes them (the `tasks` columns). */
+interface TaskRecord {
+  id: string;
+  customer_id: string;
+  batch_id: string | null;
+  task_type: string;
+  data_url: string;
+  question: string;
+  options: string[];
+  callback_url: string | null;
+  consensus_threshold: number;
+  max_labels: number;
+  metadata: Record<string, unknown> | null;
+  idempotency_key: string | null;
+  /** fingerprint of the request, kept only when the task has an idempotency key (all it is compared for) */
+  request_hash: string | null;
+  claim_cap: number;
+  quota_reserved: number;
+  /** ISO time; null = the transaction's start (the column default) */
+  created_at: string | null;
+}
+
+function taskRecord(
+  customerId: string,
+  input: TaskInput,
+  extra: { id: string; batchId?: string; callbackUrl?: string; idempotencyKey?: string; createdAt?: Date },
+): TaskRecord {
+  return {
+    id: extra.id,
+    customer_id: customerId,
+    batch_id: extra.batchId ?? null,
+    task_type: input.type,
+    data_url: input.data_url,
+    question: input.label_spec.question,
+    options: input.label_spec.options,
+    callback_url: input.callback_url ?? extra.callbackUrl ?? null,
+    consensus_threshold: input.consensus_threshold,
+    max_labels: input.max_labels,
+    metadata: input.metadata ?? null,
+    idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
+    request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
+    claim_cap: initialClaimCap({
+      options: input.label_spec.options,
+      consensusThreshold: input.consensus_threshold,
+      maxLabels: input.max_labels,
+    }),
+    quota_reserved: input.consensus_threshold,
+    created_at: extra.createdAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * `INSERT INTO tasks ... SELECT` of every row of `source` (a relation with the columns of `TaskRecord`),
+ * returning `id, created_at`. One statement for any number of tasks: the rows travel as ONE jsonb
+ * parameter (`jsonb_to_recordset`), which costs the driver far less than a column array per field.
+ */
+function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, callback_url, consensus_threshold,
+                       max_labels, metadata, idempotency_key, request_hash, claim_cap, quota_reserved, created_at)
+    SELECT r.id, r.customer_id, r.batch_id, r.task_type, r.data_url, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
+           r.callback_url, r.consensus_threshold, r.max_labels, r.metadata, r.idempotency_key, r.request_hash, r.claim_cap,
+           r.quota_reserved, COALESCE(r.created_at, now())
+    FROM ${source}
+    RETURNING id, created_at`;
+}
+
+const RECORDS = Prisma.raw(`AS r(id text, customer_id text, batch_id text, task_type text, data_url text, question text, options jsonb,
+  callback_url text, consensus_threshold int, max_labels int, metadata jsonb, idempotency_key text, request_hash text,
+  claim_cap int, quota_reserved int, created_at timestamptz)`);
+
+/** `jsonb_to_recordset` of `records` as the relation `r`. */
+function recordsOf(records: TaskRecord[]): Prisma.Sql {
+  return Prisma.sql`jsonb_to_recordset(${JSON.stringify(records)}::jsonb) ${RECORDS}`;
+}
+
+/** A task as the submission routes answer it. */
+export interface CreatedTask {
+  id: string;
+  /** `pending` when just created; a replayed task's current status */
+  status: string;
+  createdAt: Date;
+}
+
+export interface CreatedBatch {
+  batchId: string;
+  taskIds: string[];
+  createdAt: Date;
+  created: boolean;
+}
+
+/**
+ * Group commit of single task submissions: the concurrent submissions of this process share ONE statement.
+ * It locks the customers concerned in id order, reserves each customer's quota for all its tasks of the
+ * batch at once (one conditional UPDATE per customer), and inserts the tasks of the customers whose
+ * reservation succeeded. A task whose customer could not reserve for the whole group is answered
+ * `undefined` and retried alone (exact quota semantics: it may fit alone). The statement is atomic; a
+ * failing one (a unique violation of an idempotency key raced by another replica) makes each item run alone.
+ */
+async function insertGroup(db: Db, records: TaskRecord[]): Promise<(CreatedTask | undefined)[]> {
+  const rows = await queryRows<{ id: string; created_at: Date }>(
+    db.pool,
+    Prisma.sql`
+    WITH r AS MATERIALIZED (SELECT * FROM ${recordsOf(records)}),
+    need AS (SELECT customer_id, sum(quota_reserved)::int AS n FROM r GROUP BY customer_id),
+    locked AS (SELECT c.id FROM customers c WHERE c.id IN (SELECT customer_id FROM need) ORDER BY c.id FOR UPDATE),
+    reserved AS (${reserveSql(Prisma.sql`need`)}),
+    ins AS (${insertTasksSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)})
+    SELECT id, created_at FROM ins`,
+  );
+  const created = new Map(rows.map((r) => [r.id, r.created_at]));
+  return records.map((r) => {
+    const at = created.get(r.id);
+    return at ? { id: r.id, status: "pending", createdAt: at } : undefined;
+  });
+}
+
+export function tasksStore(db: Db) {
+  const { prisma, pool } = db;
+  // two submissions with one idempotency key never share a statement (the second replays the first)
+  const submissions = new Batcher<TaskRecord, CreatedTask | undefined>((records) => insertGroup(db, records), {
+    key: (r) => `${r.customer_id} ${r.idempotency_key ?? r.id}`,
+  });
+
+  return {
+    /**
+     * Creates one task (POST /v1/tasks). With an idempotency key, a repeat of the same request returns the
+     * original task (`created: false`); the same key with another request is 422. The insert and its quota
+     * reservation are one statement shared with the concurrent submissions of this process.
+     * @throws ApiError quotaExhausted | idempotencyMismatch
+     */
+    async create(
+      customerId: string,
+      input: TaskInput,
+      idempotencyKey: string | undefined,
+    ): Promise<{ task: CreatedTask; created: boolean }> {
+      const replay = async (): Promise<{ task: CreatedTask; created: boolean } | undefined> => {
+        if (!idempotencyKey) return undefined;
+        const fingerprint = requestFingerprint(input);
+        const existing = await prisma.task.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
+        if (!existing) return undefined;
+        if (existing.requestHash !== fingerprint || existing.batchId) throw new ApiError("idempotencyMismatch");
+        return { task: { id: existing.id, status: existing.status, createdAt: existing.createdAt }, created: false };
+      };
+      const earlier = await replay();
+      if (earlier) return earlier;
+      const record = taskRecord(customerId, input, { id: newId("task"), idempotencyKey });
+      try {
+        const grouped = await submissions.call(record);
+        if (grouped) return { task: grouped, created: true };
+        // the customer's quota did not cover all its tasks of the group: this one alone, exactly
+        const [alone] = await insertGroup(db, [record]);
+        if (!alone) throw new ApiError("quotaExhausted");
+        return { task: alone, created: true };
+      } catch (err) {
+        // Two identical requests raced: the loser answers with the winner's task.
+        if (isUniqueViolation(err)) {
+          const raced = await replay();
+          if (raced) return raced;
+        }
+        throw err;
+      }
+    },
+
+    /**
+     * Creates a batch atomically (POST /v1/tasks/batch): every task or none, one quota reservation for all.
+     * A top-level `callback_url` applies to every task without its own. A batch-level idempotency key
+     * replays the original batch; a task-level key that already exists is 422 (a batch never adopts tasks).
+     * @throws ApiError quotaExhausted | idempotencyMismatch
+     */
+    async createBatch(customerId: string, input: BatchInput, idempotencyKey: string | undefined): Promise<CreatedBatch> {
+      // the fingerprint of a large batch costs a canonical serialization of all of it: only when it can be compared
+      const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
+      const replay = async (): Promise<CreatedBatch | undefined> => {
+        if (!idempotencyKey) return undefined;
+        const existing = await prisma.batch.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
+        if (!existing) return undefined;
+        if (existing.requestHash !== fingerprint) throw new ApiError("idempotencyMismatch");
+        const tasks = await prisma.task.findMany({ where: { batchId: existing.id }, select: { id: true }, orderBy: { createdAt: "asc" } });
+        return { batchId: existing.id, taskIds: tasks.map((t) => t.id), createdAt: existing.createdAt, created: false };
+      };
+      const earlier = await replay();
+      if (earlier) return earlier;
+
+      const batchId = newId("batch");
+      const createdAt = new Date();
+      // Tasks of a batch share its creation time; ordering inside it follows the ids' insertion order.
+      const records = input.tasks.map((t, i) =>
+        taskRecord(customerId, t, {
+          id: newId("task"),
+          batchId,
+          callbackUrl: input.callback_url,
+          createdAt: new Date(createdAt.getTime() + i),
+        }),
+      );
+      const reserved = input.tasks.reduce((sum, t) => sum + t.consensus_threshold, 0);
+      try {
+        // ONE statement (atomic): reserve the quota, and only if that succeeded insert the batch and its
+        // tasks (foreign keys are checked at the statement's end).
+        const [done] = await queryRows<{ reserved: boolean }>(
+          pool,
+          Prisma.sql`
+          WITH reserved AS (${reserveOneSql(customerId, reserved)}),
+          batch AS (
+            INSERT INTO batches (id, customer_id, task_count, callback_url, idempotency_key, request_hash, created_at)
+            SELECT ${batchId}, ${customerId}, ${records.length}, ${input.callback_url ?? null}, ${idempotencyKey ?? null}, ${fingerprint},
+                   ${createdAt}::timestamptz
+            WHERE EXISTS (SELECT 1 FROM reserved)
+            RETURNING id
+          ),
+          tasks AS (${insertTasksSql(Prisma.sql`${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)`)})
+          SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`,
+        );
+        if (!done?.reserved) throw new ApiError("quotaExhausted");
+      } catch (err) {
+        if (isUniqueViolation(err)) {
+          const raced = await replay();
+          if (raced) return raced;
+          throw new ApiError("idempotencyMismatch", [
+            { path: "tasks.idempotency_key", message: "a task with this idempotency_key already exists" },
+          ]);
+        }
+        throw err;
+      }
+      return { batchId, taskIds: records.map((r) => r.id), createdAt, created: true };
+    },
+
+    /** A customer's task, or undefined (another customer's task does not exist for it). */
+    async get(customerId: string, taskId: string): Promise<Task | undefined> {
+      return (await prisma.task.findFirst({ where: { id: taskId, customerId } })) ?? undefined;
+    },
+
+    /** A settled task's ledger record. @throws when the settled task has none (a broken invariant). */
+    async ledgerRecord(task: Task): Promise<LedgerEntry> {
+      const entry = await prisma.ledgerEntry.findUnique({ where: { taskId: task.id } });
+      if (!entry) throw new Error(`settled task ${task.id} has no ledger entry`);
+      return entry;
+    },
+
+    /**
+     * Cancels an open task (pending or labeling): active claims expire, the unused part of the quota
+     * reservation is returned. Canceling a canceled task answers it again. When it was the last open task
+     * of a manifest job, the job completes in the same transaction (`completedJobId`).
+     * @throws ApiError taskNotFound | taskNotCancelable (settling, settled)
+     */
+    async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string }> {
+      const completedJobId = await withTransaction(pool, async (run) => {
+        const [, rows] = await run<
+          [object, { status: TaskStatus; job_id: string | null; quota_reserved: number; labels_collected: number }]
+        >([
+          Prisma.sql`SELECT id FROM tasks WHERE id = ${taskId} AND customer_id = ${customerId} FOR UPDATE`,
+          Prisma.sql`SELECT status::text AS status, job_id, quota_reserved, labels_collected FROM tasks WHERE id = ${taskId} AND customer_id = ${customerId}`,
+        ]);
+        const row = rows[0];
+        if (!row) throw new ApiError("taskNotFound");
+        if (row.status === "canceled") return undefined;
+        if (!(CANCELABLE_STATUSES as readonly TaskStatus[]).includes(row.status)) {
+          throw new ApiError("taskNotCancelable", undefined, { status: row.status });
+        }
+        assertTransition(row.status, "canceled");
+        const done = await run<object[]>(
+          [
+            Prisma.sql`UPDATE tasks SET status = 'canceled', canceled_at = now(), updated_at = now() WHERE id = ${taskId}`,
+            Prisma.sql`UPDATE claims SET status = 'expired' WHERE task_id = ${taskId} AND status = 'active'`,
+            releaseSql(customerId, Math.max(0, row.quota_reserved - row.labels_collected)),
+            ...(row.job_id ? completeJobSql(row.job_id) : []),
+          ],
+          { commit: true },
+        );
+        return row.job_id && (done[4]?.length ?? 0) > 0 ? row.job_id : undefined;
+      });
+      const task = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      return completedJobId ? { task, completedJobId } : { task };
+    },
+
+    /** A customer's batch with its tasks counted by status, or undefined. */
+    async batch(customerId: string, batchId: string): Promise<{ batch: Batch; counts: TaskCounts } | undefined> {
+      const batch = await prisma.batch.findFirst({ where: { id: batchId, customerId } });
+      if (!batch) return undefined;
+      const grouped = await prisma.task.groupBy({ by: ["status"], where: { batchId }, _count: { _all: true } });
+      const counts = zeroTaskCounts();
+      for (const g of grouped) if (g.status !== "staged") counts[g.status] = g._count._all;
+      return { batch, counts };
+    },
+  };
+}
+
+export type TasksStore = ReturnType<typeof tasksStore>;

@@ -1,0 +1,46 @@
+/**
+ * The consensus worker's role on the runtime: its handlers on the `consensus` and `reconcile` queues, the
+ * reconcile schedule (registered at start, re-registered when a Redis restarted without its data lost it),
+ * and one reconciliation pass at start, so work lost while no worker ran is requeued at once rather than
+ * at the first scheduled run.
+ */
+
+import { queueKeysOf } from "@labelgate/queue";
+import { defineRole } from "@labelgate/runtime";
+import { consensusHandlers } from "./handlers";
+import { reconcile } from "./reconcile";
+
+/** Extra time a pending delivery gets beyond its attempt's timeout before it counts as lost, ms. */
+const DELIVERY_GRACE_MARGIN_MS = 2000;
+
+export const consensusRole = defineRole({
+  role: "consensus-worker",
+  queues: queueKeysOf("consensus-worker"),
+  async start(ctx, env) {
+    const { store, queue, logger, metrics } = ctx;
+    const deps = {
+      store,
+      queue,
+      logger,
+      metrics,
+      graceMs: env.RECONCILE_GRACE_MS,
+      // an inline first attempt runs without a job for up to WEBHOOK_TIMEOUT_MS (plus a slot wait)
+      deliveryGraceMs: env.RECONCILE_GRACE_MS + env.WEBHOOK_TIMEOUT_MS + DELIVERY_GRACE_MARGIN_MS,
+      webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+    };
+    const workers = ctx.startWorkers(consensusHandlers(deps), { concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 } });
+    await queue.schedule("reconcile", env.RECONCILE_INTERVAL_MS, {});
+    const stopScheduling = queue.keepScheduled("reconcile", env.RECONCILE_INTERVAL_MS, {}, (err) =>
+      logger.warn({ err }, "reconcile scheduler check failed"),
+    );
+    const initial = reconcile(deps).catch((err: unknown) => logger.warn({ err }, "start-up reconciliation failed (the schedule retries)"));
+    return {
+      drain: async (budgetMs: number) => {
+        stopScheduling();
+        await initial;
+        return workers.closeWithin(budgetMs);
+      },
+      close: async () => undefined,
+    };
+  },
+});

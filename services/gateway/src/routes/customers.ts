@@ -1,0 +1,46 @@
+/** Customer routes (../shared/spec/SPEC.md §4 Customers): self-registration (no auth) and the caller's profile. */
+import { registrationBody } from "@labelgate/api";
+import type * as wire from "@labelgate/api/types";
+import { issueKey, KEY_PREFIX } from "@labelgate/core";
+import type { Store } from "@labelgate/store";
+import { type RequestHandler, Router } from "express";
+import { customerOf } from "../auth";
+import { parse } from "../errors";
+import { customerView } from "../views";
+
+export interface CustomerRouteDeps {
+  store: Store;
+  /** label quota of a new sandbox customer (../shared/spec/SPEC.md §8: 500) */
+  sandboxLabelQuota: number;
+}
+
+/** Routes under /v1/customers: `registration` limits registrations per client address, `auth` authenticates. */
+export function customerRoutes(deps: CustomerRouteDeps, registration: RequestHandler, auth: RequestHandler, json: RequestHandler): Router {
+  const { store } = deps;
+  const router = Router();
+
+  router.post("/", registration, json, async (req, res) => {
+    const body = parse(registrationBody, req.body);
+    const key = issueKey(KEY_PREFIX.sandbox);
+    const created = await store.accounts.register({ name: body.name, email: body.email, labelQuota: deps.sandboxLabelQuota, key });
+    const view: wire.RegisteredCustomer = {
+      customer_id: created.id,
+      name: created.name,
+      email: created.email,
+      api_key: key.key,
+      tier: "sandbox",
+      label_quota: created.labelQuota,
+      created_at: Math.floor(created.createdAt.getTime() / 1000),
+      message: "Store this API key now: it is shown only once and cannot be retrieved again.",
+    };
+    res.status(201).json(view);
+  });
+
+  router.get("/me", auth, async (_req, res) => {
+    const { customerId } = customerOf(res);
+    const { customer, hint } = await store.accounts.profile(customerId);
+    res.json(customerView(customer, hint));
+  });
+
+  return router;
+}

@@ -1,0 +1,126 @@
+/**
+ * Task routes (../shared/spec/SPEC.md §4 Tasks, ../shared/DESIGN.md §2, §3): submission (single and batch, idempotent),
+ * status, result, cancellation, and batch status. The store does the writes (packages/store/src/tasks.ts).
+ */
+import { ApiError, batchBody, idempotencyKey as idempotencyKeySchema, pathId, taskBody } from "@labelgate/api";
+import type * as wire from "@labelgate/api/types";
+import type { Logger } from "@labelgate/core";
+import type { QueueClient } from "@labelgate/queue";
+import type { Store } from "@labelgate/store";
+import { type Request, type RequestHandler, type Response, Router } from "express";
+import { customerOf } from "../auth";
+import { parse } from "../errors";
+import { batchView, resultView, taskView } from "../views";
+import { requireWebhooksFor } from "./webhooks";
+
+export interface TaskRouteDeps {
+  store: Store;
+  queue: QueueClient;
+  logger: Logger;
+}
+
+/** A path id of the expected prefix, else the resource's 404 (an id that cannot exist names nothing). */
+export function pathParam(req: Request, name: string, prefix: string, notFound: ApiError["kind"]): string {
+  const value = req.params[name];
+  if (typeof value !== "string" || !pathId(prefix).safeParse(value).success) throw new ApiError(notFound);
+  return value;
+}
+
+/** `Idempotency-Key` header (wins) or the body field (../shared/DESIGN.md §2). */
+function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
+  const header = req.get("Idempotency-Key");
+  if (header === undefined) return bodyKey;
+  const parsed = idempotencyKeySchema.safeParse(header);
+  if (!parsed.success)
+    throw new ApiError("validation", [{ path: "Idempotency-Key", message: "printable ASCII without spaces, 1..255 characters" }]);
+  return parsed.data;
+}
+
+/** Routes under /v1/tasks; `auth` is the customer authentication, `json` and `jsonBatch` the body parsers. */
+export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: RequestHandler, jsonBatch: RequestHandler): Router {
+  const { store, queue } = deps;
+  const router = Router();
+
+  const ownTask = async (req: Request, res: Response) => {
+    const { customerId } = customerOf(res);
+    const task = await store.tasks.get(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
+    if (!task) throw new ApiError("taskNotFound");
+    return task;
+  };
+
+  router.post("/", auth, json, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const input = parse(taskBody, req.body);
+    await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
+    const { task } = await store.tasks.create(customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    const body: wire.TaskAccepted = { task_id: task.id, status: task.status as wire.TaskStatus, created_at: task.createdAt.toISOString() };
+    res.status(202).json(body);
+  });
+
+  router.post("/batch", auth, jsonBatch, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const input = parse(batchBody, req.body);
+    await requireWebhooksFor(
+      store,
+      customerId,
+      input.tasks.flatMap((t, i) => {
+        const url = t.callback_url ?? input.callback_url;
+        return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
+      }),
+    );
+    const batch = await store.tasks.createBatch(customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    const body: wire.BatchAccepted = {
+      batch_id: batch.batchId,
+      task_count: batch.taskIds.length,
+      status: "accepted",
+      created_at: batch.createdAt.toISOString(),
+      task_ids: batch.taskIds,
+    };
+    res.status(202).json(body);
+  });
+
+  router.get("/:id", auth, async (req, res) => {
+    res.json(taskView(await ownTask(req, res)));
+  });
+
+  router.get("/:id/result", auth, async (req, res) => {
+    const task = await ownTask(req, res);
+    if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
+    if (task.status !== "settled") {
+      const body: wire.PendingResult = {
+        task_id: task.id,
+        status: task.status === "staged" ? "pending" : task.status,
+        labels_collected: task.labelsCollected,
+        consensus_threshold: task.consensusThreshold,
+      };
+      res.status(202).json(body);
+      return;
+    }
+    res.json(resultView(task, await store.tasks.ledgerRecord(task)));
+  });
+
+  router.post("/:id/cancel", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const { task, completedJobId } = await store.tasks.cancel(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
+    if (completedJobId) {
+      await queue.enqueue("manifestExport", { manifestJobId: completedJobId }).catch((err: unknown) => {
+        req.log.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
+      });
+    }
+    res.json(taskView(task));
+  });
+
+  return router;
+}
+
+/** Routes under /v1/batches. */
+export function batchRoutes(deps: { store: Store }, auth: RequestHandler): Router {
+  const router = Router();
+  router.get("/:id", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const found = await deps.store.tasks.batch(customerId, pathParam(req, "id", "bat_", "batchNotFound"));
+    if (!found) throw new ApiError("batchNotFound");
+    res.json(batchView(found.batch, found.counts));
+  });
+  return router;
+}
