@@ -166,11 +166,16 @@ export class AnchorClient {
    * @throws viem's estimation error when the call would revert and no `gas` is given.
    */
   async signAnchor(request: AnchorRequest): Promise<SignedAnchor> {
-    const data = encodeFunctionData({
+    const call = {
       abi: ANCHOR_ABI,
       functionName: "anchor",
       args: [request.root, BigInt(request.firstSequence), BigInt(request.lastSequence)],
-    });
+    } as const;
+    const data = encodeFunctionData(call);
+    // estimated with the ABI so a revert is reported by its error name (NotOwner, InvalidRange)
+    const gas =
+      request.gas ??
+      (await this.publicClient.estimateContractGas({ ...call, address: this.requireContract(), account: this.wallet.account }));
     const fees =
       request.maxFeePerGas !== undefined && request.maxPriorityFeePerGas !== undefined
         ? { maxFeePerGas: request.maxFeePerGas, maxPriorityFeePerGas: request.maxPriorityFeePerGas }
@@ -180,7 +185,7 @@ export class AnchorClient {
       data,
       nonce: request.nonce,
       type: "eip1559",
-      ...(request.gas !== undefined ? { gas: request.gas } : {}),
+      gas,
       ...fees,
     });
     const serialized = await this.wallet.signTransaction(prepared);

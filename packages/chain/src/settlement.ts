@@ -3,8 +3,8 @@
  * (browser-safe): rebuild the leaf from the result's fields, fold the inclusion proof to the root.
  */
 import { equalBytes, fromHex, type Hex, isHex, toHex } from "./hex";
-import { leafHash, verifyInclusion } from "./merkle";
-import { leafBytes, ledgerRecordFromResult } from "./record";
+import { leafHash, type MerkleTree, proofFromTree, verifyInclusion } from "./merkle";
+import { type LedgerRecord, leafBytes, ledgerRecordFromResult } from "./record";
 
 /** `LEDGER=evm`: the record is a leaf of a Merkle tree whose root was anchored on an EVM chain. */
 export interface EvmSettlement {
@@ -143,4 +143,39 @@ export function verifySettlementLocal(result: unknown): LocalVerification | Sett
     return fail("proof_invalid", "the inclusion proof does not fold to merkle_root");
   }
   return { ok: true, settlement, leaf_hash: toHex(hash) };
+}
+
+/** Where a batch's root was anchored: the transaction and its block. */
+export interface AnchorLocation {
+  txid: Hex;
+  chainId: number;
+  blockNumber: number;
+  contract: Hex;
+}
+
+/**
+ * The `settlement` object of leaf `leafIndex` of an anchored batch (DESIGN §5): `record` must be the
+ * record whose {@link leafBytes} are that leaf of `tree`.
+ * @throws RangeError when `leafIndex` is not in the tree; Error when the record is not that leaf.
+ */
+export function evmSettlement(record: LedgerRecord, tree: MerkleTree, leafIndex: number, anchor: AnchorLocation): EvmSettlement {
+  const proof = proofFromTree(tree, leafIndex);
+  const bytes = leafBytes(record);
+  if (!equalBytes(leafHash(bytes), tree.levels[0]?.[leafIndex] as Uint8Array)) {
+    throw new Error(`record ${record.task_id} is not leaf ${leafIndex} of the tree`);
+  }
+  return {
+    ledger: "evm",
+    ledger_txid: anchor.txid,
+    chain_id: anchor.chainId,
+    block_number: anchor.blockNumber,
+    contract: anchor.contract,
+    merkle_root: toHex(tree.root),
+    leaf: toHex(bytes),
+    leaf_index: leafIndex,
+    tree_size: tree.size,
+    proof: proof.map(toHex),
+    sequence: record.sequence,
+    prev_hash: record.prev_hash,
+  };
 }
