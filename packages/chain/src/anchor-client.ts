@@ -20,7 +20,6 @@ import {
   isAddress,
   keccak256,
   type PublicClient,
-  parseEventLogs,
   TransactionNotFoundError,
   type TransactionReceipt,
   TransactionReceiptNotFoundError,
@@ -30,6 +29,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import artifact from "../../../contracts/Anchor.json";
 import { ANCHOR_ABI } from "./anchor-abi";
+import { type AnchoredEvent, anchoredEvents } from "./events";
 
 export interface AnchorClientOptions {
   /** JSON-RPC endpoint (http) */
@@ -42,16 +42,6 @@ export interface AnchorClientOptions {
   pollingIntervalMs?: number;
   /** per-request timeout (ms); default 10,000 */
   timeoutMs?: number;
-}
-
-/** One `Anchored(root, firstSequence, lastSequence)` event of a receipt. */
-export interface AnchoredEvent {
-  /** the contract that emitted it */
-  contract: Address;
-  root: Hex;
-  firstSequence: bigint;
-  lastSequence: bigint;
-  logIndex: number;
 }
 
 /** What an anchor transaction's parameters are. `nonce` is explicit: the caller (the anchorer) owns nonces. */
@@ -95,20 +85,6 @@ export type AnchorTxStatus =
   | { state: "reorged"; blockHash: Hex; blockNumber: bigint; inPool: boolean }
   | { state: "reverted"; receipt: TransactionReceipt; confirmations: number }
   | { state: "mined"; receipt: TransactionReceipt; confirmations: number; events: AnchoredEvent[] };
-
-/** Decodes the `Anchored` events of `receipt`, of `contract` only when given (case-insensitive). */
-export function anchoredEvents(receipt: Pick<TransactionReceipt, "logs">, contract?: string): AnchoredEvent[] {
-  const logs = parseEventLogs({ abi: ANCHOR_ABI, eventName: "Anchored", logs: receipt.logs, strict: true });
-  return logs
-    .filter((l) => contract === undefined || l.address.toLowerCase() === contract.toLowerCase())
-    .map((l) => ({
-      contract: l.address,
-      root: l.args.root,
-      firstSequence: l.args.firstSequence,
-      lastSequence: l.args.lastSequence,
-      logIndex: l.logIndex,
-    }));
-}
 
 /** The anchor contract's deployment bytecode (from the committed artifact `contracts/Anchor.json`). */
 export const ANCHOR_BYTECODE = artifact.bytecode as Hex;

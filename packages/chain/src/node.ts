@@ -4,4 +4,5 @@
  */
 export * from "./anchor-client";
 export * from "./anvil";
+export * from "./events";
 export * from "./index";

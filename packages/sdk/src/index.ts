@@ -4,6 +4,8 @@
  * - Typed errors: {@link LabelgateError} and one subclass per status (errors.ts).
  * - Retries on 429 and 503 honoring `Retry-After` (transport.ts).
  * - The webhook verifier of `@labelgate/webhook-verify`, re-exported.
+ * - {@link verifySettlement}: checks a settled result against the chain (also `@labelgate/sdk/verify`,
+ *   browser-safe without the rest of the SDK).
  */
 export * from "@labelgate/webhook-verify";
 export * from "./client";
@@ -18,3 +20,4 @@ export {
   type TransportOptions,
 } from "./transport";
 export * from "./types";
+export * from "./verify-settlement";

@@ -4,6 +4,8 @@
  * `created_at`, which is Unix seconds (SPEC §4). Money is integer cents.
  */
 
+import type { EvmSettlement, LocalSettlement } from "@labelgate/chain";
+
 // --- shared ---------------------------------------------------------------------------------------
 
 /** The task statuses a customer sees. */
@@ -192,13 +194,10 @@ export interface SettledResult {
   label_counts: Record<string, number>;
   labels_collected: number;
   settled_at: string;
-  settlement: {
-    ledger_txid: string;
-    ledger: "local";
-    sequence: number;
-    prev_hash: string;
-    recorded_at: string;
-  };
+  /** option → posterior probability (DESIGN §3; part of the ledger record of `ledger: "evm"` settlements) */
+  posterior?: Record<string, number>;
+  /** the ledger record: `ledger: "local"` (hash-chained table only) or `"evm"` (anchored; see verifySettlement) */
+  settlement: LocalSettlement | EvmSettlement;
 }
 
 export type TaskResult = PendingResult | SettledResult;
