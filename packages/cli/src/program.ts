@@ -1,12 +1,12 @@
 /**
  * The `labelgate` command line (commander): submit task files, create/watch/export manifest jobs, read
- * tasks and results. Data goes to stdout (JSON), progress bars and messages to stderr. `run()` never
+ * tasks and results, verify a settlement on the chain. Data goes to stdout (JSON), progress bars and messages to stderr. `run()` never
  * exits the process: it returns the exit code (0 ok, 1 failed, 2 usage) so main.ts owns `process.exit`.
  */
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
-import { type Job, LabelgateClient, LabelgateError, PayloadTooLargeError, ValidationError } from "@labelgate/sdk";
+import { type Job, LabelgateClient, LabelgateError, PayloadTooLargeError, ValidationError, verifySettlement } from "@labelgate/sdk";
 import cliProgress from "cli-progress";
 import { formatOf, InputError, type InputFormat, type InputTask, parseTasks, splitOptions, type TaskDefaults } from "./input";
 
@@ -18,6 +18,8 @@ export interface CliIo {
   apiKey?: string;
   /** LABELGATE_URL */
   url?: string;
+  /** LABELGATE_RPC_URL: JSON-RPC endpoint of the chain settlements are anchored on (`verify`) */
+  rpcUrl?: string;
 }
 
 /** A failure with a message for the user and an exit code. */
@@ -292,6 +294,34 @@ async function buildProgram(io: CliIo) {
         if (err instanceof LabelgateError) throw err;
         throw new CliError(err instanceof Error ? err.message : String(err));
       }
+    });
+
+  program
+    .command("verify")
+    .summary("verify a settled task's settlement on the chain (prints a JSON verdict; exit 0 when it holds)")
+    .description(
+      "fetch the task's result and verify its settlement with the chain alone: the leaf rebuilt from the result's\n" +
+        "fields, the Merkle proof folded to the anchored root, the anchor transaction's receipt and Anchored event\n" +
+        "read over JSON-RPC. Prints {task_id, ok, ...} on stdout; exit 0 when it holds, 1 with the reason otherwise\n" +
+        "(reasons: not_settled, not_anchored, leaf_mismatch, proof_invalid, tx_not_found, tx_reverted, wrong_contract,\n" +
+        "no_anchored_event, root_mismatch, sequence_out_of_range, block_mismatch, wrong_chain,\n" +
+        "insufficient_confirmations, rpc_error, malformed_result).",
+    )
+    .argument("<task_id>")
+    .option("--rpc-url <url>", "JSON-RPC endpoint of the chain (default: LABELGATE_RPC_URL)")
+    .option("--confirmations <n>", "confirmations required", "1")
+    .action(async (taskId: string, o: { rpcUrl?: string; confirmations: string }) => {
+      const rpcUrl = o.rpcUrl ?? io.rpcUrl;
+      if (!rpcUrl) throw new CliError("no RPC URL: pass --rpc-url or set LABELGATE_RPC_URL", 2);
+      const confirmations = positiveInt(o.confirmations, "--confirmations");
+      const result = await client().tasks.result(taskId);
+      if (result.status !== "settled") {
+        printJson(io, { task_id: taskId, ok: false, reason: "not_settled", message: `task ${taskId} is ${result.status}` });
+        throw new CliError(`task ${taskId} is not settled (${result.status}): nothing to verify`);
+      }
+      const verdict = await verifySettlement(result, { rpcUrl, confirmations });
+      printJson(io, { task_id: taskId, ...verdict });
+      if (!verdict.ok) throw new CliError(`the settlement of ${taskId} does not verify: ${verdict.reason}: ${verdict.message}`);
     });
 
   return program;

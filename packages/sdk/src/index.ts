@@ -4,7 +4,11 @@
  * - Typed errors: {@link LabelgateError} and one subclass per status (errors.ts).
  * - Retries on 429 and 503 honoring `Retry-After` (transport.ts).
  * - The webhook verifier of `@labelgate/webhook-verify`, re-exported.
+ * - {@link verifySettlement}: checks a settled result against the chain (also `@labelgate/sdk/verify`,
+ *   browser-safe without the rest of the SDK).
  */
+
+export { verifySettlementLocal } from "@labelgate/chain";
 export * from "@labelgate/webhook-verify";
 export * from "./client";
 export * from "./errors";
@@ -18,3 +22,26 @@ export {
   type TransportOptions,
 } from "./transport";
 export * from "./types";
+export type {
+  EvmSettlement,
+  LocalSettlement,
+  Settlement,
+  SettlementFailure,
+  SettlementFailureReason,
+  SettlementVerification,
+  SettlementVerificationFailure,
+  SettlementVerified,
+  VerifySettlementOptions,
+} from "./verify-settlement";
+
+/**
+ * {@link import("./verify-settlement").verifySettlement}, loaded on the first call: it needs viem, which
+ * takes about half a second to load, and most users of the client never verify a settlement. Browsers
+ * import `@labelgate/sdk/verify` instead (this index is Node-only).
+ */
+export function verifySettlement(
+  ...args: Parameters<typeof import("./verify-settlement").verifySettlement>
+): ReturnType<typeof import("./verify-settlement").verifySettlement> {
+  const verify = require("./verify-settlement") as typeof import("./verify-settlement");
+  return verify.verifySettlement(...args);
+}

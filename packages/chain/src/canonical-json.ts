@@ -1,7 +1,12 @@
 /**
- * Canonical JSON: object keys sorted recursively, no whitespace. Two equal values always give the same
- * string, so hashes of it (ledger records, idempotency fingerprints) are stable.
- * @throws TypeError on values JSON cannot represent (functions, bigint, non-finite numbers).
+ * Canonical JSON: object keys sorted recursively by UTF-16 code units, no whitespace, numbers and strings
+ * as `JSON.stringify` prints them. Two equal values always give the same string, so hashes of it (ledger
+ * records, Merkle leaves, idempotency fingerprints) are stable. For the values labelgate hashes (strings,
+ * finite numbers, booleans, null, arrays, plain objects) the output is that of RFC 8785 (JCS), whose key
+ * order is also by UTF-16 code units (RFC 8785 §3.2.3). Browser-safe: no Node imports.
+ * Array holes and `undefined` array items become `null`; object members whose value is `undefined` are
+ * left out (as `JSON.stringify` does).
+ * @throws TypeError on values JSON cannot represent (functions, bigint, symbols, non-finite numbers).
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value === "string" || typeof value === "boolean") return JSON.stringify(value);
