@@ -1,0 +1,202 @@
+/**
+ * The stored form of a fitted label-quality model, and scoring of one task from its votes.
+ *
+ * Model (Dawid & Skene 1979, "Maximum likelihood estimation of observer error-rates using the EM algorithm",
+ * J. R. Stat. Soc. C 28(1)): a task's true option z has prior `classPrior`; labeler i answers option l with
+ * probability theta_i[z][l] (a row of its confusion matrix), independently of the other labelers given z.
+ * Each confusion row is Dirichlet-distributed around the label space's population:
+ * theta_i[k] ~ Dirichlet(population[k]) (the hierarchical prior of Raykar et al. 2010, "Learning from crowds",
+ * JMLR 11, and Liu, Peng & Ihler 2012, "Variational inference for crowdsourcing", NIPS). A labeler's row is
+ * stored as soft counts n_i[k][l] (the expected number of its labels l on tasks whose true option is k);
+ * the row used for scoring is the Dirichlet posterior mean
+ *   theta_i[k][l] = (n_i[k][l] + population[k][l]) / (sum_l n_i[k][l] + sum_l population[k][l]),
+ * which is also the Bayesian predictive probability of the labeler's next label given true option k
+ * (it integrates over the Dirichlet uncertainty of the row). A labeler absent from the model has n = 0,
+ * so it gets the population mean: never more trust than its data show.
+ *
+ * The calibrated posterior is the tempered posterior softmax(logit / temperature), with
+ * logit_k = log classPrior_k + sum_votes log theta_i[k][l] (temperature scaling, Guo et al. 2017,
+ * "On calibration of modern neural networks", ICML). See calibration.ts for how the temperature is fitted.
+ */
+
+/** Per label-space parameters: one row of the store. */
+export interface SpaceParams {
+  /** number of options K (2..50) */
+  k: number;
+  /** incremented by every fit (previous version + 1; 1 for a cold fit) */
+  version: number;
+  /** P(true option = k), length K, sums to 1 */
+  classPrior: number[];
+  /** Dirichlet parameters of a labeler's confusion rows, K x K (row = true option), all > 0 */
+  population: number[][];
+  /** calibration temperature (> 0); 1 means the raw model posterior */
+  temperature: number;
+  /** how the temperature was chosen */
+  calibration: CalibrationInfo;
+  /** sizes of the data the model was fitted on */
+  counts: SpaceCounts;
+  /** EM iterations of the fit that produced this model */
+  iterations: number;
+  /** whether EM met its tolerance before its iteration limit */
+  converged: boolean;
+  /** log marginal likelihood of the labels under the fitted parameters (gold tasks at their true option) */
+  logLikelihood: number;
+}
+
+/** How the calibration temperature was chosen (see calibration.ts). */
+export interface CalibrationInfo {
+  /** "gold": fitted on gold tasks; "prequential": fitted on the prediction of each next label; "default": too little data */
+  source: "gold" | "prequential" | "default";
+  /** temperature fitted on gold tasks alone (null when there were too few) */
+  goldTemperature: number | null;
+  /** temperature fitted by prequential vote prediction alone (null when there were too few tasks) */
+  prequentialTemperature: number | null;
+  /** gold tasks with at least one label used in the fit of the temperature */
+  goldTasks: number;
+  /** tasks with at least two labels used by the prequential fit */
+  prequentialTasks: number;
+}
+
+/** Sizes of the data of a fit. */
+export interface SpaceCounts {
+  labels: number;
+  tasks: number;
+  labelers: number;
+  goldTasks: number;
+  goldAnswers: number;
+}
+
+/** Per labeler parameters within one label space: one row of the store. */
+export interface LabelerParams {
+  labelerId: string;
+  /** soft counts n[k][l], K x K: expected labels l on tasks of true option k (gold tasks count at their truth) */
+  counts: number[][];
+  /** labels of this labeler in the label space */
+  labels: number;
+  /** labels of this labeler on gold tasks */
+  goldAnswers: number;
+  /** of those, labels equal to the gold answer */
+  goldCorrect: number;
+}
+
+/** A fitted model: the space row and the rows of every labeler of the space. */
+export interface QualityModel {
+  space: SpaceParams;
+  labelers: Map<string, LabelerParams>;
+}
+
+/** One vote of a task: the labeler's parameters (undefined for a labeler the model does not know) and the option index. */
+export interface Vote {
+  labeler: LabelerParams | undefined;
+  option: number;
+}
+
+/** The prior a space starts from before any label: see `defaultPopulation`. */
+export function emptySpace(k: number): SpaceParams {
+  checkK(k);
+  return {
+    k,
+    version: 0,
+    classPrior: new Array<number>(k).fill(1 / k),
+    population: defaultPopulation(k),
+    temperature: 1,
+    calibration: { source: "default", goldTemperature: null, prequentialTemperature: null, goldTasks: 0, prequentialTasks: 0 },
+    counts: { labels: 0, tasks: 0, labelers: 0, goldTasks: 0, goldAnswers: 0 },
+    iterations: 0,
+    converged: true,
+    logLikelihood: 0,
+  };
+}
+
+/** Pseudo-counts of the hyperprior on a confusion row: 2 on the diagonal, 1 spread over the K-1 other options. */
+export const HYPERPRIOR_DIAGONAL = 2;
+/** Total pseudo-count off the diagonal of the hyperprior row. */
+export const HYPERPRIOR_OFF_DIAGONAL = 1;
+
+/**
+ * The hyperprior Dirichlet of a confusion row before any label: mean accuracy 2/3, errors spread evenly,
+ * total weight 3 labels. It only says "a labeler is better than chance" (the usual identifiability assumption
+ * of Dawid-Skene, which EM's majority-vote initialization also makes); it is overridden by the space's labels.
+ */
+export function defaultPopulation(k: number): number[][] {
+  checkK(k);
+  const off = HYPERPRIOR_OFF_DIAGONAL / (k - 1);
+  return Array.from({ length: k }, (_, row) => Array.from({ length: k }, (_, col) => (row === col ? HYPERPRIOR_DIAGONAL : off)));
+}
+
+/**
+ * The confusion matrix used to score a labeler's votes (K x K, rows sum to 1): the Dirichlet posterior mean of
+ * each row, or the population mean when `labeler` is undefined.
+ */
+export function confusionMatrix(space: SpaceParams, labeler: LabelerParams | undefined): number[][] {
+  return space.population.map((alpha, k) => {
+    const row = labeler?.counts[k];
+    let total = 0;
+    for (let l = 0; l < space.k; l++) total += (alpha[l] as number) + (row ? (row[l] as number) : 0);
+    return alpha.map((a, l) => (a + (row ? (row[l] as number) : 0)) / total);
+  });
+}
+
+/**
+ * A labeler's estimated accuracy for the dashboard: sum_k classPrior_k * confusion[k][k] (the probability that
+ * its label on a random task of the space is right).
+ */
+export function estimatedAccuracy(space: SpaceParams, labeler: LabelerParams | undefined): number {
+  const confusion = confusionMatrix(space, labeler);
+  let acc = 0;
+  for (let k = 0; k < space.k; k++) acc += (space.classPrior[k] as number) * ((confusion[k] as number[])[k] as number);
+  return acc;
+}
+
+/**
+ * Unnormalized log posterior of each option given the votes (length K): log classPrior_k + sum log theta_i[k][l].
+ * @throws RangeError when a vote's option is out of range
+ */
+export function taskLogits(space: SpaceParams, votes: readonly Vote[]): number[] {
+  const k = space.k;
+  const logits = space.classPrior.map((p) => Math.log(p));
+  for (const vote of votes) {
+    if (!Number.isInteger(vote.option) || vote.option < 0 || vote.option >= k) {
+      throw new RangeError(`option index must be an integer in 0..${k - 1}, got ${vote.option}`);
+    }
+    for (let z = 0; z < k; z++) {
+      const alpha = space.population[z] as number[];
+      const row = vote.labeler?.counts[z];
+      let total = 0;
+      for (let l = 0; l < k; l++) total += (alpha[l] as number) + (row ? (row[l] as number) : 0);
+      const cell = (alpha[vote.option] as number) + (row ? (row[vote.option] as number) : 0);
+      logits[z] = (logits[z] as number) + Math.log(cell / total);
+    }
+  }
+  return logits;
+}
+
+/** softmax(logits / temperature), numerically stable; sums to 1. */
+export function softmax(logits: readonly number[], temperature = 1): number[] {
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of logits) if (v > max) max = v;
+  const weights = logits.map((v) => Math.exp((v - max) / temperature));
+  const total = weights.reduce((a, b) => a + b, 0);
+  return weights.map((w) => w / total);
+}
+
+/** A scored task: the calibrated posterior (what `confidence` and the confidence policy use) and the raw model posterior. */
+export interface TaskScore {
+  /** calibrated posterior over options, length K, sums to 1 */
+  posterior: number[];
+  /** the model's posterior before calibration (temperature 1) */
+  rawPosterior: number[];
+}
+
+/**
+ * Scores one task: the calibrated posterior over its options given its votes. Needs only the space row and
+ * the rows of the task's labelers (undefined for labelers new since the last fit).
+ */
+export function scoreTask(space: SpaceParams, votes: readonly Vote[]): TaskScore {
+  const logits = taskLogits(space, votes);
+  return { posterior: softmax(logits, space.temperature), rawPosterior: softmax(logits, 1) };
+}
+
+function checkK(k: number): void {
+  if (!Number.isInteger(k) || k < 2 || k > 50) throw new RangeError(`a label space has 2..50 options, got ${k}`);
+}
