@@ -16,6 +16,7 @@
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import {
+  calibrationSummary,
   type Decision,
   decideConfidence,
   decideThreshold,
@@ -75,8 +76,13 @@ export interface SimResult {
   ece: number;
   mean_confidence: number;
   resolutions: Record<string, number>;
+  /** per resolution: tasks with gold, accuracy and mean confidence */
+  by_resolution: Record<string, { n: number; accuracy: number; confidence: number }>;
+  /** accuracy and mean confidence of the first, second and last third of the settled tasks (settlement order) */
+  by_third: { n: number; accuracy: number; confidence: number }[];
   refits: number;
   final_temperature: number;
+  final_hard_share: number;
   final_calibration: string;
   fit_ms_mean: number;
   fit_ms_max: number;
@@ -184,7 +190,25 @@ export function simulate(ds: Dataset, config: SimConfig): SimResult {
   const maybeRefit = () => {
     if (!useEngine || sinceRefit < config.refitEvery) return;
     const t0 = performance.now();
-    model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
+    const result = fit(table, { previous: model.space.version > 0 ? model : undefined });
+    model = result.model;
+    if (process.env["DEBUG_REFIT"] && refits % 10 === 0) {
+      let c = 0;
+      let n = 0;
+      for (const item of ds.items) {
+        const t = table.taskIndexOf(item.id);
+        if (t === undefined || item.gold === undefined) continue;
+        let best = 0;
+        for (let j = 1; j < k; j++)
+          if ((result.taskPosteriors[t * k + j] as number) > (result.taskPosteriors[t * k + best] as number)) best = j;
+        n++;
+        if (best === item.gold) c++;
+      }
+      const s = model.space;
+      console.log(
+        `refit ${refits} labels ${table.length} fit-acc ${(c / n).toFixed(3)} iters ${s.iterations} tau ${calibrationSummary(s.calibration).temperature.toFixed(2)} a0 ${s.population.map((r) => r.reduce((a, b) => a + b, 0).toFixed(1)).join(",")} diag ${s.population.map((r, i) => ((r[i] as number) / r.reduce((a, b) => a + b, 0)).toFixed(2)).join(",")}`,
+      );
+    }
     fitTimes.push(performance.now() - t0);
     refits++;
     sinceRefit = 0;
@@ -288,11 +312,24 @@ export function simulate(ds: Dataset, config: SimConfig): SimResult {
     ),
     mean_confidence: r4(scored.reduce((s, o) => s + o.confidence, 0) / Math.max(1, scored.length)),
     resolutions,
+    by_resolution: Object.fromEntries(Object.keys(resolutions).map((res) => [res, summarize(scored.filter((o) => o.resolution === res))])),
+    by_third: [0, 1, 2].map((i) => summarize(scored.slice(Math.floor((i * scored.length) / 3), Math.floor(((i + 1) * scored.length) / 3)))),
     refits,
-    final_temperature: r4(model.space.temperature),
+    final_temperature: r4(calibrationSummary(model.space.calibration).temperature),
+    final_hard_share: r4(calibrationSummary(model.space.calibration).hardShare),
     final_calibration: model.space.calibration.source,
     fit_ms_mean: Math.round(fitTimes.reduce((a, b) => a + b, 0) / Math.max(1, fitTimes.length)),
     fit_ms_max: Math.round(Math.max(0, ...fitTimes)),
+  };
+}
+
+function summarize(list: readonly Outcome[]): { n: number; accuracy: number; confidence: number } {
+  const n = list.length;
+  const r4 = (v: number) => Math.round(v * 1e4) / 1e4;
+  return {
+    n,
+    accuracy: r4(list.filter((o) => o.option === o.item.gold).length / Math.max(1, n)),
+    confidence: r4(list.reduce((s, o) => s + o.confidence, 0) / Math.max(1, n)),
   };
 }
 

@@ -20,9 +20,14 @@
  *   Under a correct model tau = 1 minimizes it in expectation; correlated errors (more disagreement after
  *   agreeing labels than independence predicts) raise it.
  *
- * Each task weighs 1 in total (its prefixes share the weight), so long tasks do not dominate. tau is searched
- * on a log scale in [MIN_TEMPERATURE, MAX_TEMPERATURE] by golden-section search (both losses are unimodal in
- * 1/tau in practice; the gold one is convex in 1/tau).
+ * Each task weighs 1 in total (its prefixes share the weight), so long tasks do not dominate.
+ *
+ * The prequential fit gives one temperature (golden-section search on log tau; never below 1, i.e. never
+ * sharper than the model, since without gold nothing shows the model is underconfident about the truth).
+ * Gold answers are few (5% of tasks is 40 tasks on an 800-task space) and decide how far the model errs with
+ * the crowd, so with gold the calibration is a posterior average over a grid of maps that also lets a share
+ * of tasks carry no information ("hard share", capping the confidence any number of votes can reach):
+ * see `calibrationPosterior`.
  */
 
 /** Smallest temperature considered (sharpening by at most 2x in log-odds). */
@@ -54,6 +59,13 @@ export class CalibrationSamples {
     return this.size;
   }
 
+  /** Sum of the sample weights (the number of tasks when each task's samples weigh 1 in total). */
+  get totalWeight(): number {
+    let w = 0;
+    for (let s = 0; s < this.size; s++) w += this.weights[s] as number;
+    return w;
+  }
+
   /**
    * Adds a sample: `logits` (length >= K, the first K read) and `target` (length K: one-hot for gold, the
    * likelihood column of the next label for prequential samples).
@@ -82,13 +94,15 @@ export class CalibrationSamples {
   }
 
   /**
-   * Weighted mean log loss of the tempered posterior softmax(beta * logit) (beta = 1 / temperature):
-   * -log sum_k softmax_k * target_k. For one-hot targets that is the usual negative log likelihood.
+   * Weighted mean log loss of the calibrated posterior p = (1 - hardShare) * softmax(beta * logit) +
+   * hardShare * prior (beta = 1 / temperature): -log sum_k p_k * target_k. For one-hot targets that is the usual
+   * negative log likelihood.
    */
-  loss(beta: number): number {
+  loss(beta: number, hardShare = 0, prior?: ArrayLike<number>): number {
     const k = this.k;
     let total = 0;
     let weight = 0;
+    let priorHit = 0;
     for (let s = 0; s < this.size; s++) {
       const base = s * k;
       let max = Number.NEGATIVE_INFINITY;
@@ -98,46 +112,104 @@ export class CalibrationSamples {
       }
       let z = 0;
       let hit = 0;
+      priorHit = 0;
       for (let j = 0; j < k; j++) {
         const e = Math.exp(beta * (this.logits[base + j] as number) - max);
         z += e;
         hit += e * (this.targets[base + j] as number);
+        if (prior) priorHit += (prior[j] as number) * (this.targets[base + j] as number);
       }
+      const p = (1 - hardShare) * (hit / z) + hardShare * priorHit;
       const w = this.weights[s] as number;
-      total -= w * Math.log(Math.max(hit / z, 1e-300));
+      total -= w * Math.log(Math.max(p, 1e-300));
       weight += w;
     }
     return weight === 0 ? 0 : total / weight;
   }
 }
 
-/**
- * The temperature minimizing `samples.loss` over [MIN_TEMPERATURE, MAX_TEMPERATURE], by golden-section search
- * on log(temperature) (to 1e-4 relative). Deterministic.
- */
-export function fitTemperature(samples: CalibrationSamples): number {
-  let lo = Math.log(MIN_TEMPERATURE);
-  let hi = Math.log(MAX_TEMPERATURE);
+/** Golden-section search of the minimum of a unimodal f on [lo, hi], to `tol`. Deterministic. */
+function goldenMin(f: (x: number) => number, lo: number, hi: number, tol: number): number {
   const phi = (Math.sqrt(5) - 1) / 2;
-  const f = (logTau: number) => samples.loss(Math.exp(-logTau));
-  let x1 = hi - phi * (hi - lo);
-  let x2 = lo + phi * (hi - lo);
+  let a = lo;
+  let b = hi;
+  let x1 = b - phi * (b - a);
+  let x2 = a + phi * (b - a);
   let f1 = f(x1);
   let f2 = f(x2);
-  while (hi - lo > 1e-4) {
+  while (b - a > tol) {
     if (f1 <= f2) {
-      hi = x2;
+      b = x2;
       x2 = x1;
       f2 = f1;
-      x1 = hi - phi * (hi - lo);
+      x1 = b - phi * (b - a);
       f1 = f(x1);
     } else {
-      lo = x1;
+      a = x1;
       x1 = x2;
       f1 = f2;
-      x2 = lo + phi * (hi - lo);
+      x2 = a + phi * (b - a);
       f2 = f(x2);
     }
   }
-  return Math.exp((lo + hi) / 2);
+  return (a + b) / 2;
+}
+
+/**
+ * The temperature minimizing `samples.loss` over [MIN_TEMPERATURE, MAX_TEMPERATURE] (golden-section search on
+ * log(temperature), to 1e-4), with a fixed hard share (default 0).
+ */
+export function fitTemperature(samples: CalibrationSamples, hardShare = 0, prior?: ArrayLike<number>): number {
+  const logTau = goldenMin((x) => samples.loss(Math.exp(-x), hardShare, prior), Math.log(MIN_TEMPERATURE), Math.log(MAX_TEMPERATURE), 1e-4);
+  return Math.exp(logTau);
+}
+
+/** One calibration map of the mixture: (1 - hardShare) * softmax(logit / temperature) + hardShare * classPrior. */
+export interface CalibrationComponent {
+  temperature: number;
+  hardShare: number;
+  /** posterior weight of this map (the weights of a calibration sum to 1) */
+  weight: number;
+}
+
+/** Temperatures of the gold calibration grid: 0.5 to 20 in steps of 0.1 in log(temperature) (38 values). */
+export const TEMPERATURE_GRID: readonly number[] = Array.from({ length: 38 }, (_, i) => Math.exp(Math.log(MIN_TEMPERATURE) + i * 0.1));
+/** Hard shares of the gold calibration grid. */
+export const HARD_SHARE_GRID: readonly number[] = [0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3];
+/** Components below this posterior weight are dropped (and the rest renormalized). */
+export const MIN_COMPONENT_WEIGHT = 1e-3;
+/** At most this many components are kept (the heaviest). */
+export const MAX_COMPONENTS = 16;
+
+/**
+ * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID, uniform prior)
+ * given gold samples: weight_j proportional to exp(-sum_s w_s loss_s(map_j)), the composite likelihood of the
+ * gold tasks (each task's prefixes weigh 1 in total, so a task counts as one observation: Lindsay 1988,
+ * "Composite likelihood methods", Contemporary Mathematics 80). The calibrated posterior is then the posterior
+ * predictive sum_j weight_j * map_j(logit) (Hoeting, Madigan, Raftery & Volinsky 1999, "Bayesian model averaging:
+ * a tutorial", Statistical Science 14(4)). With few gold tasks the weights spread over every map the gold
+ * answers allow, instead of betting on the point estimate that a handful of tasks happen to favour.
+ */
+export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
+  const total = samples.totalWeight;
+  const grid: CalibrationComponent[] = [];
+  for (const hardShare of HARD_SHARE_GRID) {
+    for (const temperature of TEMPERATURE_GRID) {
+      grid.push({ temperature, hardShare, weight: -samples.loss(1 / temperature, hardShare, prior) * total });
+    }
+  }
+  let max = Number.NEGATIVE_INFINITY;
+  for (const c of grid) if (c.weight > max) max = c.weight;
+  let z = 0;
+  for (const c of grid) {
+    c.weight = Math.exp(c.weight - max);
+    z += c.weight;
+  }
+  const kept = grid
+    .map((c) => ({ ...c, weight: c.weight / z }))
+    .filter((c) => c.weight >= MIN_COMPONENT_WEIGHT)
+    .sort((a, b) => b.weight - a.weight || a.temperature - b.temperature || a.hardShare - b.hardShare)
+    .slice(0, MAX_COMPONENTS);
+  const sum = kept.reduce((a, c) => a + c.weight, 0);
+  return kept.map((c) => ({ ...c, weight: c.weight / sum }));
 }

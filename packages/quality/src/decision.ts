@@ -10,7 +10,7 @@
  *   probable option (resolution "max_labels"). A label that does both resolves as "confidence".
  * In every case `confidence` = calibrated posterior of the chosen option.
  */
-import { type SpaceParams, softmax, taskLogits, type Vote } from "./model";
+import { calibratedPosterior, type SpaceParams, taskLogits, type Vote } from "./model";
 
 export type Resolution = "consensus" | "confidence" | "max_labels";
 
@@ -181,7 +181,7 @@ export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], p
     const logits = base.slice();
     for (let m = 1; m < best; m++) {
       for (let z = 0; z < k; z++) logits[z] = (logits[z] as number) + ((logMean[z] as number[])[o] as number);
-      if (m >= floor && (softmax(logits, space.temperature)[o] as number) >= policy.confidenceTarget) {
+      if (m >= floor && (calibratedPosterior(space, logits)[o] as number) >= policy.confidenceTarget) {
         best = m;
         break;
       }

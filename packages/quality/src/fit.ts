@@ -14,7 +14,8 @@
  *   Both the population mean (what a new labeler is assumed to be) and its precision alpha0 (how many labels of
  *   its own a labeler needs before they outweigh the population) come from the data: heterogeneous crowds get
  *   little shrinkage, homogeneous crowds a lot. The hyperprior row (`defaultPopulation`) enters as one pseudo-
- *   labeler, which only matters while a space has few labelers. alpha0 is kept in [MIN_PRECISION, MAX_PRECISION].
+ *   labeler, which only matters while a space has few labelers. The precision is shared by the rows (see
+ *   `updatePopulation`) and kept in [MIN_PRECISION, MAX_PRECISION].
  * - Gold tasks enter as known truths: their posterior is fixed to the gold option in every E-step.
  * - Warm start (`previous`): the E-step starts from the previous model's parameters, so a refit after a few new
  *   labels takes a few iterations; at convergence it reaches the cold fit's fixed point (tested).
@@ -23,8 +24,8 @@
  * Deterministic: every loop runs in the table's index order, no randomness.
  */
 import digamma from "@stdlib/math-base-special-digamma";
-import { CalibrationSamples, fitTemperature } from "./calibration";
-import { defaultPopulation, type LabelerParams, type QualityModel, type SpaceParams } from "./model";
+import { CalibrationSamples, calibrationPosterior, fitTemperature } from "./calibration";
+import { type Calibration, defaultPopulation, identityCalibration, type LabelerParams, type QualityModel, type SpaceParams } from "./model";
 import type { LabelTable } from "./table";
 
 /** Smallest population precision alpha0 (a single label never outweighs the population entirely). */
@@ -57,7 +58,7 @@ export interface FitResult {
   taskPosteriors: Float64Array;
 }
 
-const INNER_POPULATION_STEPS = 3;
+const INNER_POPULATION_STEPS = 1;
 
 /**
  * Fits the model of a label space to every label of `table`.
@@ -179,24 +180,13 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
     version: (previous?.space.version ?? 0) + 1,
     classPrior,
     population,
-    temperature: previous?.space.temperature ?? 1,
-    calibration: previous?.space.calibration ?? {
-      source: "default",
-      goldTemperature: null,
-      prequentialTemperature: null,
-      goldTasks: 0,
-      prequentialTasks: 0,
-    },
+    calibration: previous?.space.calibration ?? identityCalibration(),
     counts: { labels: N, tasks: activeTasks, labelers: L, goldTasks, goldAnswers },
     iterations,
     converged,
     logLikelihood,
   };
-  if (options.calibrate ?? true) {
-    const cal = calibrate(state);
-    space.temperature = cal.temperature;
-    space.calibration = cal.info;
-  }
+  if (options.calibrate ?? true) space.calibration = calibrate(state);
   return { model: { space, labelers }, taskPosteriors: q };
 }
 
@@ -309,45 +299,78 @@ function mStep(s: EmState, hyper: Float64Array): void {
   updateLogTheta(s);
 }
 
-/** Minka's fixed point for the Polya (Dirichlet-multinomial) likelihood of the labelers' rows, per true option. */
+/**
+ * Minka's fixed points for the Polya (Dirichlet-multinomial) likelihood of the labelers' rows (Minka 2000, §3):
+ * per true option k a step of the full alpha_k update gives the row's mean m_k; then the precision s, shared by
+ * every row (how much labelers differ is a property of the crowd, and the rows of rare options alone are too
+ * thin to estimate it: a per-row precision ran away to 10^3-10^4 on the rarest option of `web`), by
+ *   s <- s * sum_{i,k,l} m_kl [psi(n_ikl + s m_kl) - psi(s m_kl)] / sum_{i,k} [psi(N_ik + s) - psi(s)];
+ * alpha_k = s * m_k. The hyperprior row enters every sum as one pseudo-labeler.
+ */
 function updatePopulation(s: EmState, hyper: Float64Array): void {
   const { K, L, counts, rowTotal, alpha } = s;
   const KK = K * K;
   const num = new Float64Array(K);
-  const psiAlpha = new Float64Array(K);
-  for (let k = 0; k < K; k++) {
-    const row = k * K;
-    let hyperTotal = 0;
-    for (let l = 0; l < K; l++) hyperTotal += hyper[row + l] as number;
-    for (let step = 0; step < INNER_POPULATION_STEPS; step++) {
-      let a0 = 0;
-      for (let l = 0; l < K; l++) {
-        const a = alpha[row + l] as number;
-        a0 += a;
-        psiAlpha[l] = digamma(a);
-      }
-      const psiA0 = digamma(a0);
-      let den = digamma(hyperTotal + a0) - psiA0;
-      for (let l = 0; l < K; l++) num[l] = digamma((hyper[row + l] as number) + (alpha[row + l] as number)) - (psiAlpha[l] as number);
+  const psiAlpha = new Float64Array(KK);
+  const mean = new Float64Array(KK);
+  let hyperTotal = 0;
+  for (let l = 0; l < K; l++) hyperTotal += hyper[l] as number;
+  let precision = 0;
+  for (let l = 0; l < K; l++) precision += alpha[l] as number;
+  for (let step = 0; step < INNER_POPULATION_STEPS; step++) {
+    // 1. the mean of each row: one step of the full fixed point at the current alpha, normalized
+    const psiA0 = digamma(precision);
+    for (let k = 0; k < K; k++) {
+      const row = k * K;
+      for (let l = 0; l < K; l++) psiAlpha[row + l] = digamma(alpha[row + l] as number);
+      let den = digamma(hyperTotal + precision) - psiA0;
+      for (let l = 0; l < K; l++) num[l] = digamma((hyper[row + l] as number) + (alpha[row + l] as number)) - (psiAlpha[row + l] as number);
       for (let i = 0; i < L; i++) {
         const total = rowTotal[i * K + k] as number;
         if (total < 1e-9) continue;
-        den += digamma(total + a0) - psiA0;
+        den += digamma(total + precision) - psiA0;
         const base = i * KK + row;
         for (let l = 0; l < K; l++) {
           const n = counts[base + l] as number;
-          if (n > 1e-12) num[l] = (num[l] as number) + digamma(n + (alpha[row + l] as number)) - (psiAlpha[l] as number);
+          if (n > 1e-12) num[l] = (num[l] as number) + digamma(n + (alpha[row + l] as number)) - (psiAlpha[row + l] as number);
         }
       }
-      let next0 = 0;
+      let sum = 0;
       for (let l = 0; l < K; l++) {
-        const v = Math.max(1e-6, ((alpha[row + l] as number) * (num[l] as number)) / den);
-        alpha[row + l] = v;
-        next0 += v;
+        const v = Math.max(1e-9, ((alpha[row + l] as number) * (num[l] as number)) / den);
+        mean[row + l] = v;
+        sum += v;
       }
-      const bounded = Math.min(MAX_PRECISION, Math.max(MIN_PRECISION, next0));
-      if (bounded !== next0) for (let l = 0; l < K; l++) alpha[row + l] = ((alpha[row + l] as number) * bounded) / next0;
+      for (let l = 0; l < K; l++) mean[row + l] = (mean[row + l] as number) / sum;
     }
+    // 2. the shared precision at those means
+    let top = 0;
+    let bottom = 0;
+    const psiS = digamma(precision);
+    for (let k = 0; k < K; k++) {
+      const row = k * K;
+      for (let l = 0; l < K; l++) psiAlpha[row + l] = digamma(precision * (mean[row + l] as number));
+      bottom += digamma(hyperTotal + precision) - psiS;
+      for (let l = 0; l < K; l++) {
+        const m = mean[row + l] as number;
+        top += m * (digamma((hyper[row + l] as number) + precision * m) - (psiAlpha[row + l] as number));
+      }
+      for (let i = 0; i < L; i++) {
+        const total = rowTotal[i * K + k] as number;
+        if (total < 1e-9) continue;
+        bottom += digamma(total + precision) - psiS;
+        const base = i * KK + row;
+        for (let l = 0; l < K; l++) {
+          const n = counts[base + l] as number;
+          if (n > 1e-12) {
+            const m = mean[row + l] as number;
+            top += m * (digamma(n + precision * m) - (psiAlpha[row + l] as number));
+          }
+        }
+      }
+    }
+    precision = Math.min(MAX_PRECISION, Math.max(MIN_PRECISION, (precision * top) / bottom));
+    for (let j = 0; j < KK; j++) alpha[j] = precision * (mean[j] as number);
   }
 }
 
@@ -396,7 +419,7 @@ function eStep(s: EmState): { maxDelta: number; logLikelihood: number } {
  * Builds the gold and prequential calibration samples from the converged fit (each task scored with its own
  * contributions removed from its labelers' rows and from the class counts) and fits the temperature.
  */
-function calibrate(s: EmState): { temperature: number; info: SpaceParams["calibration"] } {
+function calibrate(s: EmState): Calibration {
   const { K, T, start, labs, opts, gold, q, counts, rowTotal, alpha, classCount } = s;
   const KK = K * K;
   const alpha0 = new Float64Array(K);
@@ -462,22 +485,12 @@ function calibrate(s: EmState): { temperature: number; info: SpaceParams["calibr
       preqSamples.tasks++;
     }
   }
-  const goldTemperature = goldSamples.tasks >= MIN_GOLD_TASKS ? fitTemperature(goldSamples) : null;
+  const prior = Array.from(s.logPi, (v) => Math.exp(v));
   const prequentialTemperature = preqSamples.tasks >= MIN_PREQUENTIAL_TASKS ? fitTemperature(preqSamples) : null;
-  const info = {
-    source: "default" as "gold" | "prequential" | "default",
-    goldTemperature,
-    prequentialTemperature,
-    goldTasks: goldSamples.tasks,
-    prequentialTasks: preqSamples.tasks,
-  };
-  let temperature = 1;
-  if (goldTemperature !== null) {
-    temperature = goldTemperature;
-    info.source = "gold";
-  } else if (prequentialTemperature !== null) {
-    temperature = Math.max(1, prequentialTemperature);
-    info.source = "prequential";
+  const base = { prequentialTemperature, goldTasks: goldSamples.tasks, prequentialTasks: preqSamples.tasks };
+  if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior), ...base };
+  if (prequentialTemperature !== null) {
+    return { source: "prequential", components: [{ temperature: Math.max(1, prequentialTemperature), hardShare: 0, weight: 1 }], ...base };
   }
-  return { temperature, info };
+  return { ...identityCalibration(), ...base };
 }

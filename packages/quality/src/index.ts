@@ -5,7 +5,18 @@
  * - `decideThreshold` / `decideConfidence` / claim caps: the decision rules of the two consensus policies.
  * - `isExcluded`: gold-accuracy exclusion; `estimatedAccuracy`: dashboard figure.
  */
-export { CalibrationSamples, fitTemperature, MAX_TEMPERATURE, MIN_TEMPERATURE } from "./calibration";
+export {
+  type CalibrationComponent,
+  CalibrationSamples,
+  calibrationPosterior,
+  fitTemperature,
+  HARD_SHARE_GRID,
+  MAX_COMPONENTS,
+  MAX_TEMPERATURE,
+  MIN_COMPONENT_WEIGHT,
+  MIN_TEMPERATURE,
+  TEMPERATURE_GRID,
+} from "./calibration";
 export {
   type ConfidencePolicy,
   confidenceClaimCap,
@@ -32,11 +43,14 @@ export {
 } from "./exclusion";
 export { type FitOptions, type FitResult, fit, MAX_PRECISION, MIN_GOLD_TASKS, MIN_PRECISION, MIN_PREQUENTIAL_TASKS } from "./fit";
 export {
-  type CalibrationInfo,
+  type Calibration,
+  calibratedPosterior,
+  calibrationSummary,
   confusionMatrix,
   defaultPopulation,
   emptySpace,
   estimatedAccuracy,
+  identityCalibration,
   type LabelerParams,
   type QualityModel,
   type SpaceCounts,

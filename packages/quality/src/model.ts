@@ -1,3 +1,5 @@
+import type { CalibrationComponent } from "./calibration";
+
 /**
  * The stored form of a fitted label-quality model, and scoring of one task from its votes.
  *
@@ -14,9 +16,12 @@
  * (it integrates over the Dirichlet uncertainty of the row). A labeler absent from the model has n = 0,
  * so it gets the population mean: never more trust than its data show.
  *
- * The calibrated posterior is the tempered posterior softmax(logit / temperature), with
- * logit_k = log classPrior_k + sum_votes log theta_i[k][l] (temperature scaling, Guo et al. 2017,
- * "On calibration of modern neural networks", ICML). See calibration.ts for how the temperature is fitted.
+ * The calibrated posterior is a weighted mixture of calibration maps
+ *   sum_j weight_j * [(1 - hardShare_j) * softmax(logit / temperature_j) + hardShare_j * classPrior],
+ * with logit_k = log classPrior_k + sum_votes log theta_i[k][l]: temperature scaling (Guo et al. 2017, "On
+ * calibration of modern neural networks", ICML) for errors that are correlated within a task, and a share of
+ * tasks on which the labels carry no information about the truth (the crowd errs together), which caps the
+ * confidence any number of votes can reach. See calibration.ts for how the maps and weights are fitted.
  */
 
 /** Per label-space parameters: one row of the store. */
@@ -29,10 +34,8 @@ export interface SpaceParams {
   classPrior: number[];
   /** Dirichlet parameters of a labeler's confusion rows, K x K (row = true option), all > 0 */
   population: number[][];
-  /** calibration temperature (> 0); 1 means the raw model posterior */
-  temperature: number;
-  /** how the temperature was chosen */
-  calibration: CalibrationInfo;
+  /** the calibration of the posterior */
+  calibration: Calibration;
   /** sizes of the data the model was fitted on */
   counts: SpaceCounts;
   /** EM iterations of the fit that produced this model */
@@ -43,17 +46,17 @@ export interface SpaceParams {
   logLikelihood: number;
 }
 
-/** How the calibration temperature was chosen (see calibration.ts). */
-export interface CalibrationInfo {
-  /** "gold": fitted on gold tasks; "prequential": fitted on the prediction of each next label; "default": too little data */
+/** The calibration of a space (see calibration.ts). */
+export interface Calibration {
+  /** "gold": posterior over maps given gold tasks; "prequential": one temperature from next-label prediction; "default": identity */
   source: "gold" | "prequential" | "default";
-  /** temperature fitted on gold tasks alone (null when there were too few) */
-  goldTemperature: number | null;
-  /** temperature fitted by prequential vote prediction alone (null when there were too few tasks) */
+  /** the maps and their weights (sum 1); the identity map {temperature 1, hardShare 0, weight 1} by default */
+  components: CalibrationComponent[];
+  /** temperature of the prequential fit (null with too few tasks of >= 2 labels) */
   prequentialTemperature: number | null;
-  /** gold tasks with at least one label used in the fit of the temperature */
+  /** gold tasks with labels that entered the fit */
   goldTasks: number;
-  /** tasks with at least two labels used by the prequential fit */
+  /** tasks with at least two labels that entered the prequential fit */
   prequentialTasks: number;
 }
 
@@ -99,13 +102,34 @@ export function emptySpace(k: number): SpaceParams {
     version: 0,
     classPrior: new Array<number>(k).fill(1 / k),
     population: defaultPopulation(k),
-    temperature: 1,
-    calibration: { source: "default", goldTemperature: null, prequentialTemperature: null, goldTasks: 0, prequentialTasks: 0 },
+    calibration: identityCalibration(),
     counts: { labels: 0, tasks: 0, labelers: 0, goldTasks: 0, goldAnswers: 0 },
     iterations: 0,
     converged: true,
     logLikelihood: 0,
   };
+}
+
+/** The identity calibration (raw model posterior). */
+export function identityCalibration(): Calibration {
+  return {
+    source: "default",
+    components: [{ temperature: 1, hardShare: 0, weight: 1 }],
+    prequentialTemperature: null,
+    goldTasks: 0,
+    prequentialTasks: 0,
+  };
+}
+
+/** Weighted means of the calibration's temperature and hard share (for reports). */
+export function calibrationSummary(calibration: Calibration): { temperature: number; hardShare: number } {
+  let logTau = 0;
+  let h = 0;
+  for (const c of calibration.components) {
+    logTau += c.weight * Math.log(c.temperature);
+    h += c.weight * c.hardShare;
+  }
+  return { temperature: Math.exp(logTau), hardShare: h };
 }
 
 /** Pseudo-counts of the hyperprior on a confusion row: 2 on the diagonal, 1 spread over the K-1 other options. */
@@ -189,12 +213,27 @@ export interface TaskScore {
 }
 
 /**
+ * The calibrated posterior of a logit vector:
+ * sum_j weight_j * [(1 - hardShare_j) * softmax(logits / temperature_j) + hardShare_j * classPrior].
+ */
+export function calibratedPosterior(space: SpaceParams, logits: readonly number[]): number[] {
+  const out = new Array<number>(space.k).fill(0);
+  for (const c of space.calibration.components) {
+    const p = softmax(logits, c.temperature);
+    for (let k = 0; k < space.k; k++) {
+      out[k] = (out[k] as number) + c.weight * ((1 - c.hardShare) * (p[k] as number) + c.hardShare * (space.classPrior[k] as number));
+    }
+  }
+  return out;
+}
+
+/**
  * Scores one task: the calibrated posterior over its options given its votes. Needs only the space row and
  * the rows of the task's labelers (undefined for labelers new since the last fit).
  */
 export function scoreTask(space: SpaceParams, votes: readonly Vote[]): TaskScore {
   const logits = taskLogits(space, votes);
-  return { posterior: softmax(logits, space.temperature), rawPosterior: softmax(logits, 1) };
+  return { posterior: calibratedPosterior(space, logits), rawPosterior: softmax(logits, 1) };
 }
 
 function checkK(k: number): void {

@@ -1,0 +1,100 @@
+/** Scoring of one task (`scoreTask`) against the formulas of model.ts, and the dashboard accuracy. */
+import {
+  type CalibrationComponent,
+  confusionMatrix,
+  emptySpace,
+  estimatedAccuracy,
+  type LabelerParams,
+  type SpaceParams,
+  scoreTask,
+} from "../src/index";
+
+function space(components: CalibrationComponent[] = [{ temperature: 1, hardShare: 0, weight: 1 }]): SpaceParams {
+  const s = emptySpace(3);
+  s.classPrior = [0.5, 0.3, 0.2];
+  s.population = [
+    [4, 1, 1],
+    [1, 3, 2],
+    [1, 1, 2],
+  ];
+  s.calibration = { ...s.calibration, components };
+  return s;
+}
+
+const alice: LabelerParams = {
+  labelerId: "alice",
+  counts: [
+    [10, 0, 2],
+    [1, 8, 1],
+    [0, 0, 6],
+  ],
+  labels: 28,
+  goldAnswers: 0,
+  goldCorrect: 0,
+};
+
+describe("scoreTask", () => {
+  it("is the product of the class prior and the labelers' posterior-mean confusion rows, normalized", () => {
+    const s = space();
+    // alice: rows (n + alpha) / (N + alpha0); the unknown labeler: the population mean alpha / alpha0
+    const aliceRow = (k: number, l: number) =>
+      ((alice.counts[k] as number[])[l]! + (s.population[k] as number[])[l]!) / ([12, 10, 6][k]! + [6, 6, 4][k]!);
+    const popRow = (k: number, l: number) => (s.population[k] as number[])[l]! / [6, 6, 4][k]!;
+    const unnormalized = [0, 1, 2].map((k) => (s.classPrior[k] as number) * aliceRow(k, 0) * popRow(k, 2));
+    const total = unnormalized.reduce((a, b) => a + b, 0);
+    const { posterior, rawPosterior } = scoreTask(s, [
+      { labeler: alice, option: 0 },
+      { labeler: undefined, option: 2 },
+    ]);
+    unnormalized.forEach((u, k) => {
+      expect(rawPosterior[k]).toBeCloseTo(u / total, 12);
+      expect(posterior[k]).toBeCloseTo(u / total, 12);
+    });
+    expect(confusionMatrix(s, alice)[0]).toEqual([14 / 18, 1 / 18, 3 / 18]);
+  });
+
+  it("with no vote is the class prior", () => {
+    scoreTask(space(), []).posterior.forEach((p, k) => expect(p).toBeCloseTo([0.5, 0.3, 0.2][k] as number, 12));
+  });
+
+  it("applies the calibration mixture: weights, temperatures and the hard share toward the class prior", () => {
+    const comps = [
+      { temperature: 2, hardShare: 0.1, weight: 0.25 },
+      { temperature: 1, hardShare: 0, weight: 0.75 },
+    ];
+    const votes = [{ labeler: alice, option: 1 }];
+    const raw = scoreTask(space(), votes).rawPosterior;
+    const tempered = raw.map((p) => Math.sqrt(p));
+    const z = tempered.reduce((a, b) => a + b, 0);
+    const prior = [0.5, 0.3, 0.2];
+    const expected = raw.map((p, k) => 0.25 * ((0.9 * (tempered[k] as number)) / z + 0.1 * (prior[k] as number)) + 0.75 * p);
+    const { posterior } = scoreTask(space(comps), votes);
+    posterior.forEach((p, k) => expect(p).toBeCloseTo(expected[k] as number, 12));
+    expect(posterior.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+    // tempering and the hard share only lower the top option's probability here
+    expect(posterior[1]).toBeLessThan(raw[1] as number);
+  });
+
+  it("rejects an option outside the label space", () => {
+    expect(() => scoreTask(space(), [{ labeler: alice, option: 3 }])).toThrow(RangeError);
+    expect(() => scoreTask(space(), [{ labeler: alice, option: 1.5 }])).toThrow(RangeError);
+  });
+
+  it("estimated accuracy is sum_k prior_k * confusion[k][k]", () => {
+    const s = space();
+    const c = confusionMatrix(s, alice);
+    expect(estimatedAccuracy(s, alice)).toBeCloseTo(0.5 * c[0]![0]! + 0.3 * c[1]![1]! + 0.2 * c[2]![2]!, 12);
+    // an unknown labeler gets the population's
+    expect(estimatedAccuracy(s, undefined)).toBeCloseTo(0.5 * (4 / 6) + 0.3 * (3 / 6) + 0.2 * (2 / 4), 12);
+  });
+
+  it("the empty space starts from the hyperprior: accuracy 2/3, uniform class prior", () => {
+    for (const k of [2, 7, 50]) {
+      const s = emptySpace(k);
+      expect(estimatedAccuracy(s, undefined)).toBeCloseTo(2 / 3, 12);
+      expect(scoreTask(s, [{ labeler: undefined, option: 0 }]).posterior[0]).toBeCloseTo(2 / 3, 12);
+    }
+    expect(() => emptySpace(1)).toThrow(RangeError);
+    expect(() => emptySpace(51)).toThrow(RangeError);
+  });
+});
