@@ -190,25 +190,7 @@ export function simulate(ds: Dataset, config: SimConfig): SimResult {
   const maybeRefit = () => {
     if (!useEngine || sinceRefit < config.refitEvery) return;
     const t0 = performance.now();
-    const result = fit(table, { previous: model.space.version > 0 ? model : undefined });
-    model = result.model;
-    if (process.env["DEBUG_REFIT"] && refits % 10 === 0) {
-      let c = 0;
-      let n = 0;
-      for (const item of ds.items) {
-        const t = table.taskIndexOf(item.id);
-        if (t === undefined || item.gold === undefined) continue;
-        let best = 0;
-        for (let j = 1; j < k; j++)
-          if ((result.taskPosteriors[t * k + j] as number) > (result.taskPosteriors[t * k + best] as number)) best = j;
-        n++;
-        if (best === item.gold) c++;
-      }
-      const s = model.space;
-      console.log(
-        `refit ${refits} labels ${table.length} fit-acc ${(c / n).toFixed(3)} iters ${s.iterations} tau ${calibrationSummary(s.calibration).temperature.toFixed(2)} a0 ${s.population.map((r) => r.reduce((a, b) => a + b, 0).toFixed(1)).join(",")} diag ${s.population.map((r, i) => ((r[i] as number) / r.reduce((a, b) => a + b, 0)).toFixed(2)).join(",")}`,
-      );
-    }
+    model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
     fitTimes.push(performance.now() - t0);
     refits++;
     sinceRefit = 0;

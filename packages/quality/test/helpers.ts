@@ -37,7 +37,16 @@ export function crowd(seed: number, tasks: number, prior: readonly number[], con
   for (let t = 0; t < tasks; t++) {
     const z = draw(r, prior);
     truth.push(z);
-    confusion.forEach((m, j) => table.add(`t${t}`, `w${j}`, draw(r, m[z] as number[])));
+    confusion.forEach((m, j) => {
+      table.add(`t${t}`, `w${j}`, draw(r, m[z] as number[]));
+    });
   }
   return { table, truth, confusion };
+}
+
+/** a[i], or a thrown error when it is missing (tests index arrays of known shape). */
+export function at<T>(a: ArrayLike<T> | undefined, i: number): T {
+  const v = a?.[i];
+  if (v === undefined) throw new Error(`no element ${i}`);
+  return v;
 }

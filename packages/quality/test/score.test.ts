@@ -8,6 +8,7 @@ import {
   type SpaceParams,
   scoreTask,
 } from "../src/index";
+import { at } from "./helpers";
 
 function space(components: CalibrationComponent[] = [{ temperature: 1, hardShare: 0, weight: 1 }]): SpaceParams {
   const s = emptySpace(3);
@@ -37,9 +38,8 @@ describe("scoreTask", () => {
   it("is the product of the class prior and the labelers' posterior-mean confusion rows, normalized", () => {
     const s = space();
     // alice: rows (n + alpha) / (N + alpha0); the unknown labeler: the population mean alpha / alpha0
-    const aliceRow = (k: number, l: number) =>
-      ((alice.counts[k] as number[])[l]! + (s.population[k] as number[])[l]!) / ([12, 10, 6][k]! + [6, 6, 4][k]!);
-    const popRow = (k: number, l: number) => (s.population[k] as number[])[l]! / [6, 6, 4][k]!;
+    const aliceRow = (k: number, l: number) => (at(alice.counts[k], l) + at(s.population[k], l)) / (at([12, 10, 6], k) + at([6, 6, 4], k));
+    const popRow = (k: number, l: number) => at(s.population[k], l) / at([6, 6, 4], k);
     const unnormalized = [0, 1, 2].map((k) => (s.classPrior[k] as number) * aliceRow(k, 0) * popRow(k, 2));
     const total = unnormalized.reduce((a, b) => a + b, 0);
     const { posterior, rawPosterior } = scoreTask(s, [
@@ -54,7 +54,9 @@ describe("scoreTask", () => {
   });
 
   it("with no vote is the class prior", () => {
-    scoreTask(space(), []).posterior.forEach((p, k) => expect(p).toBeCloseTo([0.5, 0.3, 0.2][k] as number, 12));
+    scoreTask(space(), []).posterior.forEach((p, k) => {
+      expect(p).toBeCloseTo(at([0.5, 0.3, 0.2], k), 12);
+    });
   });
 
   it("applies the calibration mixture: weights, temperatures and the hard share toward the class prior", () => {
@@ -69,7 +71,9 @@ describe("scoreTask", () => {
     const prior = [0.5, 0.3, 0.2];
     const expected = raw.map((p, k) => 0.25 * ((0.9 * (tempered[k] as number)) / z + 0.1 * (prior[k] as number)) + 0.75 * p);
     const { posterior } = scoreTask(space(comps), votes);
-    posterior.forEach((p, k) => expect(p).toBeCloseTo(expected[k] as number, 12));
+    posterior.forEach((p, k) => {
+      expect(p).toBeCloseTo(at(expected, k), 12);
+    });
     expect(posterior.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
     // tempering and the hard share only lower the top option's probability here
     expect(posterior[1]).toBeLessThan(raw[1] as number);
@@ -83,7 +87,7 @@ describe("scoreTask", () => {
   it("estimated accuracy is sum_k prior_k * confusion[k][k]", () => {
     const s = space();
     const c = confusionMatrix(s, alice);
-    expect(estimatedAccuracy(s, alice)).toBeCloseTo(0.5 * c[0]![0]! + 0.3 * c[1]![1]! + 0.2 * c[2]![2]!, 12);
+    expect(estimatedAccuracy(s, alice)).toBeCloseTo(0.5 * at(c[0], 0) + 0.3 * at(c[1], 1) + 0.2 * at(c[2], 2), 12);
     // an unknown labeler gets the population's
     expect(estimatedAccuracy(s, undefined)).toBeCloseTo(0.5 * (4 / 6) + 0.3 * (3 / 6) + 0.2 * (2 / 4), 12);
   });
