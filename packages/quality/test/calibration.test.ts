@@ -96,6 +96,22 @@ describe("calibration", () => {
     expect(score.posterior[0]).toBeLessThan((score.rawPosterior[0] as number) - 0.05);
   });
 
+  it("gold tasks are scored without their own labels: a crowd of spammers is not mistaken for experts", () => {
+    // 400 gold tasks x 3 random labels from 300 labelers (4 labels each): each labeler's row is mostly its
+    // gold answers, so in-sample every vote would look like it agrees with the truth
+    const r = rng(7);
+    const table = new LabelTable(2);
+    for (let t = 0; t < 400; t++) {
+      for (let j = 0; j < 3; j++) table.add(`t${t}`, `w${(t * 3 + j) % 300}`, uniformFloat64(r) < 0.5 ? 0 : 1);
+      table.setGold(`t${t}`, uniformFloat64(r) < 0.5 ? 0 : 1);
+    }
+    const { model } = fit(table);
+    expect(model.space.calibration.source).toBe("gold");
+    const votes = [0, 1, 2].map((j) => ({ labeler: model.labelers.get(`w${j}`), option: 0 }));
+    const { posterior } = scoreTask(model.space, votes);
+    expect(posterior[0]).toBeLessThan(0.7);
+  });
+
   it(`needs ${MIN_GOLD_TASKS} gold tasks before it calibrates on gold`, () => {
     expect(fit(crowdTable(6, 0, MIN_GOLD_TASKS - 1)).model.space.calibration.source).toBe("prequential");
     expect(fit(crowdTable(6, 0, MIN_GOLD_TASKS)).model.space.calibration.source).toBe("gold");
