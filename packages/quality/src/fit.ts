@@ -25,7 +25,15 @@
  */
 import digamma from "@stdlib/math-base-special-digamma";
 import { CalibrationSamples, calibrationPosterior, fitTemperature } from "./calibration";
-import { type Calibration, defaultPopulation, identityCalibration, type LabelerParams, type QualityModel, type SpaceParams } from "./model";
+import {
+  type Calibration,
+  defaultPopulation,
+  HYPERPRIOR_OFF_DIAGONAL,
+  identityCalibration,
+  type LabelerParams,
+  type QualityModel,
+  type SpaceParams,
+} from "./model";
 import type { LabelTable } from "./table";
 
 /** Smallest population precision alpha0 (a single label never outweighs the population entirely). */
@@ -118,7 +126,24 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
   const hyperRows = defaultPopulation(K);
   for (let k = 0; k < K; k++) for (let l = 0; l < K; l++) hyper[k * K + l] = (hyperRows[k] as number[])[l] as number;
 
-  const state: EmState = { K, T, L, start, labs, opts, gold, q, counts, rowTotal, logTheta, alpha, logPi, classCount, activeTasks };
+  const state: EmState = {
+    K,
+    T,
+    L,
+    start,
+    labs,
+    opts,
+    gold,
+    q,
+    counts,
+    rowTotal,
+    logTheta,
+    alpha,
+    logPi,
+    classCount,
+    activeTasks,
+    errorPrecision: previous?.space.errorPrecision ?? HYPERPRIOR_OFF_DIAGONAL,
+  };
 
   let iterations = 0;
   let converged = false;
@@ -181,6 +206,7 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
     version: (previous?.space.version ?? 0) + 1,
     classPrior,
     population,
+    errorPrecision: state.errorPrecision,
     calibration: previous?.space.calibration ?? identityCalibration(),
     counts: { labels: N, tasks: activeTasks, labelers: L, goldTasks, goldAnswers },
     iterations,
@@ -207,6 +233,8 @@ interface EmState {
   logPi: Float64Array;
   classCount: Float64Array;
   activeTasks: number;
+  /** precision of the wrong-answer distribution (Dirichlet-tree split, model.ts) */
+  errorPrecision: number;
 }
 
 /** Cold start: each task's posterior = its vote proportions (gold tasks: their truth). */
@@ -253,7 +281,7 @@ function loadPrevious(s: EmState, previous: QualityModel, labelerIds: readonly s
 }
 
 function updateLogTheta(s: EmState): void {
-  const { K, L, counts, rowTotal, logTheta, alpha } = s;
+  const { K, L, counts, rowTotal, logTheta, alpha, errorPrecision } = s;
   const KK = K * K;
   const alpha0 = new Float64Array(K);
   for (let k = 0; k < K; k++) {
@@ -263,10 +291,18 @@ function updateLogTheta(s: EmState): void {
   }
   for (let i = 0; i < L; i++) {
     for (let k = 0; k < K; k++) {
-      const logDen = Math.log((rowTotal[i * K + k] as number) + (alpha0[k] as number));
+      const total = rowTotal[i * K + k] as number;
+      const nkk = counts[i * KK + k * K + k] as number;
+      const akk = alpha[k * K + k] as number;
+      const accuracy = (nkk + akk) / (total + (alpha0[k] as number));
+      const logAccuracy = Math.log(accuracy);
+      const logMiss = Math.log(1 - accuracy);
+      const logErrDen = Math.log(Math.max(total - nkk, 0) + errorPrecision);
+      const errScale = errorPrecision / ((alpha0[k] as number) - akk);
       for (let l = 0; l < K; l++) {
         const cell = i * KK + l * K + k;
-        logTheta[cell] = Math.log((counts[cell] as number) + (alpha[k * K + l] as number)) - logDen;
+        logTheta[cell] =
+          l === k ? logAccuracy : logMiss + Math.log((counts[cell] as number) + errScale * (alpha[k * K + l] as number)) - logErrDen;
       }
     }
   }
@@ -370,7 +406,50 @@ function updatePopulation(s: EmState, hyper: Float64Array): void {
     }
     precision = Math.min(MAX_PRECISION, Math.max(MIN_PRECISION, (precision * top) / bottom));
     for (let j = 0; j < KK; j++) alpha[j] = precision * (mean[j] as number);
+    if (K > 2) updateErrorPrecision(s, hyper, mean);
   }
+}
+
+/**
+ * Minka's precision fixed point for the Dirichlet of a labeler's wrong answers (the Dirichlet-tree split of
+ * model.ts), shared by the rows: mean mErr_kl = m_kl / (1 - m_kk) over l != k, data = each row's error counts
+ * (n_ikl, l != k; total E_ik = N_ik - n_ikk); the hyperprior row is one pseudo-labeler.
+ */
+function updateErrorPrecision(s: EmState, hyper: Float64Array, mean: Float64Array): void {
+  const { K, L, counts, rowTotal } = s;
+  const KK = K * K;
+  const se = s.errorPrecision;
+  const psiSe = digamma(se);
+  const mErr = new Float64Array(K);
+  const psiM = new Float64Array(K);
+  let top = 0;
+  let bottom = 0;
+  for (let k = 0; k < K; k++) {
+    const row = k * K;
+    const miss = 1 - (mean[row + k] as number);
+    let hyperErrors = 0;
+    for (let l = 0; l < K; l++) {
+      if (l === k) continue;
+      mErr[l] = (mean[row + l] as number) / miss;
+      psiM[l] = digamma(se * (mErr[l] as number));
+      hyperErrors += hyper[row + l] as number;
+    }
+    bottom += digamma(hyperErrors + se) - psiSe;
+    for (let l = 0; l < K; l++) {
+      if (l !== k) top += (mErr[l] as number) * (digamma((hyper[row + l] as number) + se * (mErr[l] as number)) - (psiM[l] as number));
+    }
+    for (let i = 0; i < L; i++) {
+      const errors = (rowTotal[i * K + k] as number) - (counts[i * KK + k * K + k] as number);
+      if (errors < 1e-9) continue;
+      bottom += digamma(errors + se) - psiSe;
+      for (let l = 0; l < K; l++) {
+        if (l === k) continue;
+        const n = counts[i * KK + l * K + k] as number;
+        if (n > 1e-12) top += (mErr[l] as number) * (digamma(n + se * (mErr[l] as number)) - (psiM[l] as number));
+      }
+    }
+  }
+  s.errorPrecision = Math.min(MAX_PRECISION, Math.max(MIN_PRECISION, (se * top) / bottom));
 }
 
 function eStep(s: EmState): { maxDelta: number; logLikelihood: number } {
@@ -434,13 +513,20 @@ function calibrate(s: EmState): Calibration {
   const column = new Float64Array(K);
   const classDen = s.activeTasks - 1 + K;
 
-  // Leave-one-task-out log theta of the label at position p of task t, for true option k.
+  // Leave-one-task-out log theta of the label at position p of task t, for true option k (model.ts rowCell).
+  const se = s.errorPrecision;
   const looLogTheta = (p: number, k: number): number => {
     const i = labs[p] as number;
     const l = opts[p] as number;
-    const cell = (counts[i * KK + l * K + k] as number) - (own[k] as number);
-    const total = (rowTotal[i * K + k] as number) - (own[k] as number);
-    return Math.log(Math.max(cell, 0) + (alpha[k * K + l] as number)) - Math.log(Math.max(total, 0) + (alpha0[k] as number));
+    const o = own[k] as number;
+    const total = Math.max((rowTotal[i * K + k] as number) - o, 0);
+    const nkk = Math.max((counts[i * KK + k * K + k] as number) - (l === k ? o : 0), 0);
+    const akk = alpha[k * K + k] as number;
+    const accuracy = (nkk + akk) / (total + (alpha0[k] as number));
+    if (l === k) return Math.log(accuracy);
+    const nkl = Math.max((counts[i * KK + l * K + k] as number) - o, 0);
+    const errScale = se / ((alpha0[k] as number) - akk);
+    return Math.log(1 - accuracy) + Math.log(nkl + errScale * (alpha[k * K + l] as number)) - Math.log(Math.max(total - nkk, 0) + se);
   };
 
   let multiLabelTasks = 0;

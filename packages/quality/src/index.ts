@@ -53,6 +53,7 @@ export {
   identityCalibration,
   type LabelerParams,
   type QualityModel,
+  rowCell,
   type SpaceCounts,
   type SpaceParams,
   scoreTask,

@@ -6,15 +6,22 @@ import type { CalibrationComponent } from "./calibration";
  * Model (Dawid & Skene 1979, "Maximum likelihood estimation of observer error-rates using the EM algorithm",
  * J. R. Stat. Soc. C 28(1)): a task's true option z has prior `classPrior`; labeler i answers option l with
  * probability theta_i[z][l] (a row of its confusion matrix), independently of the other labelers given z.
- * Each confusion row is Dirichlet-distributed around the label space's population:
- * theta_i[k] ~ Dirichlet(population[k]) (the hierarchical prior of Raykar et al. 2010, "Learning from crowds",
- * JMLR 11, and Liu, Peng & Ihler 2012, "Variational inference for crowdsourcing", NIPS). A labeler's row is
- * stored as soft counts n_i[k][l] (the expected number of its labels l on tasks whose true option is k);
- * the row used for scoring is the Dirichlet posterior mean
- *   theta_i[k][l] = (n_i[k][l] + population[k][l]) / (sum_l n_i[k][l] + sum_l population[k][l]),
- * which is also the Bayesian predictive probability of the labeler's next label given true option k
- * (it integrates over the Dirichlet uncertainty of the row). A labeler absent from the model has n = 0,
- * so it gets the population mean: never more trust than its data show.
+ * Each confusion row has a Dirichlet-tree prior around the label space's population (the hierarchical prior of
+ * Raykar et al. 2010, "Learning from crowds", JMLR 11, and Liu, Peng & Ihler 2012, "Variational inference for
+ * crowdsourcing", NIPS; the tree split of Minka 1999, "The Dirichlet-tree distribution"): the labeler's accuracy
+ * on true option k, theta_i[k][k] ~ Beta(population[k][k], alpha0_k - population[k][k]), and, given an error,
+ * the distribution of its wrong answers ~ Dirichlet(errorPrecision * population[k][l] / (alpha0_k -
+ * population[k][k])), alpha0_k = sum_l population[k][l]. A labeler's row is stored as soft counts n_i[k][l] (the
+ * expected number of its labels l on tasks whose true option is k); the row used for scoring is the posterior
+ * mean
+ *   theta_i[k][k] = (n_i[k][k] + population[k][k]) / (N_i[k] + alpha0_k),
+ *   theta_i[k][l] = (1 - theta_i[k][k]) * (n_i[k][l] + errorPrecision * mErr_kl) / (N_i[k] - n_i[k][k] + errorPrecision),
+ * mErr_kl = population[k][l] / (alpha0_k - population[k][k]), which is also the Bayesian predictive probability
+ * of the labeler's next label given true option k (it integrates over the uncertainty of the row). With K = 2 it
+ * is the plain Dirichlet (Beta) row. A labeler absent from the model has n = 0, so it gets the population mean:
+ * never more trust than its data show. Why the split: a labeler's accuracy is learnt from every label, but its
+ * particular confusions (which wrong option) need many more labels when K is large; one precision for both made
+ * a single wrong label of a K = 20 labeler a strong "confusion" (section 1 of docs/notes/quality.md).
  *
  * The calibrated posterior is a weighted mixture of calibration maps
  *   sum_j weight_j * [(1 - hardShare_j) * softmax(logit / temperature_j) + hardShare_j * classPrior],
@@ -34,6 +41,8 @@ export interface SpaceParams {
   classPrior: number[];
   /** Dirichlet parameters of a labeler's confusion rows, K x K (row = true option), all > 0 */
   population: number[][];
+  /** precision of the distribution of a labeler's wrong answers (Dirichlet-tree split; see the module doc) */
+  errorPrecision: number;
   /** the calibration of the posterior */
   calibration: Calibration;
   /** sizes of the data the model was fitted on */
@@ -102,6 +111,7 @@ export function emptySpace(k: number): SpaceParams {
     version: 0,
     classPrior: new Array<number>(k).fill(1 / k),
     population: defaultPopulation(k),
+    errorPrecision: HYPERPRIOR_OFF_DIAGONAL,
     calibration: identityCalibration(),
     counts: { labels: 0, tasks: 0, labelers: 0, goldTasks: 0, goldAnswers: 0 },
     iterations: 0,
@@ -155,10 +165,34 @@ export function defaultPopulation(k: number): number[][] {
 export function confusionMatrix(space: SpaceParams, labeler: LabelerParams | undefined): number[][] {
   return space.population.map((alpha, k) => {
     const row = labeler?.counts[k];
+    const n = (l: number) => (row ? (row[l] as number) : 0);
     let total = 0;
-    for (let l = 0; l < space.k; l++) total += (alpha[l] as number) + (row ? (row[l] as number) : 0);
-    return alpha.map((a, l) => (a + (row ? (row[l] as number) : 0)) / total);
+    for (let l = 0; l < space.k; l++) total += n(l);
+    return alpha.map((_, l) => rowCell(alpha, space.errorPrecision, k, l, n(k), total, n(l)));
   });
+}
+
+/**
+ * One cell theta[k][l] of a confusion row (see the module doc): `alpha` = population row k, `nkk` = the row's
+ * count on the diagonal, `total` = the row's total, `nkl` = its count in column l. Counts may be fractional.
+ */
+export function rowCell(
+  alpha: ArrayLike<number>,
+  errorPrecision: number,
+  k: number,
+  l: number,
+  nkk: number,
+  total: number,
+  nkl: number,
+): number {
+  let alpha0 = 0;
+  for (let j = 0; j < alpha.length; j++) alpha0 += alpha[j] as number;
+  const akk = alpha[k] as number;
+  const accuracy = (Math.max(nkk, 0) + akk) / (Math.max(total, 0) + alpha0);
+  if (l === k) return accuracy;
+  const errors = Math.max(total - nkk, 0);
+  const mean = (alpha[l] as number) / (alpha0 - akk);
+  return ((1 - accuracy) * (Math.max(nkl, 0) + errorPrecision * mean)) / (errors + errorPrecision);
 }
 
 /**
@@ -184,12 +218,12 @@ export function taskLogits(space: SpaceParams, votes: readonly Vote[]): number[]
       throw new RangeError(`option index must be an integer in 0..${k - 1}, got ${vote.option}`);
     }
     for (let z = 0; z < k; z++) {
-      const alpha = space.population[z] as number[];
       const row = vote.labeler?.counts[z];
       let total = 0;
-      for (let l = 0; l < k; l++) total += (alpha[l] as number) + (row ? (row[l] as number) : 0);
-      const cell = (alpha[vote.option] as number) + (row ? (row[vote.option] as number) : 0);
-      logits[z] = (logits[z] as number) + Math.log(cell / total);
+      if (row) for (let l = 0; l < k; l++) total += row[l] as number;
+      const n = (l: number) => (row ? (row[l] as number) : 0);
+      const cell = rowCell(space.population[z] as number[], space.errorPrecision, z, vote.option, n(z), total, n(vote.option));
+      logits[z] = (logits[z] as number) + Math.log(cell);
     }
   }
   return logits;

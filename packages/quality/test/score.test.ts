@@ -35,11 +35,21 @@ const alice: LabelerParams = {
 };
 
 describe("scoreTask", () => {
-  it("is the product of the class prior and the labelers' posterior-mean confusion rows, normalized", () => {
+  it("is the product of the class prior and the labelers' posterior-mean confusion rows (Dirichlet tree), normalized", () => {
     const s = space();
-    // alice: rows (n + alpha) / (N + alpha0); the unknown labeler: the population mean alpha / alpha0
-    const aliceRow = (k: number, l: number) => (at(alice.counts[k], l) + at(s.population[k], l)) / (at([12, 10, 6], k) + at([6, 6, 4], k));
-    const popRow = (k: number, l: number) => at(s.population[k], l) / at([6, 6, 4], k);
+    s.errorPrecision = 2;
+    // alice, row k: accuracy (n_kk + alpha_kk) / (N_k + alpha0_k); a wrong answer l:
+    // (1 - accuracy) * (n_kl + 2 * alpha_kl / (alpha0_k - alpha_kk)) / (N_k - n_kk + 2)
+    const alpha0 = [6, 6, 4];
+    const totals = [12, 10, 6];
+    const aliceRow = (k: number, l: number) => {
+      const acc = (at(alice.counts[k], k) + at(s.population[k], k)) / (at(totals, k) + at(alpha0, k));
+      if (l === k) return acc;
+      const mErr = at(s.population[k], l) / (at(alpha0, k) - at(s.population[k], k));
+      return ((1 - acc) * (at(alice.counts[k], l) + 2 * mErr)) / (at(totals, k) - at(alice.counts[k], k) + 2);
+    };
+    // the unknown labeler: the population mean alpha / alpha0
+    const popRow = (k: number, l: number) => at(s.population[k], l) / at(alpha0, k);
     const unnormalized = [0, 1, 2].map((k) => (s.classPrior[k] as number) * aliceRow(k, 0) * popRow(k, 2));
     const total = unnormalized.reduce((a, b) => a + b, 0);
     const { posterior, rawPosterior } = scoreTask(s, [
@@ -50,7 +60,39 @@ describe("scoreTask", () => {
       expect(rawPosterior[k]).toBeCloseTo(u / total, 12);
       expect(posterior[k]).toBeCloseTo(u / total, 12);
     });
-    expect(confusionMatrix(s, alice)[0]).toEqual([14 / 18, 1 / 18, 3 / 18]);
+    // row 0 of alice: accuracy 14/18; errors: 0 and 2 of option 1 and 2, error means 1/2 each, precision 2
+    const row0 = confusionMatrix(s, alice)[0] as number[];
+    expect(row0[0]).toBeCloseTo(14 / 18, 12);
+    expect(row0[1]).toBeCloseTo((4 / 18) * (1 / 4), 12);
+    expect(row0[2]).toBeCloseTo((4 / 18) * (3 / 4), 12);
+    expect(row0.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+  });
+
+  it("with K = 2 the row is the plain Beta posterior mean", () => {
+    const s = emptySpace(2);
+    s.population = [
+      [3, 1],
+      [1, 2],
+    ];
+    const bob: LabelerParams = {
+      labelerId: "bob",
+      counts: [
+        [5, 1],
+        [2, 4],
+      ],
+      labels: 12,
+      goldAnswers: 0,
+      goldCorrect: 0,
+    };
+    const expected = [
+      [8 / 10, 2 / 10],
+      [3 / 9, 6 / 9],
+    ];
+    confusionMatrix(s, bob).forEach((row, k) => {
+      row.forEach((v, l) => {
+        expect(v).toBeCloseTo(at(expected[k], l), 12);
+      });
+    });
   });
 
   it("with no vote is the class prior", () => {
