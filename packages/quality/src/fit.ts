@@ -40,8 +40,8 @@ import type { LabelTable } from "./table";
 export const MIN_PRECISION = 1;
 /** Largest population precision alpha0 (numerical bound; 10,000 labels before a labeler's own data weigh half). */
 export const MAX_PRECISION = 10_000;
-/** Gold tasks (with labels) needed before the temperature is fitted on gold. */
-export const MIN_GOLD_TASKS = 20;
+/** Gold tasks (with labels) needed before the calibration is fitted on gold (the posterior over maps stays wide with few). */
+export const MIN_GOLD_TASKS = 5;
 /** Tasks with at least two labels needed before the temperature is fitted prequentially. */
 export const MIN_PREQUENTIAL_TASKS = 30;
 /** At most this many tasks enter the prequential calibration (an even stride through the tasks). */
