@@ -6,7 +6,7 @@
  * An ES module (.mts) because vega and vega-lite are published as ES modules only.
  * As a script: `pnpm exec tsx packages/quality/bench/plot.mts <simulate.jsonl>... --out docs/quality-sim.png`
  * plots the confidence-policy lines of simulate.ts output (one point per dataset and target; runs of the same
- * dataset, target and R are averaged; R = 200 unless `--refit` says otherwise).
+ * dataset, target and R are averaged; R = 200 unless `--refit` says otherwise; `--seed N` keeps one gold draw).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
@@ -67,6 +67,7 @@ export async function renderAccuracyChart(points: readonly AccuracyPoint[], outP
 
 interface SimLine {
   dataset: string;
+  seed: number;
   policy: string;
   target: number | null;
   refit_every: number;
@@ -74,11 +75,15 @@ interface SimLine {
   label_share: number;
 }
 
-/** Points of simulate.ts output lines: confidence policy at refit cadence `refit`, averaged per (dataset, target). */
-export function pointsFromSimulation(lines: readonly SimLine[], refit = 200): AccuracyPoint[] {
+/**
+ * Points of simulate.ts output lines: confidence policy at refit cadence `refit` (and gold seed `seed` when
+ * given), averaged per (dataset, target).
+ */
+export function pointsFromSimulation(lines: readonly SimLine[], refit = 200, seed?: number): AccuracyPoint[] {
   const groups = new Map<string, SimLine[]>();
   for (const l of lines) {
     if (l.policy !== "confidence" || l.target === null || l.refit_every !== refit) continue;
+    if (seed !== undefined && l.seed !== seed) continue;
     const key = `${l.dataset}\u0000${l.target}`;
     const list = groups.get(key);
     if (list) list.push(l);
@@ -100,10 +105,12 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const outIndex = args.indexOf("--out");
   const refitIndex = args.indexOf("--refit");
+  const seedIndex = args.indexOf("--seed");
   const out = outIndex >= 0 ? args[outIndex + 1] : undefined;
-  if (!out) throw new Error("usage: plot.mts <simulate.jsonl>... --out <file.png> [--refit 200]");
+  if (!out) throw new Error("usage: plot.mts <simulate.jsonl>... --out <file.png> [--refit 200] [--seed 1]");
   const refit = refitIndex >= 0 ? Number(args[refitIndex + 1]) : 200;
-  const skip = new Set([outIndex, outIndex + 1, refitIndex, refitIndex + 1].filter((i) => i >= 0));
+  const seed = seedIndex >= 0 ? Number(args[seedIndex + 1]) : undefined;
+  const skip = new Set([outIndex, outIndex + 1, refitIndex, refitIndex + 1, seedIndex, seedIndex + 1].filter((i) => i >= 0));
   const files = args.filter((_, i) => !skip.has(i));
   const lines = files.flatMap((f) =>
     readFileSync(f, "utf8")
@@ -112,7 +119,7 @@ async function main(): Promise<void> {
       .map((l) => JSON.parse(l) as SimLine)
       .filter((l) => typeof l.policy === "string"),
   );
-  const bytes = await renderAccuracyChart(pointsFromSimulation(lines, refit), out);
+  const bytes = await renderAccuracyChart(pointsFromSimulation(lines, refit, seed), out);
   console.log(`${out}: ${bytes} bytes`);
 }
 

@@ -169,8 +169,14 @@ interface Outcome {
   labels: number;
 }
 
+/** Observers of a run (diagnostics). */
+export interface SimHooks {
+  /** called after every refit with the label table and the new model */
+  onRefit?: (table: LabelTable, model: QualityModel) => void;
+}
+
 /** Runs the replay protocol in-process and returns its figures. */
-export function simulate(ds: Dataset, config: SimConfig): SimResult {
+export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): SimResult {
   const k = ds.options.length;
   const goldIds = config.policy === "confidence" ? pickGold(ds, config.goldShare, config.seed) : new Set<string>();
   const table = new LabelTable(k);
@@ -191,6 +197,7 @@ export function simulate(ds: Dataset, config: SimConfig): SimResult {
     if (!useEngine || sinceRefit < config.refitEvery) return;
     const t0 = performance.now();
     model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
+    hooks.onRefit?.(table, model);
     fitTimes.push(performance.now() - t0);
     refits++;
     sinceRefit = 0;
