@@ -41,6 +41,7 @@ export function accuracyChartSpec(points: readonly AccuracyPoint[], title = "Con
     width: 560,
     height: 360,
     background: "white",
+    config: { legend: { orient: "bottom" } },
     data: { values },
     encoding: { x, y, color: { field: "dataset", type: "nominal", title: "dataset" } },
     layer: [
