@@ -1,0 +1,348 @@
+/**
+ * In-process model of the `pnpm replay` protocol (packages/quality/bench/simulate.ts prints its runs).
+ *
+ * Protocol (docs/notes/quality.md §Simulator):
+ * - one label space for the dataset, options = its distinct labels;
+ * - a seeded share S of the items with gold become gold tasks (Fisher-Yates with xoroshiro128+ seeded by N), fed
+ *   first: each gold task receives all of its recorded answers;
+ * - every other item is a task with the policy; its recorded answers are fed in recorded order, items 32 at a
+ *   time in dataset order (a pool: when an item finishes the next one starts; the pool is served round-robin,
+ *   one answer per item per round), until the task is decided;
+ * - each label is decided with the CURRENT model; the model is refitted (warm start) after every R accepted
+ *   labels (gold answers included), as the service's background refit;
+ * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
+ */
+
+import { uniformInt } from "pure-rand/distribution/uniformInt";
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import {
+  calibrationSummary,
+  type Decision,
+  decideConfidence,
+  decideThreshold,
+  emptySpace,
+  fit,
+  LabelTable,
+  type QualityModel,
+  scoreTask,
+  type Vote,
+} from "../src/index";
+import type { Dataset, DatasetItem } from "./dataset";
+
+export type SimPolicy = "confidence" | "threshold" | "onecoin";
+
+export interface SimConfig {
+  /** confidence: the DS engine with the confidence policy; threshold: DS engine, threshold policy, no gold; onecoin: today's worker */
+  policy: SimPolicy;
+  /** T of the confidence policy */
+  confidenceTarget: number;
+  /** share S of the items with gold that become gold tasks (confidence policy only) */
+  goldShare: number;
+  /** seed N of the gold selection */
+  seed: number;
+  /** refit after every R accepted labels */
+  refitEvery: number;
+  /** items labeled at a time (32) */
+  concurrency: number;
+  /** consensus threshold of the threshold policies (3) */
+  threshold: number;
+  /** min_labels of the confidence policy (1) */
+  minLabels: number;
+}
+
+export const DEFAULT_SIM: SimConfig = {
+  policy: "confidence",
+  confidenceTarget: 0.95,
+  goldShare: 0.05,
+  seed: 1,
+  refitEvery: 200,
+  concurrency: 32,
+  threshold: 3,
+  minLabels: 1,
+};
+
+export interface SimResult {
+  dataset: string;
+  policy: SimPolicy;
+  target: number | null;
+  gold_share: number;
+  seed: number;
+  refit_every: number;
+  tasks: number;
+  gold_tasks: number;
+  accuracy: number;
+  label_share: number;
+  labels_per_task: number;
+  ece: number;
+  mean_confidence: number;
+  resolutions: Record<string, number>;
+  /** per resolution: tasks with gold, accuracy and mean confidence */
+  by_resolution: Record<string, { n: number; accuracy: number; confidence: number }>;
+  /** accuracy and mean confidence of the first, second and last third of the settled tasks (settlement order) */
+  by_third: { n: number; accuracy: number; confidence: number }[];
+  refits: number;
+  final_temperature: number;
+  final_hard_share: number;
+  final_calibration: string;
+  fit_ms_mean: number;
+  fit_ms_max: number;
+}
+
+/** Expected calibration error with `bins` equal-width bins (Guo et al. 2017 / Naeini et al. 2015): sum_b |B|/n |acc_b - conf_b|. */
+export function expectedCalibrationError(confidence: readonly number[], correct: readonly boolean[], bins = 10): number {
+  const n = confidence.length;
+  if (n === 0) return 0;
+  const sumConf = new Array<number>(bins).fill(0);
+  const sumAcc = new Array<number>(bins).fill(0);
+  const count = new Array<number>(bins).fill(0);
+  confidence.forEach((c, i) => {
+    const b = Math.min(bins - 1, Math.floor(c * bins));
+    sumConf[b] = (sumConf[b] as number) + c;
+    sumAcc[b] = (sumAcc[b] as number) + (correct[i] ? 1 : 0);
+    count[b] = (count[b] as number) + 1;
+  });
+  let e = 0;
+  for (let b = 0; b < bins; b++) if ((count[b] as number) > 0) e += Math.abs((sumAcc[b] as number) - (sumConf[b] as number)) / n;
+  return e;
+}
+
+/** Seeded Fisher-Yates shuffle (xoroshiro128+ from pure-rand). */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  const rng = xoroshiro128plus(seed);
+  const out = items.slice();
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = uniformInt(rng, 0, i);
+    const tmp = out[i] as T;
+    out[i] = out[j] as T;
+    out[j] = tmp;
+  }
+  return out;
+}
+
+/** The gold tasks of a run: round(S * items with gold) items, chosen by a seeded shuffle of the items with gold. */
+export function pickGold(ds: Dataset, share: number, seed: number): Set<string> {
+  const withGold = ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => it.id);
+  const count = Math.round(share * withGold.length);
+  return new Set(seededShuffle(withGold, seed).slice(0, count));
+}
+
+// --- today's one-coin worker (services/consensus-worker/src/consensus.ts, reproduced for the baseline) ---
+
+interface OneCoinRecord {
+  settled: number;
+  agreed: number;
+}
+
+function oneCoinPosterior(
+  k: number,
+  votes: readonly { worker: string; option: number }[],
+  records: ReadonlyMap<string, OneCoinRecord>,
+): number[] {
+  const logScore = new Array<number>(k).fill(0);
+  for (const v of votes) {
+    const r = records.get(v.worker) ?? { settled: 0, agreed: 0 };
+    const q = Math.min(0.999, Math.max(0.001, (4 + r.agreed) / (5 + r.settled)));
+    for (let c = 0; c < k; c++) logScore[c] = (logScore[c] as number) + Math.log(v.option === c ? q : (1 - q) / (k - 1));
+  }
+  const max = Math.max(...logScore);
+  const w = logScore.map((s) => Math.exp(s - max));
+  const total = w.reduce((a, b) => a + b, 0);
+  return w.map((x) => x / total);
+}
+
+// --- the run ---
+
+interface ItemState {
+  item: DatasetItem;
+  pos: number;
+  maxLabels: number;
+  threshold: number;
+  votes: { worker: string; option: number }[];
+  counts: number[];
+}
+
+interface Outcome {
+  item: DatasetItem;
+  option: number;
+  confidence: number;
+  resolution: string;
+  labels: number;
+}
+
+/** Observers of a run (diagnostics). */
+export interface SimHooks {
+  /** called after every refit with the label table and the new model */
+  onRefit?: (table: LabelTable, model: QualityModel) => void;
+}
+
+/** Runs the replay protocol in-process and returns its figures. */
+export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): SimResult {
+  const k = ds.options.length;
+  const goldIds = config.policy === "confidence" ? pickGold(ds, config.goldShare, config.seed) : new Set<string>();
+  const table = new LabelTable(k);
+  let model: QualityModel = { space: emptySpace(k), labelers: new Map() };
+  let accepted = 0;
+  let sinceRefit = 0;
+  let refits = 0;
+  const fitTimes: number[] = [];
+  const useEngine = config.policy !== "onecoin";
+  const oneCoin = new Map<string, OneCoinRecord>();
+
+  const accept = (taskId: string, worker: string, option: number) => {
+    table.add(taskId, worker, option);
+    accepted++;
+    sinceRefit++;
+  };
+  const maybeRefit = () => {
+    if (!useEngine || sinceRefit < config.refitEvery) return;
+    const t0 = performance.now();
+    model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
+    hooks.onRefit?.(table, model);
+    fitTimes.push(performance.now() - t0);
+    refits++;
+    sinceRefit = 0;
+  };
+
+  // Gold tasks first: all of their answers.
+  for (const item of ds.items) {
+    if (!goldIds.has(item.id)) continue;
+    table.setGold(item.id, item.gold as number);
+    for (const a of item.answers.slice(0, 50)) {
+      accept(item.id, a.worker, a.option);
+      maybeRefit();
+    }
+  }
+
+  const outcomes: Outcome[] = [];
+  const decide = (st: ItemState): Decision => {
+    if (config.policy === "onecoin") {
+      const post = oneCoinPosterior(k, st.votes, oneCoin);
+      return decideThreshold({ consensusThreshold: st.threshold, maxLabels: st.maxLabels }, st.counts, post);
+    }
+    const votes: Vote[] = st.votes.map((v) => ({ labeler: model.labelers.get(v.worker), option: v.option }));
+    const { posterior } = scoreTask(model.space, votes);
+    if (config.policy === "threshold") {
+      return decideThreshold({ consensusThreshold: st.threshold, maxLabels: st.maxLabels }, st.counts, posterior);
+    }
+    return decideConfidence(
+      { confidenceTarget: config.confidenceTarget, minLabels: config.minLabels, maxLabels: st.maxLabels },
+      st.counts,
+      posterior,
+    );
+  };
+  const startItem = (item: DatasetItem): ItemState => {
+    const n = Math.min(50, item.answers.length);
+    const full = 2 * config.threshold + 1;
+    const maxLabels = config.policy === "confidence" ? n : Math.min(full, n);
+    return { item, pos: 0, maxLabels, threshold: Math.min(config.threshold, maxLabels), votes: [], counts: new Array<number>(k).fill(0) };
+  };
+  const step = (st: ItemState): boolean => {
+    const a = st.item.answers[st.pos++];
+    if (!a) throw new Error(`item ${st.item.id} ran out of answers undecided`);
+    accept(st.item.id, a.worker, a.option);
+    st.votes.push(a);
+    st.counts[a.option] = (st.counts[a.option] as number) + 1;
+    const d = decide(st);
+    maybeRefit();
+    if (!d.settled) return false;
+    outcomes.push({ item: st.item, option: d.option, confidence: d.confidence, resolution: d.resolution, labels: st.votes.length });
+    if (config.policy === "onecoin") {
+      for (const v of st.votes) {
+        const r = oneCoin.get(v.worker) ?? { settled: 0, agreed: 0 };
+        r.settled++;
+        if (v.option === d.option) r.agreed++;
+        oneCoin.set(v.worker, r);
+      }
+    }
+    return true;
+  };
+
+  const queue = ds.items.filter((it) => !goldIds.has(it.id));
+  let next = 0;
+  const slots: (ItemState | undefined)[] = [];
+  while (slots.length < config.concurrency && next < queue.length) slots.push(startItem(queue[next++] as DatasetItem));
+  let active = slots.length;
+  while (active > 0) {
+    for (let s = 0; s < slots.length; s++) {
+      const st = slots[s];
+      if (!st) continue;
+      if (step(st)) {
+        if (next < queue.length) slots[s] = startItem(queue[next++] as DatasetItem);
+        else {
+          slots[s] = undefined;
+          active--;
+        }
+      }
+    }
+  }
+
+  const scored = outcomes.filter((o) => o.item.gold !== undefined);
+  const correct = scored.map((o) => o.option === o.item.gold);
+  const resolutions: Record<string, number> = {};
+  for (const o of outcomes) resolutions[o.resolution] = (resolutions[o.resolution] ?? 0) + 1;
+  const r4 = (v: number) => Math.round(v * 1e4) / 1e4;
+  return {
+    dataset: ds.name,
+    policy: config.policy,
+    target: config.policy === "confidence" ? config.confidenceTarget : null,
+    gold_share: config.policy === "confidence" ? config.goldShare : 0,
+    seed: config.seed,
+    refit_every: config.refitEvery,
+    tasks: outcomes.length,
+    gold_tasks: goldIds.size,
+    accuracy: r4(correct.filter(Boolean).length / Math.max(1, correct.length)),
+    label_share: r4(accepted / ds.answerRows),
+    labels_per_task: r4(outcomes.reduce((s, o) => s + o.labels, 0) / Math.max(1, outcomes.length)),
+    ece: r4(
+      expectedCalibrationError(
+        scored.map((o) => o.confidence),
+        correct,
+      ),
+    ),
+    mean_confidence: r4(scored.reduce((s, o) => s + o.confidence, 0) / Math.max(1, scored.length)),
+    resolutions,
+    by_resolution: Object.fromEntries(Object.keys(resolutions).map((res) => [res, summarize(scored.filter((o) => o.resolution === res))])),
+    by_third: [0, 1, 2].map((i) => summarize(scored.slice(Math.floor((i * scored.length) / 3), Math.floor(((i + 1) * scored.length) / 3)))),
+    refits,
+    final_temperature: r4(calibrationSummary(model.space.calibration).temperature),
+    final_hard_share: r4(calibrationSummary(model.space.calibration).hardShare),
+    final_calibration: model.space.calibration.source,
+    fit_ms_mean: Math.round(fitTimes.reduce((a, b) => a + b, 0) / Math.max(1, fitTimes.length)),
+    fit_ms_max: Math.round(Math.max(0, ...fitTimes)),
+  };
+}
+
+function summarize(list: readonly Outcome[]): { n: number; accuracy: number; confidence: number } {
+  const n = list.length;
+  const r4 = (v: number) => Math.round(v * 1e4) / 1e4;
+  return {
+    n,
+    accuracy: r4(list.filter((o) => o.option === o.item.gold).length / Math.max(1, n)),
+    confidence: r4(list.reduce((s, o) => s + o.confidence, 0) / Math.max(1, n)),
+  };
+}
+
+/** Offline references on all labels: majority vote (ties earn 1/k) and Dawid-Skene (our EM, no gold). */
+export function references(ds: Dataset): { majority_vote: number; dawid_skene: number } {
+  const k = ds.options.length;
+  const table = new LabelTable(k);
+  for (const it of ds.items) for (const a of it.answers) table.add(it.id, a.worker, a.option);
+  const { taskPosteriors } = fit(table, { calibrate: false });
+  let mv = 0;
+  let dsCorrect = 0;
+  let n = 0;
+  for (const it of ds.items) {
+    if (it.gold === undefined) continue;
+    n++;
+    const counts = new Array<number>(k).fill(0);
+    for (const a of it.answers) counts[a.option] = (counts[a.option] as number) + 1;
+    const top = Math.max(...counts);
+    const tied = counts.flatMap((c, i) => (c === top ? [i] : []));
+    if (tied.includes(it.gold)) mv += 1 / tied.length;
+    const t = table.taskIndexOf(it.id) as number;
+    let best = 0;
+    for (let c = 1; c < k; c++) if ((taskPosteriors[t * k + c] as number) > (taskPosteriors[t * k + best] as number)) best = c;
+    if (best === it.gold) dsCorrect++;
+  }
+  return { majority_vote: Math.round((mv / n) * 1e4) / 1e4, dawid_skene: Math.round((dsCorrect / n) * 1e4) / 1e4 };
+}

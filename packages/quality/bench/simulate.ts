@@ -1,0 +1,73 @@
+/**
+ * Offline simulator of the `pnpm replay` protocol (see sim-lib.ts): prints one JSON line per run.
+ *
+ * Usage (from the repository root):
+ *   pnpm exec tsx packages/quality/bench/simulate.ts [options] <dataset folder>...
+ * Options:
+ *   --policy confidence,threshold,onecoin   policies to run (default: all three)
+ *   --target 0.95                            T of the confidence policy (comma list allowed)
+ *   --gold-share 0.05                        S
+ *   --seed 1                                 N (comma list allowed, or a range "1-5")
+ *   --refit 50,200,1000                      R: refit after every R accepted labels (comma list)
+ *   --synthetic                              also run the synthetic scenarios of synthetic.ts
+ *   --references                             print the MV and DS references of each dataset first
+ */
+import path from "node:path";
+import { type Dataset, loadDataset } from "./dataset";
+import { DEFAULT_SIM, references, type SimPolicy, simulate } from "./sim-lib";
+import { SCENARIOS, syntheticDataset } from "./synthetic";
+
+function list(value: string | undefined, fallback: string): string[] {
+  return (value ?? fallback).split(",").flatMap((v) => {
+    const range = /^(\d+)-(\d+)$/.exec(v);
+    if (!range) return [v];
+    const out: string[] = [];
+    for (let i = Number(range[1]); i <= Number(range[2]); i++) out.push(String(i));
+    return out;
+  });
+}
+
+function parseArgs(argv: readonly string[]): { flags: Map<string, string>; folders: string[] } {
+  const flags = new Map<string, string>();
+  const folders: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--synthetic" || arg === "--references") flags.set(arg.slice(2), "true");
+    else if (arg.startsWith("--")) {
+      const value = argv[i + 1];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      flags.set(arg.slice(2), value);
+      i++;
+    } else folders.push(arg);
+  }
+  return { flags, folders };
+}
+
+function main(): void {
+  const { flags, folders } = parseArgs(process.argv.slice(2));
+  const policies = list(flags.get("policy"), "confidence,threshold,onecoin") as SimPolicy[];
+  for (const p of policies) if (!["confidence", "threshold", "onecoin"].includes(p)) throw new Error(`unknown policy ${p}`);
+  const targets = list(flags.get("target"), "0.95").map(Number);
+  const seeds = list(flags.get("seed"), "1").map(Number);
+  const refits = list(flags.get("refit"), "50,200,1000").map(Number);
+  const goldShare = Number(flags.get("gold-share") ?? DEFAULT_SIM.goldShare);
+  const datasets: Dataset[] = folders.map((f) => loadDataset(path.resolve(f)));
+  if (flags.has("synthetic")) for (const s of SCENARIOS) datasets.push(syntheticDataset(s));
+  if (datasets.length === 0) throw new Error("usage: simulate.ts [options] <dataset folder>... (or --synthetic)");
+  for (const ds of datasets) {
+    if (flags.has("references")) console.log(JSON.stringify({ dataset: ds.name, ...references(ds) }));
+    for (const policy of policies) {
+      for (const refitEvery of refits) {
+        // The threshold policies have no gold and no target: one run per R and seed is enough.
+        for (const target of policy === "confidence" ? targets : [DEFAULT_SIM.confidenceTarget]) {
+          for (const seed of policy === "confidence" ? seeds : [seeds[0] ?? 1]) {
+            const result = simulate(ds, { ...DEFAULT_SIM, policy, confidenceTarget: target, goldShare, seed, refitEvery });
+            console.log(JSON.stringify(result));
+          }
+        }
+      }
+    }
+  }
+}
+
+main();

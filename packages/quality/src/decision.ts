@@ -1,0 +1,191 @@
+/**
+ * Decision rules of a task when a label is recorded (DESIGN §3 and §10), pure functions over option counts and
+ * the calibrated posterior (`scoreTask`). Options are indexes 0..K-1 of the label space's ordered options.
+ *
+ * - Threshold policy (SPEC default): settles when one option holds `consensusThreshold` labels (resolution
+ *   "consensus"); at `maxLabels` labels with the plurality option (resolution "max_labels"). Ties: most labels,
+ *   then higher posterior, then lower option index.
+ * - Confidence policy (DESIGN §10): settles as soon as the posterior of the leading option reaches
+ *   `confidenceTarget` after at least `minLabels` labels (resolution "confidence"); at `maxLabels` with the most
+ *   probable option (resolution "max_labels"). A label that does both resolves as "confidence".
+ * In every case `confidence` = calibrated posterior of the chosen option.
+ */
+import { calibratedPosterior, type SpaceParams, taskLogits, type Vote } from "./model";
+
+export type Resolution = "consensus" | "confidence" | "max_labels";
+
+/** The task settles with `option`. */
+export interface SettledDecision {
+  settled: true;
+  option: number;
+  /** calibrated posterior of `option` */
+  confidence: number;
+  resolution: Resolution;
+}
+
+/** The task stays open; `labelsNeeded` = the most labels it may still take (>= 1), the label response's labels_needed. */
+export interface OpenDecision {
+  settled: false;
+  labelsNeeded: number;
+}
+
+export type Decision = SettledDecision | OpenDecision;
+
+/** The threshold policy of a task. */
+export interface ThresholdPolicy {
+  /** labels one option needs (>= 1) */
+  consensusThreshold: number;
+  /** labels after which the task settles anyway (>= consensusThreshold, <= 50) */
+  maxLabels: number;
+}
+
+/** The confidence policy of a task. */
+export interface ConfidencePolicy {
+  /** target T in [0.5, 0.999] */
+  confidenceTarget: number;
+  /** labels needed before the target may settle the task (>= 1; default 1 at the API) */
+  minLabels: number;
+  /** labels after which the task settles anyway (>= minLabels, <= 50) */
+  maxLabels: number;
+}
+
+/**
+ * Posteriors closer than this are a tie: sums of the same log terms in another order differ in the last bits,
+ * and rounding must not pick the winner.
+ */
+export const POSTERIOR_TIE = 1e-9;
+
+/** Number of labels of each option (length K). @throws RangeError for an option outside 0..k-1 */
+export function optionCounts(k: number, options: Iterable<number>): number[] {
+  const counts = new Array<number>(k).fill(0);
+  for (const o of options) {
+    if (!Number.isInteger(o) || o < 0 || o >= k) throw new RangeError(`option index must be an integer in 0..${k - 1}, got ${o}`);
+    counts[o] = (counts[o] as number) + 1;
+  }
+  return counts;
+}
+
+/** Best of `candidates`: most labels, then highest posterior (within POSTERIOR_TIE), then lowest index. */
+function pickByCounts(candidates: readonly number[], counts: readonly number[], posterior: readonly number[]): number {
+  let best = candidates[0] as number;
+  for (const c of candidates.slice(1)) {
+    const dc = (counts[c] as number) - (counts[best] as number);
+    if (dc > 0) best = c;
+    else if (dc === 0) {
+      const dp = (posterior[c] as number) - (posterior[best] as number);
+      if (dp > POSTERIOR_TIE || (Math.abs(dp) <= POSTERIOR_TIE && c < best)) best = c;
+    }
+  }
+  return best;
+}
+
+/** Most probable option: highest posterior (within POSTERIOR_TIE), then most labels, then lowest index. */
+export function leadingOption(posterior: readonly number[], counts?: readonly number[]): number {
+  let best = 0;
+  for (let c = 1; c < posterior.length; c++) {
+    const dp = (posterior[c] as number) - (posterior[best] as number);
+    if (dp > POSTERIOR_TIE) best = c;
+    else if (Math.abs(dp) <= POSTERIOR_TIE && counts && (counts[c] as number) > (counts[best] as number)) best = c;
+  }
+  return best;
+}
+
+function checkLengths(counts: readonly number[], posterior: readonly number[]): void {
+  if (counts.length !== posterior.length || counts.length < 2) {
+    throw new RangeError(`counts (${counts.length}) and posterior (${posterior.length}) must both have K >= 2 entries`);
+  }
+}
+
+/**
+ * Threshold policy decision after a label. `counts` = labels per option (all labels of the task, the new one
+ * included); `posterior` = the calibrated posterior (same length).
+ * @throws RangeError on inconsistent lengths or a policy outside its bounds
+ */
+export function decideThreshold(policy: ThresholdPolicy, counts: readonly number[], posterior: readonly number[]): Decision {
+  checkLengths(counts, posterior);
+  const { consensusThreshold, maxLabels } = policy;
+  if (!Number.isInteger(consensusThreshold) || consensusThreshold < 1) throw new RangeError(`consensusThreshold must be >= 1`);
+  if (!Number.isInteger(maxLabels) || maxLabels < consensusThreshold) throw new RangeError(`maxLabels must be >= consensusThreshold`);
+  const n = counts.reduce((a, b) => a + b, 0);
+  const all = counts.map((_, i) => i);
+  const reached = all.filter((i) => (counts[i] as number) >= consensusThreshold);
+  if (reached.length > 0) {
+    const option = pickByCounts(reached, counts, posterior);
+    return { settled: true, option, confidence: posterior[option] as number, resolution: "consensus" };
+  }
+  if (n >= maxLabels) {
+    const option = pickByCounts(all, counts, posterior);
+    return { settled: true, option, confidence: posterior[option] as number, resolution: "max_labels" };
+  }
+  return { settled: false, labelsNeeded: maxLabels - n };
+}
+
+function checkConfidencePolicy(policy: ConfidencePolicy): void {
+  const { confidenceTarget, minLabels, maxLabels } = policy;
+  if (!(confidenceTarget >= 0.5 && confidenceTarget <= 0.999)) throw new RangeError(`confidenceTarget must be in [0.5, 0.999]`);
+  if (!Number.isInteger(minLabels) || minLabels < 1) throw new RangeError(`minLabels must be >= 1`);
+  if (!Number.isInteger(maxLabels) || maxLabels < minLabels || maxLabels > 50) throw new RangeError(`maxLabels must be in minLabels..50`);
+}
+
+/**
+ * Confidence policy decision after a label. `counts` = labels per option (the new one included); `posterior` =
+ * the calibrated posterior.
+ * @throws RangeError on inconsistent lengths or a policy outside its bounds
+ */
+export function decideConfidence(policy: ConfidencePolicy, counts: readonly number[], posterior: readonly number[]): Decision {
+  checkLengths(counts, posterior);
+  checkConfidencePolicy(policy);
+  const n = counts.reduce((a, b) => a + b, 0);
+  const option = leadingOption(posterior, counts);
+  const confidence = posterior[option] as number;
+  if (n >= policy.minLabels && confidence >= policy.confidenceTarget)
+    return { settled: true, option, confidence, resolution: "confidence" };
+  if (n >= policy.maxLabels) return { settled: true, option, confidence, resolution: "max_labels" };
+  return { settled: false, labelsNeeded: policy.maxLabels - n };
+}
+
+/**
+ * Claim cap of an open task under the threshold policy: the fewest further labels that could settle it,
+ * min(maxLabels - n, consensusThreshold - top count), at least 1 (0 when the task needs no more labels).
+ */
+export function thresholdClaimCap(policy: ThresholdPolicy, counts: readonly number[]): number {
+  const n = counts.reduce((a, b) => a + b, 0);
+  const top = Math.max(...counts);
+  const remaining = policy.maxLabels - n;
+  if (remaining <= 0 || top >= policy.consensusThreshold) return 0;
+  return Math.max(1, Math.min(remaining, policy.consensusThreshold - top));
+}
+
+/**
+ * Claim cap of an open task under the confidence policy: the fewest further labels that could settle it,
+ * estimated as the fewest labels of a typical labeler (the population mean of the space) all naming one option
+ * after which that option's calibrated posterior reaches the target; at least max(1, minLabels - n), at most
+ * maxLabels - n (0 when the task needs no more labels). Cost O(K^2 * (maxLabels - n)).
+ */
+export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], policy: ConfidencePolicy): number {
+  checkConfidencePolicy(policy);
+  const n = votes.length;
+  const remaining = policy.maxLabels - n;
+  if (remaining <= 0) return 0;
+  const floor = Math.max(1, policy.minLabels - n);
+  if (floor >= remaining) return remaining;
+  const k = space.k;
+  const base = taskLogits(space, votes);
+  // log theta of the population-mean labeler: logMean[z][o] = log(alpha[z][o] / alpha0[z])
+  const logMean = space.population.map((row) => {
+    const total = row.reduce((a, b) => a + b, 0);
+    return row.map((a) => Math.log(a / total));
+  });
+  let best = remaining;
+  for (let o = 0; o < k; o++) {
+    const logits = base.slice();
+    for (let m = 1; m < best; m++) {
+      for (let z = 0; z < k; z++) logits[z] = (logits[z] as number) + ((logMean[z] as number[])[o] as number);
+      if (m >= floor && (calibratedPosterior(space, logits)[o] as number) >= policy.confidenceTarget) {
+        best = m;
+        break;
+      }
+    }
+  }
+  return best;
+}

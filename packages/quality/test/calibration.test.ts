@@ -1,0 +1,119 @@
+/** Calibration: temperature fit, posterior over calibration maps, and the fit's gold / prequential calibration. */
+import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
+import {
+  CalibrationSamples,
+  calibrationPosterior,
+  calibrationSummary,
+  fit,
+  fitTemperature,
+  LabelTable,
+  MIN_GOLD_TASKS,
+  scoreTask,
+  softmax,
+} from "../src/index";
+import { draw, rng } from "./helpers";
+
+/** Samples whose true option is drawn from (1 - h) softmax(z / tau) + h * prior. */
+function temperedSamples(seed: number, n: number, tau: number, h: number, prior: number[]): CalibrationSamples {
+  const r = rng(seed);
+  const k = prior.length;
+  const samples = new CalibrationSamples(k);
+  for (let s = 0; s < n; s++) {
+    const z = Array.from({ length: k }, () => 8 * (uniformFloat64(r) - 0.5));
+    const p = softmax(z, tau).map((v, j) => (1 - h) * v + h * (prior[j] as number));
+    const target = new Array<number>(k).fill(0);
+    target[draw(r, p)] = 1;
+    samples.push(z, target, 1);
+    samples.tasks++;
+  }
+  return samples;
+}
+
+describe("calibration", () => {
+  it("fitTemperature recovers the temperature that generated the outcomes", () => {
+    for (const tau of [0.7, 1, 2.5]) {
+      const t = fitTemperature(temperedSamples(1, 4000, tau, 0, [1 / 3, 1 / 3, 1 / 3]));
+      expect(Math.abs(Math.log(t / tau))).toBeLessThan(0.12);
+    }
+  });
+
+  it("the posterior over maps concentrates on the generating map, and spreads with few samples", () => {
+    const prior = [0.5, 0.3, 0.2];
+    const many = calibrationPosterior(temperedSamples(2, 6000, 2, 0.1, prior), prior);
+    expect(many.reduce((a, c) => a + c.weight, 0)).toBeCloseTo(1, 12);
+    const summary = calibrationSummary({
+      source: "gold",
+      components: many,
+      prequentialTemperature: null,
+      goldTasks: 0,
+      prequentialTasks: 0,
+    });
+    expect(Math.abs(Math.log(summary.temperature / 2))).toBeLessThan(0.15);
+    expect(Math.abs(summary.hardShare - 0.1)).toBeLessThan(0.04);
+    const few = calibrationPosterior(temperedSamples(3, 20, 2, 0.1, prior), prior);
+    expect(few.length).toBeGreaterThan(many.length);
+  });
+
+  function crowdTable(seed: number, hardShare: number, goldTasks: number): LabelTable {
+    // 8 labelers of accuracy 0.75 on K = 2, 1,500 tasks x 5 labels; on a hard task the crowd errs together:
+    // every labeler is right with probability 0.25 only
+    const r = rng(seed);
+    const table = new LabelTable(2);
+    for (let t = 0; t < 1500; t++) {
+      const truth = uniformFloat64(r) < 0.5 ? 0 : 1;
+      const hard = uniformFloat64(r) < hardShare;
+      const start = Math.floor(uniformFloat64(r) * 8);
+      for (let j = 0; j < 5; j++) {
+        const right = uniformFloat64(r) < (hard ? 0.25 : 0.75);
+        table.add(`t${t}`, `w${(start + j) % 8}`, right ? truth : 1 - truth);
+      }
+      if (t < goldTasks) table.setGold(`t${t}`, truth);
+    }
+    return table;
+  }
+
+  it("prequential: about 1 when labelers err independently; never sharpens the model", () => {
+    const independent = fit(crowdTable(4, 0, 0)).model.space.calibration;
+    expect(independent.source).toBe("prequential");
+    expect(Math.abs(Math.log(independent.prequentialTemperature as number))).toBeLessThan(0.15);
+    expect(calibrationSummary(independent).temperature).toBe(Math.max(1, independent.prequentialTemperature as number));
+    expect(calibrationSummary(independent).hardShare).toBe(0);
+  });
+
+  it("gold: scored out of sample, a correct model is left about as it is, a misspecified one is flattened", () => {
+    const correct = fit(crowdTable(5, 0, 300)).model.space.calibration;
+    expect(correct.source).toBe("gold");
+    expect(correct.goldTasks).toBe(300);
+    const c = calibrationSummary(correct);
+    expect(Math.abs(Math.log(c.temperature))).toBeLessThan(0.25);
+    expect(c.hardShare).toBeLessThan(0.05);
+    // when the crowd errs together on 30% of the tasks, unanimity is no proof: only gold shows it
+    const { model } = fit(crowdTable(5, 0.3, 300));
+    const hard = calibrationSummary(model.space.calibration);
+    expect(hard.temperature > 1.5 || hard.hardShare > 0.1).toBe(true);
+    const unanimous = [0, 1, 2, 3, 4].map((j) => ({ labeler: model.labelers.get(`w${j}`), option: 0 }));
+    const score = scoreTask(model.space, unanimous);
+    expect(score.posterior[0]).toBeLessThan((score.rawPosterior[0] as number) - 0.05);
+  });
+
+  it("gold tasks are scored without their own labels: a crowd of spammers is not mistaken for experts", () => {
+    // 400 gold tasks x 3 random labels from 300 labelers (4 labels each): each labeler's row is mostly its
+    // gold answers, so in-sample every vote would look like it agrees with the truth
+    const r = rng(7);
+    const table = new LabelTable(2);
+    for (let t = 0; t < 400; t++) {
+      for (let j = 0; j < 3; j++) table.add(`t${t}`, `w${(t * 3 + j) % 300}`, uniformFloat64(r) < 0.5 ? 0 : 1);
+      table.setGold(`t${t}`, uniformFloat64(r) < 0.5 ? 0 : 1);
+    }
+    const { model } = fit(table);
+    expect(model.space.calibration.source).toBe("gold");
+    const votes = [0, 1, 2].map((j) => ({ labeler: model.labelers.get(`w${j}`), option: 0 }));
+    const { posterior } = scoreTask(model.space, votes);
+    expect(posterior[0]).toBeLessThan(0.7);
+  });
+
+  it(`needs ${MIN_GOLD_TASKS} gold tasks before it calibrates on gold`, () => {
+    expect(fit(crowdTable(6, 0, MIN_GOLD_TASKS - 1)).model.space.calibration.source).toBe("prequential");
+    expect(fit(crowdTable(6, 0, MIN_GOLD_TASKS)).model.space.calibration.source).toBe("gold");
+  });
+});

@@ -1,0 +1,137 @@
+/** Decision rules of the two consensus policies and their claim caps (table tests). */
+import {
+  confidenceClaimCap,
+  decideConfidence,
+  decideThreshold,
+  emptySpace,
+  leadingOption,
+  optionCounts,
+  type SpaceParams,
+  scoreTask,
+  thresholdClaimCap,
+} from "../src/index";
+
+const uniform = (k: number) => new Array<number>(k).fill(1 / k);
+
+describe("decideThreshold", () => {
+  it.each([
+    // counts, posterior, threshold, max, expected
+    [[3, 0], [0.9, 0.1], 3, 7, { settled: true, option: 0, confidence: 0.9, resolution: "consensus" }],
+    [[2, 1], [0.6, 0.4], 3, 7, { settled: false, labelsNeeded: 4 }],
+    [[1, 0], [0.7, 0.3], 1, 1, { settled: true, option: 0, confidence: 0.7, resolution: "consensus" }], // one label, threshold 1
+    [[0, 1], [0.4, 0.6], 2, 1 + 1, { settled: false, labelsNeeded: 1 }],
+    [[1, 1], [0.3, 0.7], 2, 2, { settled: true, option: 1, confidence: 0.7, resolution: "max_labels" }], // tie broken by posterior
+    [[1, 1], [0.5, 0.5], 2, 2, { settled: true, option: 0, confidence: 0.5, resolution: "max_labels" }], // then option order
+    [[2, 3, 2], [0.5, 0.2, 0.3], 4, 7, { settled: true, option: 1, confidence: 0.2, resolution: "max_labels" }], // plurality, not posterior
+    [[3, 3, 1], [0.2, 0.7, 0.1], 3, 7, { settled: true, option: 1, confidence: 0.7, resolution: "consensus" }], // both reached: posterior
+    [[0, 0, 0, 1], uniform(4), 1, 1, { settled: true, option: 3, confidence: 0.25, resolution: "consensus" }], // max_labels = 1
+  ])("counts %j posterior %j threshold %i max %i -> %j", (counts, posterior, threshold, max, expected) => {
+    expect(decideThreshold({ consensusThreshold: threshold, maxLabels: max }, counts, posterior)).toEqual(expected);
+  });
+
+  it("decides at any K from 2 to 50", () => {
+    for (const k of [2, 3, 10, 50]) {
+      const counts = new Array<number>(k).fill(0);
+      counts[k - 1] = 3;
+      expect(decideThreshold({ consensusThreshold: 3, maxLabels: 7 }, counts, uniform(k))).toMatchObject({ settled: true, option: k - 1 });
+      const spread = new Array<number>(k).fill(0);
+      for (let i = 0; i < Math.min(k, 7); i++) spread[i] = 1;
+      const max = Math.min(k, 7);
+      const d = decideThreshold({ consensusThreshold: Math.min(3, max), maxLabels: max }, spread, uniform(k));
+      expect(d).toMatchObject({ settled: true, option: 0, resolution: "max_labels" });
+    }
+  });
+
+  it("rejects inconsistent input", () => {
+    expect(() => decideThreshold({ consensusThreshold: 3, maxLabels: 7 }, [1, 0], [1])).toThrow(RangeError);
+    expect(() => decideThreshold({ consensusThreshold: 0, maxLabels: 7 }, [1, 0], [1, 0])).toThrow(RangeError);
+    expect(() => decideThreshold({ consensusThreshold: 3, maxLabels: 2 }, [1, 0], [1, 0])).toThrow(RangeError);
+  });
+});
+
+describe("decideConfidence", () => {
+  const policy = { confidenceTarget: 0.9, minLabels: 1, maxLabels: 5 };
+  it.each([
+    [[1, 0], [0.95, 0.05], policy, { settled: true, option: 0, confidence: 0.95, resolution: "confidence" }], // one label is enough
+    [[1, 0], [0.95, 0.05], { ...policy, minLabels: 2 }, { settled: false, labelsNeeded: 4 }], // min_labels
+    [[1, 1], [0.3, 0.7], policy, { settled: false, labelsNeeded: 3 }],
+    [[3, 2], [0.6, 0.4], policy, { settled: true, option: 0, confidence: 0.6, resolution: "max_labels" }],
+    [[2, 3], [0.92, 0.08], policy, { settled: true, option: 0, confidence: 0.92, resolution: "confidence" }], // reaches T at max: confidence
+    [[1, 1], [0.5, 0.5], { ...policy, maxLabels: 2 }, { settled: true, option: 0, confidence: 0.5, resolution: "max_labels" }], // tie: order
+    [[1, 2], [0.5, 0.5], { ...policy, maxLabels: 3 }, { settled: true, option: 1, confidence: 0.5, resolution: "max_labels" }], // tie: counts
+    [[0, 1], [0.2, 0.8], { ...policy, maxLabels: 1 }, { settled: true, option: 1, confidence: 0.8, resolution: "max_labels" }], // max_labels = 1
+    [[1, 0], [0.9, 0.1], policy, { settled: true, option: 0, confidence: 0.9, resolution: "confidence" }], // exactly T
+  ])("counts %j posterior %j policy %j -> %j", (counts, posterior, p, expected) => {
+    expect(decideConfidence(p, counts, posterior)).toEqual(expected);
+  });
+
+  it("uses the most probable option at any K", () => {
+    for (const k of [2, 5, 50]) {
+      // the last option leads with 0.6, the others share 0.4
+      const post = uniform(k).map((_, i) => (i === k - 1 ? 0.6 : 0.4 / (k - 1)));
+      const counts = new Array<number>(k).fill(0);
+      counts[0] = 1;
+      expect(decideConfidence({ confidenceTarget: 0.999, minLabels: 1, maxLabels: 1 }, counts, post)).toMatchObject({
+        settled: true,
+        option: k - 1,
+        resolution: "max_labels",
+      });
+    }
+    expect(leadingOption([0.2, 0.4, 0.4], [0, 1, 2])).toBe(2);
+    expect(leadingOption([0.2, 0.4, 0.4])).toBe(1);
+  });
+
+  it("rejects policies outside their bounds", () => {
+    expect(() => decideConfidence({ confidenceTarget: 0.49, minLabels: 1, maxLabels: 5 }, [1, 0], [1, 0])).toThrow(RangeError);
+    expect(() => decideConfidence({ confidenceTarget: 1, minLabels: 1, maxLabels: 5 }, [1, 0], [1, 0])).toThrow(RangeError);
+    expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 0, maxLabels: 5 }, [1, 0], [1, 0])).toThrow(RangeError);
+    expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 3, maxLabels: 2 }, [1, 0], [1, 0])).toThrow(RangeError);
+    expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 1, maxLabels: 51 }, [1, 0], [1, 0])).toThrow(RangeError);
+  });
+});
+
+describe("claim caps", () => {
+  it.each([
+    [[0, 0], 3, 7, 3],
+    [[2, 1], 3, 7, 1],
+    [[1, 1], 3, 3, 1],
+    [[0, 0, 0], 1, 1, 1],
+    [[3, 0], 3, 7, 0], // decided
+    [[1, 1], 2, 2, 0], // full
+  ])("threshold: counts %j threshold %i max %i -> %i", (counts, threshold, max, cap) => {
+    expect(thresholdClaimCap({ consensusThreshold: threshold, maxLabels: max }, counts)).toBe(cap);
+  });
+
+  function space(k: number): SpaceParams {
+    return emptySpace(k); // population accuracy 2/3, identity calibration
+  }
+
+  it("confidence: the fewest population-mean labels for the target, within [max(1, min - n), max - n]", () => {
+    // K = 2, accuracy 2/3: each agreeing label doubles the odds: 1 -> 0.667, 2 -> 0.8, 3 -> 0.889, 4 -> 0.941, 5 -> 0.970
+    const s = space(2);
+    const p = (target: number, minLabels: number, maxLabels: number) => ({ confidenceTarget: target, minLabels, maxLabels });
+    expect(confidenceClaimCap(s, [], p(0.95, 1, 10))).toBe(5);
+    expect(confidenceClaimCap(s, [], p(0.95, 1, 3))).toBe(3); // at most max - n
+    expect(confidenceClaimCap(s, [], p(0.6, 1, 10))).toBe(1);
+    expect(confidenceClaimCap(s, [], p(0.6, 4, 10))).toBe(4); // min_labels
+    const twoFor0 = [
+      { labeler: undefined, option: 0 },
+      { labeler: undefined, option: 0 },
+    ];
+    expect(scoreTask(s, twoFor0).posterior[0]).toBeCloseTo(0.8, 12);
+    expect(confidenceClaimCap(s, twoFor0, p(0.95, 1, 10))).toBe(3); // 0.8 -> 5 agreeing labels in all
+    const split = [
+      { labeler: undefined, option: 0 },
+      { labeler: undefined, option: 1 },
+    ];
+    expect(confidenceClaimCap(s, split, p(0.95, 1, 10))).toBe(5);
+    expect(confidenceClaimCap(s, split, p(0.95, 1, 2))).toBe(0); // no label left
+    // K = 50: one agreeing label of a 2/3-accurate labeler is already strong evidence
+    expect(confidenceClaimCap(space(50), [], p(0.95, 1, 10))).toBe(2);
+  });
+
+  it("optionCounts counts and validates", () => {
+    expect(optionCounts(3, [0, 2, 2])).toEqual([1, 0, 2]);
+    expect(() => optionCounts(3, [3])).toThrow(RangeError);
+  });
+});
