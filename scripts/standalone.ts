@@ -14,6 +14,7 @@ import { createApp, gatewayConfigFromEnv, listenGateway } from "@labelgate/gatew
 import { manifestHandlers } from "@labelgate/manifest-worker";
 import { createMetrics, depthSources, instrumentHandlers, startOpsServer } from "@labelgate/metrics";
 import { type QueueBackendConfig, QueueClient, queueKeysOf, queueNames, startWorkers } from "@labelgate/queue";
+import { ensureWebBuild } from "@labelgate/web";
 import { webhookHandlers, webhookJobBackoffMs } from "@labelgate/webhook-worker";
 
 interface Embedded {
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
   const env = parseEnv(standaloneEnv, process.env);
   const logger = createLogger("labelgate", env.LOG_LEVEL);
   mkdirSync(env.DATA_DIR, { recursive: true });
+  // the labeler app and the console, built on the first start (and after their sources change)
+  ensureWebBuild((m) => logger.info(m));
 
   const embedded = env.DATABASE_URL ? undefined : await startEmbeddedPostgres(env.DATA_DIR, env.EMBEDDED_PG_PORT, (m) => logger.info(m));
   const databaseUrl = env.DATABASE_URL ?? (embedded as Embedded).url;

@@ -24,6 +24,7 @@ import { createRateLimits, type RateLimitConfig } from "./ratelimit";
 import { batchBody, claimBody, idempotencyKey as idempotencyKeySchema, labelBody, pathId, registrationBody, taskBody } from "./schemas";
 import { cancelTask, createBatch, createTask } from "./tasks";
 import { batchView, customerView, type TaskCounts, taskView } from "./views";
+import { webRouter } from "./web";
 import { requireWebhooksFor, webhookRoutes } from "./webhooks";
 
 export interface GatewayDeps {
@@ -361,6 +362,7 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());
+  app.use(webRouter()); // the labeler app at /label/ and the customer console at /console/ (web.ts)
   // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
   app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

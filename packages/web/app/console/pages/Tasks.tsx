@@ -1,0 +1,128 @@
+/**
+ * Tasks: the server-side paginated list of GET /v1/dashboard/tasks (filter by status, sort, page size).
+ * The page, filter and sort are in the page's URL (`?page=2&status=settled`), never anything secret.
+ */
+import type { Task, TaskSort, TaskStatus } from "@labelgate/sdk/browser";
+import { Group, Pagination, Select, Text } from "@mantine/core";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { createColumnHelper } from "@tanstack/react-table";
+import { Link, useSearchParams } from "react-router";
+import { formatCount, formatShare, formatTime } from "../../shared/format";
+import { useSession } from "../auth";
+import { PageHeader, QueryView, StatusBadge } from "../components/common";
+import { type CoreFeatures, DataTable } from "../components/DataTable";
+
+const STATUSES: TaskStatus[] = ["pending", "labeling", "settling", "settled", "canceled"];
+const SORTS: { value: TaskSort; label: string }[] = [
+  { value: "created_at_desc", label: "Newest first" },
+  { value: "created_at_asc", label: "Oldest first" },
+  { value: "settled_at_desc", label: "Recently settled" },
+];
+const PAGE_SIZES = ["20", "50", "100"];
+
+const helper = createColumnHelper<CoreFeatures, Task>();
+const columns = helper.columns([
+  helper.accessor("task_id", {
+    header: "Task",
+    cell: (info) => (
+      <Link to={`/tasks/${encodeURIComponent(info.getValue())}`} className="mono">
+        {info.getValue()}
+      </Link>
+    ),
+  }),
+  helper.accessor("status", { header: "Status", cell: (info) => <StatusBadge status={info.getValue()} /> }),
+  helper.accessor((t) => t.label_spec.question, {
+    id: "question",
+    header: "Question",
+    cell: (info) => (
+      <Text size="sm" lineClamp={2}>
+        {info.getValue()}
+      </Text>
+    ),
+  }),
+  helper.accessor("labels_collected", {
+    header: "Labels",
+    cell: (info) => `${info.getValue()} / ${info.row.original.consensus_threshold}`,
+  }),
+  helper.accessor("consensus_label", { header: "Consensus", cell: (info) => info.getValue() ?? "—" }),
+  helper.accessor("confidence", { header: "Confidence", cell: (info) => formatShare(info.getValue()) }),
+  helper.accessor("created_at", { header: "Created", cell: (info) => formatTime(info.getValue()) }),
+  helper.accessor("settled_at", { header: "Settled", cell: (info) => formatTime(info.getValue()) }),
+]);
+
+function positive(value: string | null, fallback: number): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+export function TasksPage() {
+  const { client } = useSession();
+  const [params, setParams] = useSearchParams();
+  const page = positive(params.get("page"), 1);
+  const perPage = positive(params.get("per_page"), 20);
+  const statusParam = params.get("status");
+  const status = STATUSES.find((s) => s === statusParam) ?? "";
+  const sort = SORTS.find((s) => s.value === params.get("sort"))?.value ?? "created_at_desc";
+  const query = useQuery({
+    queryKey: ["tasks", { page, perPage, status, sort }],
+    queryFn: () => client.dashboard.tasks({ page, per_page: perPage, status, sort }),
+    placeholderData: keepPreviousData,
+    refetchInterval: 5000,
+  });
+  const update = (changes: Record<string, string | null>) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null || v === "") next.delete(k);
+      else next.set(k, v);
+    }
+    setParams(next);
+  };
+  const total = query.data?.total ?? 0;
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  return (
+    <>
+      <PageHeader title="Tasks">{query.data ? `${formatCount(total)} tasks${status ? ` ${status}` : ""}` : "Loading…"}</PageHeader>
+      <Group mb="sm" align="flex-end">
+        <Select
+          label="Status"
+          data={[{ value: "", label: "All statuses" }, ...STATUSES.map((s) => ({ value: s, label: s }))]}
+          value={status}
+          onChange={(v) => update({ status: v, page: null })}
+          allowDeselect={false}
+          w={170}
+        />
+        <Select
+          label="Sort"
+          data={SORTS}
+          value={sort}
+          onChange={(v) => update({ sort: v === "created_at_desc" ? null : v, page: null })}
+          allowDeselect={false}
+          w={190}
+        />
+        <Select
+          label="Per page"
+          data={PAGE_SIZES}
+          value={String(perPage)}
+          onChange={(v) => update({ per_page: v === "20" ? null : v, page: null })}
+          allowDeselect={false}
+          w={110}
+        />
+      </Group>
+      <QueryView query={query}>
+        {(data) => <DataTable columns={columns} data={data.items} caption="Tasks" rowKey={(t) => t.task_id} empty="No task matches." />}
+      </QueryView>
+      <Group justify="space-between" mt="md">
+        <Text size="sm" c="dimmed">
+          Page {page} of {formatCount(pages)}
+        </Text>
+        <Pagination
+          total={pages}
+          value={Math.min(page, pages)}
+          onChange={(p) => update({ page: p === 1 ? null : String(p) })}
+          getControlProps={(control) => ({ "aria-label": `${control} page` })}
+          getItemProps={(p) => ({ "aria-label": `Page ${p}` })}
+        />
+      </Group>
+    </>
+  );
+}
