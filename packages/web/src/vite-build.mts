@@ -19,6 +19,8 @@ for (const app of ["label", "console"] as const) {
     configFile: false,
     root: path.join(pkg, "app", app),
     base: `/${app}/`,
+    // the favicon (and any other unhashed file) of both apps
+    publicDir: path.join(pkg, "app", "public"),
     logLevel: "warn",
     plugins: [react()],
     build: {

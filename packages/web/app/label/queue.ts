@@ -279,7 +279,8 @@ export class LabelQueue {
     } else if (err instanceof ConflictError && err.error === "claim expired") {
       this.notify("warning", `Your claim on task ${task} expired before the label arrived; the task went back to the queue.`);
     } else if (err instanceof ConflictError && err.error === "task no longer accepts labels") {
-      this.notify("info", `Task ${task} was completed by other labelers before your label arrived; nothing was recorded.`);
+      const why = err.body?.status === "canceled" ? "was canceled by its owner" : "was completed by other labelers";
+      this.notify("info", `Task ${task} ${why} before your label arrived; nothing was recorded.`);
     } else if (err instanceof NotFoundError) {
       this.notify("warning", `The claim on task ${task} no longer exists; nothing was recorded.`);
     } else {

@@ -6,6 +6,7 @@
  * style props) are not used. The browser tests fail on any CSP violation.
  */
 import "@mantine/core/styles.css";
+import "./theme.css";
 import { MantineProvider } from "@mantine/core";
 import type { ReactNode } from "react";
 
