@@ -1,6 +1,6 @@
 /** Small building blocks shared by the console's pages. */
 import type { TaskCounts } from "@labelgate/sdk/browser";
-import { Alert, Badge, Card, Group, Loader, Progress, Text, Title, Tooltip } from "@mantine/core";
+import { Alert, Badge, Card, Group, Loader, Pagination, Progress, Text, Title, Tooltip } from "@mantine/core";
 import type { ReactNode } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatCount } from "../../shared/format";
@@ -131,4 +131,53 @@ export function StatusProgress({ counts, total, label }: { counts: TaskCounts; t
 /** A value in monospace that may be long (ids, hashes, URLs). */
 export function Mono({ children }: { children: ReactNode }) {
   return <span className="mono">{children}</span>;
+}
+
+/**
+ * A progress bar (0..100) whose accessible name is `label`: Mantine puts `role="progressbar"` on the bar's
+ * section, so the name goes there.
+ */
+export function LabeledProgress({
+  value,
+  label,
+  color,
+  size,
+  mt,
+}: {
+  value: number;
+  label: string;
+  color?: string;
+  size?: string;
+  mt?: number;
+}) {
+  return (
+    <Progress.Root size={size} mt={mt}>
+      <Progress.Section value={value} color={color} aria-label={label} />
+    </Progress.Root>
+  );
+}
+
+/** Page navigation of a paginated list (1-based), every control named for assistive technology. */
+export function Pager({
+  page,
+  total,
+  perPage,
+  onChange,
+}: {
+  page: number;
+  total: number;
+  perPage: number;
+  onChange: (page: number) => void;
+}) {
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  return (
+    <Pagination
+      mt="sm"
+      total={pages}
+      value={Math.min(page, pages)}
+      onChange={onChange}
+      getControlProps={(control) => ({ "aria-label": `${control} page` })}
+      getItemProps={(p) => ({ "aria-label": `Page ${p}` })}
+    />
+  );
 }

@@ -3,7 +3,7 @@
  * and the list of batches with live progress where the gateway has `GET /v1/batches`.
  */
 import type { Batch } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Group, NumberInput, Pagination, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
+import { Alert, Button, Card, Group, NumberInput, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { type FormEvent, useState } from "react";
@@ -12,7 +12,7 @@ import { ROUTE, useCapabilities } from "../../shared/capabilities";
 import { errorMessage } from "../../shared/client";
 import { formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, QueryView, StatusBadge, StatusProgress } from "../components/common";
+import { PageHeader, Pager, QueryView, StatusBadge, StatusProgress } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
 
 const helper = createColumnHelper<CoreFeatures, Batch>();
@@ -81,7 +81,7 @@ function BatchList() {
         {(data) => (
           <>
             <DataTable columns={columns} data={data.items} caption="Batches" rowKey={(b) => b.batch_id} empty="No batch yet." />
-            <Pagination mt="sm" total={Math.max(1, Math.ceil(data.total / data.per_page))} value={page} onChange={setPage} />
+            <Pager page={page} total={data.total} perPage={data.per_page} onChange={setPage} />
           </>
         )}
       </QueryView>

@@ -1,13 +1,13 @@
 /** A manifest job: status, progress (live while open), error, and the streamed export download. */
 import type { Job } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Group, Progress, Stack, Table, Text } from "@mantine/core";
+import { Alert, Button, Card, Group, Stack, Table, Text } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useParams } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
+import { LabeledProgress, Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
 import { canSaveToFile, downloadExport, type ExportProgress } from "../export";
 
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
@@ -36,11 +36,11 @@ export function JobPage() {
               <Text fw={600}>
                 {formatCount(j.tasks_settled)} of {formatCount(j.task_count)} tasks settled ({formatShare(j.progress, 0)})
               </Text>
-              <Progress
+              <LabeledProgress
                 value={j.progress * 100}
                 size="lg"
                 mt={4}
-                aria-label={`Job ${j.job_id} progress`}
+                label={`Job ${j.job_id} progress`}
                 color={j.status === "failed" ? "red" : "green"}
               />
               {j.error && (

@@ -1,13 +1,13 @@
 /** Manifest jobs: every job with its live progress (settled share of its tasks). */
 import type { Job } from "@labelgate/sdk/browser";
-import { Pagination, Progress, Text } from "@mantine/core";
+import { Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { useState } from "react";
 import { Link } from "react-router";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, QueryView, StatusBadge } from "../components/common";
+import { LabeledProgress, PageHeader, Pager, QueryView, StatusBadge } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
 
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
@@ -37,7 +37,7 @@ const columns = helper.columns([
       const j = info.row.original;
       return (
         <div>
-          <Progress value={j.progress * 100} aria-label={`Job ${j.job_id} progress`} color={j.status === "failed" ? "red" : "green"} />
+          <LabeledProgress value={j.progress * 100} label={`Job ${j.job_id} progress`} color={j.status === "failed" ? "red" : "green"} />
           <Text size="xs" c="dimmed">
             {formatCount(j.tasks_settled)} / {formatCount(j.task_count)} settled ({formatShare(j.progress, 0)})
           </Text>
@@ -64,7 +64,7 @@ export function JobsPage() {
         {(data) => (
           <>
             <DataTable columns={columns} data={data.items} caption="Manifest jobs" rowKey={(j) => j.job_id} empty="No manifest job yet." />
-            <Pagination mt="sm" total={Math.max(1, Math.ceil(data.total / data.per_page))} value={page} onChange={setPage} />
+            <Pager page={page} total={data.total} perPage={data.per_page} onChange={setPage} />
           </>
         )}
       </QueryView>

@@ -1,12 +1,12 @@
 /** Overview: tasks by status, the label quota, labels per day, time to settle, webhook success. */
 import type { DashboardUsage } from "@labelgate/sdk/browser";
-import { Card, Progress, Stack, Text, Title } from "@mantine/core";
+import { Card, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { formatCount, formatSeconds, formatShare } from "../../shared/format";
 import { useSession } from "../auth";
 import { type BarSeries, Chart } from "../components/Chart";
-import { PageHeader, QueryView, Stat } from "../components/common";
+import { LabeledProgress, PageHeader, QueryView, Stat } from "../components/common";
 
 export function OverviewPage() {
   const { client } = useSession();
@@ -38,11 +38,11 @@ export function OverviewPage() {
                 <Text size="sm" mb="xs">
                   {formatCount(used)} of {formatCount(o.label_quota)} labels used or reserved · {formatCount(o.label_quota_remaining)} left
                 </Text>
-                <Progress
+                <LabeledProgress
                   value={share * 100}
                   color={share > 0.9 ? "red" : share > 0.7 ? "yellow" : "blue"}
                   size="lg"
-                  aria-labelledby="quota"
+                  label="Label quota used"
                 />
               </Card>
               <div className="cards">

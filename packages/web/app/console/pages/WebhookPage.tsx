@@ -3,14 +3,14 @@
  * automatic, status code, latency, error, time) and a redeliver action (one new attempt of the same event).
  */
 import type { Delivery, DeliveryStatus } from "@labelgate/sdk/browser";
-import { Alert, Badge, Button, Card, Group, Pagination, Select, Stack, Table, Text } from "@mantine/core";
+import { Alert, Badge, Button, Card, Group, Select, Stack, Table, Text } from "@mantine/core";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
+import { Mono, PageHeader, Pager, QueryView, StatusBadge } from "../components/common";
 
 const STATUSES: DeliveryStatus[] = ["pending", "delivered", "failed"];
 
@@ -61,7 +61,7 @@ export function WebhookPage() {
             {data.items.map((d) => (
               <DeliveryCard key={d.delivery_id} webhookId={webhookId} delivery={d} active={hook?.active ?? true} />
             ))}
-            <Pagination total={Math.max(1, Math.ceil(data.total / data.per_page))} value={page} onChange={setPage} />
+            <Pager page={page} total={data.total} perPage={data.per_page} onChange={setPage} />
           </Stack>
         )}
       </QueryView>
@@ -112,7 +112,7 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
         </Alert>
       )}
       {redeliver.isSuccess && (
-        <Text size="xs" c="green" role="status">
+        <Text size="xs" c="var(--mantine-color-green-text)" role="status">
           Attempt queued.
         </Text>
       )}
@@ -134,7 +134,7 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
               <Table.Td>
                 {a.attempt}
                 {a.manual && (
-                  <Badge size="xs" ml={4} variant="outline">
+                  <Badge size="xs" ml={4} variant="light" color="gray">
                     manual
                   </Badge>
                 )}

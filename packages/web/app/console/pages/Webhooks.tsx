@@ -142,7 +142,7 @@ function NewWebhook() {
             </Alert>
           )}
           {create.isSuccess && (
-            <Text c="green" size="sm" role="status">
+            <Text c="var(--mantine-color-green-text)" size="sm" role="status">
               Webhook {create.data.webhook_id} created.
             </Text>
           )}
