@@ -3,31 +3,36 @@
  * under a shared layout (header, navigation, main). Pages read the API through TanStack Query over the
  * SDK's browser client.
  */
-import { Alert, Button, Container, Group, PasswordInput, Stack, Text, Title } from "@mantine/core";
-import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { type FormEvent, useCallback, useMemo, useState } from "react";
+import { Alert, Button, Container, Group, Loader, PasswordInput, Stack, Text, Title } from "@mantine/core";
+import { QueryClientProvider } from "@tanstack/react-query";
+import { type FormEvent, lazy, Suspense, useCallback, useEffect, useMemo, useState } from "react";
 import { BrowserRouter, NavLink, Route, Routes } from "react-router";
 import { createClient, errorMessage, isAuthError } from "../shared/client";
 import { forgetKey, looksLikeKey, storedKey, storeKey } from "../shared/session";
 import { type Session, SessionContext } from "./auth";
-import { BatchesPage } from "./pages/Batches";
-import { BatchPage } from "./pages/BatchPage";
-import { BillingPage } from "./pages/Billing";
-import { JobPage } from "./pages/JobPage";
-import { JobsPage } from "./pages/Jobs";
-import { NotFoundPage } from "./pages/NotFound";
-import { OverviewPage } from "./pages/Overview";
-import { QualityPage } from "./pages/Quality";
-import { TaskPage } from "./pages/TaskPage";
-import { TasksPage } from "./pages/Tasks";
-import { WebhookPage } from "./pages/WebhookPage";
-import { WebhooksPage } from "./pages/Webhooks";
+import { PAGES } from "./routes";
+import { endSession, sessionFor, setAuthErrorHandler } from "./session";
+
+// Each page is its own chunk (routes.ts), loaded when first shown: the first screen parses only what it needs.
+const OverviewPage = lazy(() => PAGES.overview().then((m) => ({ default: m.OverviewPage })));
+const TasksPage = lazy(() => PAGES.tasks().then((m) => ({ default: m.TasksPage })));
+const TaskPage = lazy(() => PAGES.task().then((m) => ({ default: m.TaskPage })));
+const BatchesPage = lazy(() => PAGES.batches().then((m) => ({ default: m.BatchesPage })));
+const BatchPage = lazy(() => PAGES.batch().then((m) => ({ default: m.BatchPage })));
+const JobsPage = lazy(() => PAGES.jobs().then((m) => ({ default: m.JobsPage })));
+const JobPage = lazy(() => PAGES.job().then((m) => ({ default: m.JobPage })));
+const WebhooksPage = lazy(() => PAGES.webhooks().then((m) => ({ default: m.WebhooksPage })));
+const WebhookPage = lazy(() => PAGES.webhook().then((m) => ({ default: m.WebhookPage })));
+const BillingPage = lazy(() => PAGES.billing().then((m) => ({ default: m.BillingPage })));
+const QualityPage = lazy(() => PAGES.quality().then((m) => ({ default: m.QualityPage })));
+const NotFoundPage = lazy(() => PAGES.notFound().then((m) => ({ default: m.NotFoundPage })));
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => storedKey("customer"));
   const [reason, setReason] = useState<string | null>(null);
   const signOut = useCallback((why?: string) => {
     forgetKey("customer");
+    endSession();
     setReason(why ?? null);
     setKey(null);
   }, []);
@@ -112,16 +117,10 @@ const NAV = [
 ];
 
 function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: string) => void }) {
-  const session = useMemo<Session>(() => ({ client: createClient({ apiKey }), signOut }), [apiKey, signOut]);
-  const queryClient = useMemo(() => {
-    const onError = (err: unknown) => {
-      if (isAuthError(err)) signOut("The gateway refused this key (revoked or replaced). Sign in again.");
-    };
-    return new QueryClient({
-      queryCache: new QueryCache({ onError }),
-      mutationCache: new MutationCache({ onError }),
-      defaultOptions: { queries: { retry: (n, err) => !isAuthError(err) && n < 1, refetchOnWindowFocus: false } },
-    });
+  const { client, queryClient } = sessionFor(apiKey);
+  const session = useMemo<Session>(() => ({ client, signOut }), [client, signOut]);
+  useEffect(() => {
+    setAuthErrorHandler(() => signOut("The gateway refused this key (revoked or replaced). Sign in again."));
   }, [signOut]);
   return (
     <SessionContext value={session}>
@@ -151,20 +150,22 @@ function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: stri
               </ul>
             </nav>
             <main id="main" className="console-main" tabIndex={-1}>
-              <Routes>
-                <Route path="/" element={<OverviewPage />} />
-                <Route path="/tasks" element={<TasksPage />} />
-                <Route path="/tasks/:taskId" element={<TaskPage />} />
-                <Route path="/batches" element={<BatchesPage />} />
-                <Route path="/batches/:batchId" element={<BatchPage />} />
-                <Route path="/jobs" element={<JobsPage />} />
-                <Route path="/jobs/:jobId" element={<JobPage />} />
-                <Route path="/webhooks" element={<WebhooksPage />} />
-                <Route path="/webhooks/:webhookId" element={<WebhookPage />} />
-                <Route path="/billing" element={<BillingPage />} />
-                <Route path="/quality" element={<QualityPage />} />
-                <Route path="*" element={<NotFoundPage />} />
-              </Routes>
+              <Suspense fallback={<Loader aria-label="Loading the page" />}>
+                <Routes>
+                  <Route path="/" element={<OverviewPage />} />
+                  <Route path="/tasks" element={<TasksPage />} />
+                  <Route path="/tasks/:taskId" element={<TaskPage />} />
+                  <Route path="/batches" element={<BatchesPage />} />
+                  <Route path="/batches/:batchId" element={<BatchPage />} />
+                  <Route path="/jobs" element={<JobsPage />} />
+                  <Route path="/jobs/:jobId" element={<JobPage />} />
+                  <Route path="/webhooks" element={<WebhooksPage />} />
+                  <Route path="/webhooks/:webhookId" element={<WebhookPage />} />
+                  <Route path="/billing" element={<BillingPage />} />
+                  <Route path="/quality" element={<QualityPage />} />
+                  <Route path="*" element={<NotFoundPage />} />
+                </Routes>
+              </Suspense>
             </main>
           </div>
         </BrowserRouter>

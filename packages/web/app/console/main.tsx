@@ -1,17 +1,15 @@
-/** Entry of the customer console (/console/). */
-import { StrictMode } from "react";
-import { createRoot } from "react-dom/client";
-import { Theme } from "../shared/theme";
-import { App } from "./App";
-import "uplot/dist/uPlot.min.css";
-import "./console.css";
+/**
+ * Entry of the customer console (/console/). It is small on purpose: for a signed-in tab it starts the data
+ * and the code chunk of the page being opened, then loads the app (boot.tsx: React, Mantine, the layout),
+ * so the three load in parallel.
+ */
+import { storedKey } from "../shared/session";
+import { preloadRoute } from "./routes";
+import { prefetchFor, sessionFor } from "./session";
 
-const root = document.getElementById("root");
-if (!root) throw new Error("the page has no #root element");
-createRoot(root).render(
-  <StrictMode>
-    <Theme>
-      <App />
-    </Theme>
-  </StrictMode>,
-);
+const key = storedKey("customer");
+if (key) {
+  prefetchFor(sessionFor(key), window.location);
+  preloadRoute(window.location.pathname);
+}
+void import("./boot");

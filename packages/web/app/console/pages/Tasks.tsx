@@ -2,7 +2,7 @@
  * Tasks: the server-side paginated list of GET /v1/dashboard/tasks (filter by status, sort, page size).
  * The page, filter and sort are in the page's URL (`?page=2&status=settled`), never anything secret.
  */
-import type { Task, TaskSort, TaskStatus } from "@labelgate/sdk/browser";
+import type { Task } from "@labelgate/sdk/browser";
 import { Group, Pagination, Select, Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
@@ -11,13 +11,10 @@ import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
 import { PageHeader, QueryView, StatusBadge } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { TASK_SORTS, TASK_STATUSES, taskListParams, taskListQuery } from "../queries";
 
-const STATUSES: TaskStatus[] = ["pending", "labeling", "settling", "settled", "canceled"];
-const SORTS: { value: TaskSort; label: string }[] = [
-  { value: "created_at_desc", label: "Newest first" },
-  { value: "created_at_asc", label: "Oldest first" },
-  { value: "settled_at_desc", label: "Recently settled" },
-];
+const STATUSES = TASK_STATUSES;
+const SORTS = TASK_SORTS;
 const PAGE_SIZES = ["20", "50", "100"];
 
 const helper = createColumnHelper<CoreFeatures, Task>();
@@ -50,25 +47,12 @@ const columns = helper.columns([
   helper.accessor("settled_at", { header: "Settled", cell: (info) => formatTime(info.getValue()) }),
 ]);
 
-function positive(value: string | null, fallback: number): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
-
 export function TasksPage() {
   const { client } = useSession();
   const [params, setParams] = useSearchParams();
-  const page = positive(params.get("page"), 1);
-  const perPage = positive(params.get("per_page"), 20);
-  const statusParam = params.get("status");
-  const status = STATUSES.find((s) => s === statusParam) ?? "";
-  const sort = SORTS.find((s) => s.value === params.get("sort"))?.value ?? "created_at_desc";
-  const query = useQuery({
-    queryKey: ["tasks", { page, perPage, status, sort }],
-    queryFn: () => client.dashboard.tasks({ page, per_page: perPage, status, sort }),
-    placeholderData: keepPreviousData,
-    refetchInterval: 5000,
-  });
+  const listParams = taskListParams(params);
+  const { page, perPage, status, sort } = listParams;
+  const query = useQuery({ ...taskListQuery(client, listParams), placeholderData: keepPreviousData, refetchInterval: 5000 });
   const update = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(params);
     for (const [k, v] of Object.entries(changes)) {
