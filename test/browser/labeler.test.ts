@@ -93,7 +93,10 @@ describe("labeler app: 20 tasks with the keyboard alone", () => {
   it("signs in, labels 20 tasks with keys 1-3 (next 3 items preloaded), then says nothing to label", async () => {
     const { context, page, watch } = await watchedPage(browser);
     try {
-      await screenshot(page, "label-sign-in").catch(() => undefined);
+      await page.goto(`${sys.baseUrl}/label/`);
+      await page.getByLabel("Labeler key").waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await screenshot(page, "label-sign-in");
       await signIn(page, sys.baseUrl, labelerKey);
       const first = await currentTask(page);
       expect(taskIds).toContain(first);

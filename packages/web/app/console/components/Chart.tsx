@@ -40,8 +40,12 @@ function options(spec: BarSeries | PointSeries, width: number, height: number): 
       height,
       legend: { show: false },
       cursor: { show: false },
-      scales: { x: { time: spec.time ?? false }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
-      axes,
+      scales: {
+        // buckets (not days) are whole numbers: half a bucket of room on each side
+        x: spec.time ? { time: true } : { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+      },
+      axes: spec.time ? axes : [{ ...axes[0], incrs: [1, 2, 5, 10, 20, 50, 100] }, axes[1] as uPlot.Axis],
       series: [{}, { label: spec.yLabel, fill: "rgba(34, 139, 230, 0.6)", stroke: "rgb(28, 126, 214)", paths: bars({ size: [0.7, 40] }) }],
     };
   }
