@@ -87,9 +87,15 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   useEffect(() => {
     queue.start();
     const onHide = () => queue.dispose();
+    // back from the back-forward cache: the claims were released on pagehide, start afresh
+    const onShow = (e: PageTransitionEvent) => {
+      if (e.persisted) window.location.reload();
+    };
     window.addEventListener("pagehide", onHide);
+    window.addEventListener("pageshow", onShow);
     return () => {
       window.removeEventListener("pagehide", onHide);
+      window.removeEventListener("pageshow", onShow);
       queue.dispose();
     };
   }, [queue]);
