@@ -163,6 +163,45 @@ describe("labeler app: 20 tasks with the keyboard alone", () => {
     }
   }, 120_000);
 
+  it("lets the labeler choose other keys (kept in localStorage, without the labeler key)", async () => {
+    const res = await sys.api<{ task_ids: string[] }>("POST", "/v1/tasks/batch", {
+      token: customerKey,
+      body: {
+        tasks: [0, 1].map((i) => ({
+          type: "image_classification",
+          data_url: images.url(50 + i),
+          label_spec: SPEC,
+          consensus_threshold: 1,
+        })),
+      },
+    });
+    expect(res.status).toBe(202);
+    const { context, page, watch } = await watchedPage(browser);
+    try {
+      await signIn(page, sys.baseUrl, labelerKey);
+      const first = await currentTask(page);
+      await page.getByRole("button", { name: "Keys" }).click();
+      await page.getByLabel("Keys of options 1-9, in order").fill("jkl");
+      await page.getByRole("button", { name: "Save keys" }).click();
+      await page.getByText("Keys j k l pick an option").waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await page.keyboard.press("1"); // no longer a key: nothing happens
+      await page.keyboard.press("l"); // the third option
+      await page.getByText("Labeled this session: 1").waitFor();
+      const task = await eventually(async () => {
+        const r = await sys.api<{ status: string; consensus_label: string | null }>("GET", `/v1/tasks/${first}`, { token: customerKey });
+        return r.body.status === "settled" ? r.body : undefined;
+      });
+      expect(task.consensus_label).toBe("bird");
+      const { local } = await storage(page);
+      expect(local).toContain("jkl");
+      expect(local.includes(labelerKey)).toBe(false);
+      expect(unexpectedProblems(watch)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it("a refused key signs out with a message", async () => {
     const { context, page, watch } = await watchedPage(browser);
     try {

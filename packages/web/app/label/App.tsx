@@ -2,11 +2,12 @@
  * The labeler app: sign in with a labeler key (kept in sessionStorage), then label with keys 1-9 or clicks.
  * The work queue (queue.ts) claims and preloads ahead; this component only shows its snapshot.
  */
-import { Alert, Button, Container, Group, Kbd, Loader, PasswordInput, Stack, Text, Title } from "@mantine/core";
+import { Alert, Button, Container, Group, Kbd, Loader, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
 import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { ROUTE, useCapabilities } from "../shared/capabilities";
 import { createClient } from "../shared/client";
 import { forgetKey, looksLikeKey, storedKey, storeKey } from "../shared/session";
+import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, loadHotkeys, optionOfKey, saveHotkeys } from "./hotkeys";
 import { type ItemView, LabelQueue, type QueueItem } from "./queue";
 
 export function App() {
@@ -107,26 +108,28 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   const current = snap.current;
   const options = current?.claim.label_spec.options ?? [];
   const skippable = caps.has(ROUTE.releaseClaim);
+  const [hotkeys, setHotkeys] = useState<Hotkeys>(loadHotkeys);
+  const [editingKeys, setEditingKeys] = useState(false);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.altKey || e.ctrlKey || e.metaKey || e.repeat) return;
       const target = e.target as HTMLElement | null;
       if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
-      if (/^[1-9]$/.test(e.key)) {
-        const index = Number(e.key) - 1;
+      const index = optionOfKey(hotkeys, e.key);
+      if (index !== -1) {
         if (index < options.length) {
           e.preventDefault();
           queue.pick(index);
         }
-      } else if ((e.key === "s" || e.key === "S") && skippable) {
+      } else if (e.key.toLowerCase() === hotkeys.skip.toLowerCase() && skippable) {
         e.preventDefault();
         queue.skip();
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [queue, options.length, skippable]);
+  }, [queue, options.length, skippable, hotkeys]);
 
   return (
     <div className="label-page">
@@ -141,6 +144,9 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             <Text c="dimmed" size="sm">
               {snap.ahead} ready ahead
             </Text>
+            <Button variant="default" size="xs" onClick={() => setEditingKeys((v) => !v)} aria-expanded={editingKeys}>
+              Keys
+            </Button>
             <Button variant="default" size="xs" onClick={() => onSignOut(null)}>
               Sign out
             </Button>
@@ -148,6 +154,16 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
         </Group>
       </header>
       <main className="label-main">
+        {editingKeys && (
+          <HotkeysEditor
+            value={hotkeys}
+            onSave={(h) => {
+              saveHotkeys(h);
+              setHotkeys(h);
+              setEditingKeys(false);
+            }}
+          />
+        )}
         <div role="status" aria-live="polite" className="label-notices">
           {snap.notices.map((n) => (
             <Alert
@@ -162,7 +178,7 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
           ))}
         </div>
         {current ? (
-          <Item item={current} skippable={skippable} onPick={(i) => queue.pick(i)} onSkip={() => queue.skip()} />
+          <Item item={current} hotkeys={hotkeys} skippable={skippable} onPick={(i) => queue.pick(i)} onSkip={() => queue.skip()} />
         ) : snap.nothingToLabel ? (
           <Stack align="center" py="xl">
             <Title order={1} size="h2">
@@ -186,11 +202,13 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
 
 function Item({
   item,
+  hotkeys,
   skippable,
   onPick,
   onSkip,
 }: {
   item: QueueItem;
+  hotkeys: Hotkeys;
   skippable: boolean;
   onPick: (i: number) => void;
   onSkip: () => void;
@@ -213,7 +231,7 @@ function Item({
                 fullWidth
                 justify="space-between"
                 onClick={() => onPick(i)}
-                rightSection={i < 9 ? <Kbd>{i + 1}</Kbd> : null}
+                rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
               >
                 {option}
               </Button>
@@ -222,7 +240,8 @@ function Item({
         </ol>
         <Group justify="space-between">
           <Text size="sm" c="dimmed">
-            Keys 1-{Math.min(9, claim.label_spec.options.length)} pick an option{skippable ? ", S skips" : ""}.
+            Keys {[...hotkeys.options].slice(0, claim.label_spec.options.length).join(" ")} pick an option
+            {skippable ? `, ${hotkeys.skip} skips` : ""}.
           </Text>
           {skippable && (
             <Button variant="subtle" size="xs" onClick={onSkip}>
@@ -280,5 +299,55 @@ function Media({ view }: { view: ItemView }) {
       <Text>This item's URL cannot be opened in a browser:</Text>
       <code className="label-link">{view.url}</code>
     </Stack>
+  );
+}
+
+/** Changes the keys of options 1-9 and of skip (kept in localStorage: a preference, not a secret). */
+function HotkeysEditor({ value, onSave }: { value: Hotkeys; onSave: (h: Hotkeys) => void }) {
+  const [options, setOptions] = useState(value.options);
+  const [skip, setSkip] = useState(value.skip);
+  const [error, setError] = useState<string | null>(null);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const h = { options: options.trim(), skip: skip.trim() };
+    const problem = hotkeysProblem(h);
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    onSave(h);
+  };
+  return (
+    <form onSubmit={submit} className="label-hotkeys" aria-label="Keyboard layout">
+      <Group align="flex-end">
+        <TextInput
+          label="Keys of options 1-9, in order"
+          value={options}
+          onChange={(e) => setOptions(e.currentTarget.value)}
+          error={error}
+          maxLength={9}
+          autoComplete="off"
+          w={260}
+        />
+        <TextInput
+          label="Skip key"
+          value={skip}
+          onChange={(e) => setSkip(e.currentTarget.value)}
+          maxLength={1}
+          autoComplete="off"
+          w={100}
+        />
+        <Button type="submit">Save keys</Button>
+        <Button
+          variant="subtle"
+          onClick={() => {
+            setOptions(DEFAULT_HOTKEYS.options);
+            setSkip(DEFAULT_HOTKEYS.skip);
+          }}
+        >
+          Default keys
+        </Button>
+      </Group>
+    </form>
   );
 }
