@@ -10,7 +10,8 @@
  * - a claim about to expire before it would be shown is released and dropped;
  * - on skip, sign-out and page unload every held claim is released (`DELETE /v1/labeling/claims/{id}`,
  *   where the gateway has that route; otherwise the slots come back when the claims expire);
- * - a 204 (nothing to label) stops claiming ahead; the queue asks again every {@link IDLE_POLL_MS}.
+ * - a 204 (nothing to label) stops claiming ahead; the queue asks again every {@link IDLE_POLL_MS} while
+ *   the tab is visible (a hidden tab asks when it is shown again).
  *
  * Labels are posted in the background: the next item is shown first, and a label the gateway refuses
  * (claim expired, task completed by others) is reported as a notice.
@@ -217,8 +218,22 @@ export class LabelQueue {
     }
     if (!this.disposed && !this.signedOut && this.items.length < 1 + AHEAD) {
       clearTimeout(this.idleTimer);
-      this.idleTimer = setTimeout(() => void this.fill(), IDLE_POLL_MS);
+      this.idleTimer = setTimeout(() => this.poll(), IDLE_POLL_MS);
     }
+  }
+
+  /** The idle poll: asks again while the tab is visible; a hidden tab asks when it is shown again. */
+  private poll(): void {
+    if (document.visibilityState !== "hidden") {
+      void this.fill();
+      return;
+    }
+    const onVisible = () => {
+      if (document.visibilityState === "hidden") return;
+      document.removeEventListener("visibilitychange", onVisible);
+      void this.fill();
+    };
+    document.addEventListener("visibilitychange", onVisible);
   }
 
   /** The item of a claim, its image requested and decoded in the background. */
