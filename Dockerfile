@@ -35,7 +35,8 @@ RUN pnpm fetch
 COPY . .
 # devDependencies are needed at run time (tsx runs the services, the prisma CLI runs migrations, s3rver
 # is the compose stack's S3 store), so NODE_ENV must not be "production" here. Build scripts are gated
-# by allowBuilds in pnpm-workspace.yaml. The root postinstall runs `prisma generate`, offline:
+# by allowBuilds in pnpm-workspace.yaml. The root postinstall runs `prisma generate` and builds the web apps (Vite,
+# packages/web/dist, served by the gateway at /label/ and /console/), offline:
 # prisma.config.ts uses the bundled WASM engine (engine "js", engineType "client") and a placeholder
 # DATABASE_URL; nothing is downloaded and no database is contacted.
 RUN pnpm install --offline --frozen-lockfile

@@ -14,6 +14,7 @@ import { gatewayRole } from "@labelgate/gateway";
 import { manifestRole } from "@labelgate/manifest-worker";
 import { createRuntime } from "@labelgate/runtime";
 import { migrateDatabase } from "@labelgate/store";
+import { ensureWebBuild } from "@labelgate/web";
 import { webhookRole } from "@labelgate/webhook-worker";
 
 interface Embedded {
@@ -57,6 +58,8 @@ async function main(): Promise<void> {
   const own = parseEnv(standaloneOnlyEnv, process.env);
   const bootLogger = createLogger("labelgate", process.env.LOG_LEVEL === "silent" ? "silent" : "info");
   mkdirSync(own.DATA_DIR, { recursive: true });
+  // the labeler app and the console, built on the first start (and after their sources change)
+  ensureWebBuild((m) => bootLogger.info(m));
 
   const embedded = process.env.DATABASE_URL
     ? undefined

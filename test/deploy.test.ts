@@ -243,12 +243,12 @@ describe("Dockerfile", () => {
   const stages = lines.filter((l) => l.startsWith("FROM "));
   const final = lines.slice(lines.lastIndexOf(stages[stages.length - 1] as string));
 
-  it("installs pnpm 12 and the workspace offline from the lockfile (prisma generate runs as the postinstall)", () => {
+  it("installs pnpm 12 and the workspace offline from the lockfile (prisma generate and the web build run as the postinstall)", () => {
     expect(stages[0]).toMatch(/^FROM node:20-/);
     expect(lines.some((l) => l.includes("pnpm@12"))).toBe(true);
     expect(lines).toContain("RUN pnpm fetch");
     expect(lines).toContain("RUN pnpm install --offline --frozen-lockfile");
-    expect(JSON.parse(read("package.json")).scripts.postinstall).toBe("prisma generate");
+    expect(JSON.parse(read("package.json")).scripts.postinstall).toBe("prisma generate && tsx packages/web/src/build-cli.ts");
   });
 
   it("runs as a non-root user under tini, exposes the API and ops ports, defaults to the gateway", () => {

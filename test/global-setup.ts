@@ -1,9 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { migrateDatabase, withDatabase } from "@labelgate/store";
+import { ensureWebBuild } from "@labelgate/web";
 import { SERVER_PG_URL } from "./env";
 
-/** Creates and migrates this run's database; its name and the run id reach the workers via env. */
+/**
+ * Creates and migrates this run's database; its name and the run id reach the workers via env. Builds the
+ * web apps (packages/web) when the build is missing or older than its sources: the gateway serves them.
+ */
 export default async function globalSetup(): Promise<void> {
+  ensureWebBuild((m) => process.stderr.write(`\n${m}\n`));
   const run = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const url = withDatabase(SERVER_PG_URL, `lgtest_${run}`);
   await migrateDatabase(url);

@@ -4,14 +4,11 @@
  * (`sk_sandbox_…`/`sk_live_…`), labeling routes `labelerKey` (`lk_…`), admin routes `adminToken`.
  * Every method takes optional {@link RequestOptions} last and throws a {@link LabelgateError} subclass on
  * a non-2xx answer (see errors.ts), a TypeError when the route's credential was not given.
+ *
+ * This module runs in browsers and in Node (fetch and web streams only). The Node-only helpers (the export
+ * as a Node stream, parsed line by line, or written to a file) are in node.ts: `@labelgate/sdk` is the Node
+ * entry (its `LabelgateClient` has them), `@labelgate/sdk/browser` the browser entry (this module's client).
  */
-import { createWriteStream } from "node:fs";
-import { rename, rm } from "node:fs/promises";
-import { createInterface } from "node:readline";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { ResponseError } from "./errors";
 import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
 import type {
   AdminCustomersQuery,
@@ -26,7 +23,6 @@ import type {
   DashboardUsage,
   DeliveriesQuery,
   Delivery,
-  ExportLine,
   Health,
   InvoiceList,
   Job,
@@ -66,8 +62,8 @@ export interface ClientOptions extends TransportOptions, Credentials {}
 
 type Call = Omit<CallSpec, "token">;
 
-/** What the namespaces share: the transport and the credentials. */
-class Context {
+/** What the namespaces share: the transport and the credentials. @internal (node.ts extends the namespaces) */
+export class Context {
   constructor(
     readonly transport: Transport,
     readonly credentials: Credentials,
@@ -107,12 +103,6 @@ class Context {
     if (attempts <= 1 || o.retry === false) return o;
     return { ...o, idempotencyKey: newIdempotencyKey() };
   }
-}
-
-/** The body of a streamed response as a Node readable stream. */
-function bodyOf(res: Response): Readable {
-  if (!res.body) return Readable.from([]);
-  return Readable.fromWeb(res.body as unknown as NodeReadableStream<Uint8Array>);
 }
 
 /** `POST /v1/customers` and `GET /v1/customers/me`. */
@@ -213,9 +203,23 @@ export class TasksApi {
   }
 }
 
-/** `GET /v1/batches/{id}`. */
+/** `GET /v1/batches` and `GET /v1/batches/{id}`. */
 export class BatchesApi {
   constructor(private readonly ctx: Context) {}
+
+  /**
+   * A page of the customer's batches, newest first, each with its tasks' counts by status (the item shape
+   * of {@link get}). @throws ValidationError, NotFoundError while the gateway has no batch list route
+   */
+  list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Batch>> {
+    return this.ctx.json({
+      method: "GET",
+      route: "/v1/batches",
+      query: { page: query.page, per_page: query.per_page },
+      auth: "customer",
+      options,
+    });
+  }
 
   /** A batch's status and its tasks' counts by status. @throws NotFoundError `batch not found` */
   get(batchId: string, options?: RequestOptions): Promise<Batch> {
@@ -272,13 +276,6 @@ export class WebhooksApi {
   }
 }
 
-/** What {@link JobsApi.exportToFile} wrote. */
-export interface ExportFileResult {
-  path: string;
-  bytes: number;
-  lines: number;
-}
-
 /** `/v1/jobs`: manifest jobs and their streamed JSONL export. */
 export class JobsApi {
   constructor(private readonly ctx: Context) {}
@@ -308,80 +305,14 @@ export class JobsApi {
   }
 
   /**
-   * The export as a raw byte stream (JSONL, one line per manifest line, manifest order). The request
-   * (and its retries) completes before this resolves; the body is then streamed as it arrives.
+   * The export's body as a web `ReadableStream` of bytes (JSONL, one line per manifest line, manifest
+   * order), in browsers and in Node. The request (and its retries) completes before this resolves; the body
+   * is then streamed as it arrives and is the caller's to read or cancel.
    * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
    */
-  async exportStream(jobId: string, options?: RequestOptions): Promise<Readable> {
-    return bodyOf(
-      await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: "customer", options }),
-    );
-  }
-
-  /**
-   * The export parsed line by line, streamed (constant memory at any size).
-   * @throws like {@link exportStream}; ResponseError on a line that is not JSON or a stream cut short
-   */
-  async *exportLines(jobId: string, options?: RequestOptions): AsyncGenerator<ExportLine, void, undefined> {
-    const stream = await this.exportStream(jobId, options);
-    const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-    let n = 0;
-    try {
-      for await (const line of lines) {
-        n++;
-        if (line === "") continue;
-        try {
-          yield JSON.parse(line) as ExportLine;
-        } catch (err) {
-          throw new ResponseError({
-            status: 200,
-            error: `export line ${n} is not JSON`,
-            method: "GET",
-            path: `/v1/jobs/${jobId}/export`,
-            cause: err,
-          });
-        }
-      }
-    } catch (err) {
-      if (err instanceof ResponseError) throw err;
-      throw new ResponseError({
-        status: 200,
-        error: `export cut short after ${n} lines`,
-        method: "GET",
-        path: `/v1/jobs/${jobId}/export`,
-        cause: err,
-      });
-    } finally {
-      lines.close();
-      stream.destroy();
-    }
-  }
-
-  /**
-   * Streams the export into `file` (written to `file.part`, renamed when complete, so a cut download
-   * never leaves a partial file under the final name). Returns the bytes and lines written.
-   * @throws like {@link exportStream}; the filesystem's errors
-   */
-  async exportToFile(jobId: string, file: string, options?: RequestOptions): Promise<ExportFileResult> {
-    const stream = await this.exportStream(jobId, options);
-    const part = `${file}.part`;
-    let bytes = 0;
-    let lines = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        bytes += chunk.length;
-        for (const b of chunk) if (b === 10) lines++;
-        done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(stream, count, createWriteStream(part));
-      await rename(part, file);
-    } catch (err) {
-      await rm(part, { force: true });
-      throw err;
-    }
-    return { path: file, bytes, lines };
+  async exportBody(jobId: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: "customer", options });
+    return res.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
   }
 }
 
@@ -531,7 +462,8 @@ export class AdminApi {
 }
 
 /**
- * The labelgate API client.
+ * The labelgate API client, without the Node-only export helpers (`@labelgate/sdk/browser` exports it as
+ * `LabelgateClient`; the Node entry's `LabelgateClient` extends it).
  *
  * ```ts
  * const lg = new LabelgateClient({ baseUrl: "http://127.0.0.1:3000", apiKey: process.env.LABELGATE_API_KEY });
@@ -539,7 +471,7 @@ export class AdminApi {
  * const result = await lg.tasks.waitForResult(task_id);
  * ```
  */
-export class LabelgateClient {
+export class LabelgateClientBase {
   readonly customers: CustomersApi;
   readonly tasks: TasksApi;
   readonly batches: BatchesApi;
@@ -549,7 +481,7 @@ export class LabelgateClient {
   readonly dashboard: DashboardApi;
   readonly labeling: LabelingApi;
   readonly admin: AdminApi;
-  private readonly ctx: Context;
+  protected readonly ctx: Context;
 
   constructor(options: ClientOptions);
   /** @internal shares a transport (see {@link withCredentials}) */
@@ -561,11 +493,16 @@ export class LabelgateClient {
     this.tasks = new TasksApi(this.ctx);
     this.batches = new BatchesApi(this.ctx);
     this.webhooks = new WebhooksApi(this.ctx);
-    this.jobs = new JobsApi(this.ctx);
+    this.jobs = this.createJobs(this.ctx);
     this.billing = new BillingApi(this.ctx);
     this.dashboard = new DashboardApi(this.ctx);
     this.labeling = new LabelingApi(this.ctx);
     this.admin = new AdminApi(this.ctx);
+  }
+
+  /** The jobs namespace (node.ts returns one with the Node-only export helpers). */
+  protected createJobs(ctx: Context): JobsApi {
+    return new JobsApi(ctx);
   }
 
   /** The base URL the client talks to (no trailing `/`). */
@@ -577,9 +514,9 @@ export class LabelgateClient {
    * A client with other credentials (those not given are kept) sharing this one's options and hooks:
    * e.g. one client per labeler key.
    */
-  withCredentials(credentials: Credentials): LabelgateClient {
+  withCredentials(credentials: Credentials): LabelgateClientBase {
     const merged = { ...this.ctx.credentials, ...credentials };
-    return new LabelgateClient({ baseUrl: this.ctx.transport.baseUrl, ...merged }, this.ctx.transport);
+    return new LabelgateClientBase({ baseUrl: this.ctx.transport.baseUrl, ...merged }, this.ctx.transport);
   }
 
   /**

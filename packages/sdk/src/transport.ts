@@ -1,5 +1,6 @@
 /**
- * The HTTP layer of the SDK: Node 20's global fetch (undici), JSON in and out, typed errors, and retries.
+ * The HTTP layer of the SDK: the global fetch (Node 20's undici, or a browser's), JSON in and out, typed
+ * errors, and retries. No Node module is imported: this file also runs in browsers.
  *
  * Retries (../shared/DESIGN.md §2, ../shared/spec/SPEC.md §7):
  * - 429 is retried for every request: the gateway answers it before any handler runs, so the request had
@@ -12,7 +13,6 @@
  *   `maxRetryAfterMs` is not waited for (the error is thrown at once). Otherwise capped exponential
  *   backoff with jitter: half of min(maxBackoffMs, initialBackoffMs * 2^(retry-1)) plus a random half.
  */
-import { randomUUID } from "node:crypto";
 import { ConnectionError, errorForStatus, type LabelgateError, ResponseError } from "./errors";
 import type { ErrorBody, ErrorDetail } from "./types";
 
@@ -131,9 +131,23 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   return Math.max(0, date - now);
 }
 
+/**
+ * A random UUID v4 (RFC 9562 §5.4) from the Web Crypto API: `crypto.randomUUID` where it exists (Node,
+ * secure browser contexts), else built from `crypto.getRandomValues` (a browser page over plain http).
+ */
+function uuidV4(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === "function") return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = ((b[6] as number) & 0x0f) | 0x40;
+  b[8] = ((b[8] as number) & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** A fresh idempotency key for a call that did not bring one (`sdk_` + UUID v4). */
 export function newIdempotencyKey(): string {
-  return `sdk_${randomUUID()}`;
+  return `sdk_${uuidV4()}`;
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -27,6 +27,7 @@ import { labelingRoutes } from "./routes/labeling";
 import { systemRoutes } from "./routes/system";
 import { batchRoutes, taskRoutes } from "./routes/tasks";
 import { webhookRoutes } from "./routes/webhooks";
+import { webRouter } from "./web";
 
 export interface GatewayConfig {
   adminToken: string | undefined;
@@ -159,6 +160,7 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());
+  app.use(webRouter()); // the labeler app at /label/ and the customer console at /console/ (web.ts)
   // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
   app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

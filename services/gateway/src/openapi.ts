@@ -50,6 +50,8 @@ export const DOCS_PATH = "/docs";
 export const UNDOCUMENTED_MOUNTS: Record<string, string> = {
   [DOCS_PATH]: "the API reference page itself (HTML and swagger-ui assets)",
   "/admin/queues": "the operators' queue dashboard (bull-board HTML UI and its private JSON API)",
+  "/label": "the labeler app (static files of packages/web, web.ts)",
+  "/console": "the customer console (static files of packages/web, web.ts)",
 };
 
 export type JsonSchema = { [key: string]: unknown };

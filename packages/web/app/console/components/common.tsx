@@ -1,0 +1,183 @@
+/** Small building blocks shared by the console's pages. */
+import type { TaskCounts } from "@labelgate/sdk/browser";
+import { Alert, Badge, Card, Group, Loader, Pagination, Progress, Text, Title, Tooltip } from "@mantine/core";
+import type { ReactNode } from "react";
+import { errorMessage } from "../../shared/client";
+import { formatCount } from "../../shared/format";
+
+const STATUS_COLOR: Record<string, string> = {
+  pending: "gray",
+  labeling: "blue",
+  settling: "violet",
+  settled: "green",
+  canceled: "dark",
+  accepted: "gray",
+  in_progress: "blue",
+  completed: "green",
+  queued: "gray",
+  ingesting: "blue",
+  failed: "red",
+  delivered: "green",
+  active: "green",
+  excluded: "red",
+  open: "blue",
+  finalized: "green",
+};
+
+/** A status as a colored badge (the text is the status itself). */
+export function StatusBadge({ status }: { status: string }) {
+  return (
+    <Badge color={STATUS_COLOR[status] ?? "gray"} variant="light">
+      {status.replace("_", " ")}
+    </Badge>
+  );
+}
+
+/** The page's heading and an optional line under it. */
+export function PageHeader({ title, children, actions }: { title: ReactNode; children?: ReactNode; actions?: ReactNode }) {
+  return (
+    <Group justify="space-between" align="flex-start" mb="md">
+      <div>
+        <Title order={1} size="h2">
+          {title}
+        </Title>
+        {children && (
+          <Text c="dimmed" size="sm">
+            {children}
+          </Text>
+        )}
+      </div>
+      {actions}
+    </Group>
+  );
+}
+
+/** Loading and error states of a query: renders `children` once data is there. */
+export function QueryView<T>({
+  query,
+  children,
+}: {
+  query: { data: T | undefined; error: unknown; isPending: boolean };
+  children: (data: T) => ReactNode;
+}) {
+  if (query.error) {
+    return (
+      <Alert color="red" title="Could not load" role="alert">
+        {errorMessage(query.error)}
+      </Alert>
+    );
+  }
+  if (query.data === undefined) return <Loader aria-label="Loading" />;
+  return <>{children(query.data)}</>;
+}
+
+/** A figure on a card. */
+export function Stat({ label, value, hint }: { label: string; value: ReactNode; hint?: string }) {
+  return (
+    <Card withBorder padding="sm">
+      <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
+        {label}
+      </Text>
+      <Text size="xl" fw={700}>
+        {value}
+      </Text>
+      {hint && (
+        <Text size="xs" c="dimmed">
+          {hint}
+        </Text>
+      )}
+    </Card>
+  );
+}
+
+const ORDER: (keyof TaskCounts)[] = ["settled", "settling", "labeling", "pending", "canceled"];
+const BAR_COLOR: Record<keyof TaskCounts, string> = {
+  settled: "green",
+  settling: "violet",
+  labeling: "blue",
+  pending: "gray.4",
+  canceled: "dark",
+};
+
+/**
+ * Tasks by status as one stacked bar, with the settled share as its accessible value. `label` names the
+ * bar for assistive technology.
+ */
+export function StatusProgress({ counts, total, label }: { counts: TaskCounts; total: number; label: string }) {
+  const done = counts.settled + counts.canceled;
+  return (
+    <div>
+      <Progress.Root size="lg" aria-hidden>
+        {ORDER.map((s) =>
+          counts[s] > 0 ? (
+            <Tooltip key={s} label={`${s}: ${formatCount(counts[s])}`}>
+              <Progress.Section value={total > 0 ? (100 * counts[s]) / total : 0} color={BAR_COLOR[s]} />
+            </Tooltip>
+          ) : null,
+        )}
+      </Progress.Root>
+      <div role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={total} aria-valuenow={done} className="visually-hidden">
+        {done} of {total} done
+      </div>
+      <Text size="xs" c="dimmed" mt={4}>
+        {ORDER.filter((s) => counts[s] > 0)
+          .map((s) => `${formatCount(counts[s])} ${s}`)
+          .join(" · ") || "no tasks"}
+      </Text>
+    </div>
+  );
+}
+
+/** A value in monospace that may be long (ids, hashes, URLs). */
+export function Mono({ children }: { children: ReactNode }) {
+  return <span className="mono">{children}</span>;
+}
+
+/**
+ * A progress bar (0..100) whose accessible name is `label`: Mantine puts `role="progressbar"` on the bar's
+ * section, so the name goes there.
+ */
+export function LabeledProgress({
+  value,
+  label,
+  color,
+  size,
+  mt,
+}: {
+  value: number;
+  label: string;
+  color?: string;
+  size?: string;
+  mt?: number;
+}) {
+  return (
+    <Progress.Root size={size} mt={mt}>
+      <Progress.Section value={value} color={color} aria-label={label} />
+    </Progress.Root>
+  );
+}
+
+/** Page navigation of a paginated list (1-based), every control named for assistive technology. */
+export function Pager({
+  page,
+  total,
+  perPage,
+  onChange,
+}: {
+  page: number;
+  total: number;
+  perPage: number;
+  onChange: (page: number) => void;
+}) {
+  const pages = Math.max(1, Math.ceil(total / perPage));
+  return (
+    <Pagination
+      mt="sm"
+      total={pages}
+      value={Math.min(page, pages)}
+      onChange={onChange}
+      getControlProps={(control) => ({ "aria-label": `${control} page` })}
+      getItemProps={(p) => ({ "aria-label": `Page ${p}` })}
+    />
+  );
+}

@@ -1,0 +1,81 @@
+/** Overview: tasks by status, the label quota, labels per day, time to settle, webhook success. */
+import type { DashboardUsage } from "@labelgate/sdk/browser";
+import { Card, Stack, Text, Title } from "@mantine/core";
+import { useQuery } from "@tanstack/react-query";
+import { useMemo } from "react";
+import { formatCount, formatSeconds, formatShare } from "../../shared/format";
+import { useSession } from "../auth";
+import { type BarSeries, Chart } from "../components/Chart";
+import { LabeledProgress, PageHeader, QueryView, Stat } from "../components/common";
+
+export function OverviewPage() {
+  const { client } = useSession();
+  const overview = useQuery({ queryKey: ["overview"], queryFn: () => client.dashboard.overview(), refetchInterval: 5000 });
+  const usage = useQuery({ queryKey: ["usage-days"], queryFn: () => client.dashboard.usage(), refetchInterval: 30_000 });
+  return (
+    <>
+      <PageHeader title="Overview">Your tasks, quota and labels at a glance.</PageHeader>
+      <QueryView query={overview}>
+        {(o) => {
+          const used = o.label_quota - o.label_quota_remaining;
+          const share = o.label_quota > 0 ? used / o.label_quota : 0;
+          return (
+            <Stack>
+              <section aria-labelledby="by-status">
+                <Title order={2} size="h4" id="by-status" mb="xs">
+                  Tasks by status
+                </Title>
+                <div className="cards">
+                  {(["pending", "labeling", "settling", "settled", "canceled"] as const).map((s) => (
+                    <Stat key={s} label={s} value={formatCount(o.tasks_by_status[s])} />
+                  ))}
+                </div>
+              </section>
+              <Card withBorder>
+                <Title order={2} size="h4" id="quota">
+                  Label quota
+                </Title>
+                <Text size="sm" mb="xs">
+                  {formatCount(used)} of {formatCount(o.label_quota)} labels used or reserved · {formatCount(o.label_quota_remaining)} left
+                </Text>
+                <LabeledProgress
+                  value={share * 100}
+                  color={share > 0.9 ? "red" : share > 0.7 ? "yellow" : "blue"}
+                  size="lg"
+                  label="Label quota used"
+                />
+              </Card>
+              <div className="cards">
+                <Stat label="Labels this month" value={formatCount(o.labels_this_month)} />
+                <Stat
+                  label="Median time to settle"
+                  value={formatSeconds(o.median_seconds_to_settle)}
+                  hint="tasks settled in the last 30 days"
+                />
+                <Stat label="Webhook deliveries OK" value={formatShare(o.webhook_delivery_success_rate)} hint="last 30 days" />
+              </div>
+            </Stack>
+          );
+        }}
+      </QueryView>
+      <Card withBorder mt="md">
+        <QueryView query={usage}>{(u) => <LabelsPerDay usage={u} />}</QueryView>
+      </Card>
+    </>
+  );
+}
+
+function LabelsPerDay({ usage }: { usage: DashboardUsage }) {
+  const spec = useMemo<BarSeries>(
+    () => ({
+      kind: "bars",
+      time: true,
+      x: usage.days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000),
+      y: usage.days.map((d) => d.labels),
+      xLabel: "day (UTC)",
+      yLabel: "labels",
+    }),
+    [usage],
+  );
+  return <Chart spec={spec} title="Labels per day, last 30 days" />;
+}

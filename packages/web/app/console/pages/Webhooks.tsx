@@ -1,0 +1,158 @@
+/** Webhooks: register (URL, signing secret, events), list, delete; each links to its delivery log. */
+import type { Webhook } from "@labelgate/sdk/browser";
+import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { createColumnHelper } from "@tanstack/react-table";
+import { type FormEvent, useMemo, useState } from "react";
+import { Link } from "react-router";
+import { errorMessage } from "../../shared/client";
+import { formatTime } from "../../shared/format";
+import { useSession } from "../auth";
+import { PageHeader, QueryView, StatusBadge } from "../components/common";
+import { type CoreFeatures, DataTable } from "../components/DataTable";
+
+const helper = createColumnHelper<CoreFeatures, Webhook>();
+
+export function WebhooksPage() {
+  const { client } = useSession();
+  const hooks = useQuery({ queryKey: ["webhooks"], queryFn: () => client.webhooks.list() });
+  const columns = useMemo(
+    () =>
+      helper.columns([
+        helper.accessor("callback_url", {
+          header: "Callback URL",
+          cell: (info) => (
+            <Link to={`/webhooks/${encodeURIComponent(info.row.original.webhook_id)}`} className="break-all">
+              {info.getValue()}
+            </Link>
+          ),
+        }),
+        helper.accessor("events", { header: "Events", cell: (info) => info.getValue().join(", ") }),
+        helper.accessor("active", { header: "State", cell: (info) => <StatusBadge status={info.getValue() ? "active" : "deleted"} /> }),
+        helper.accessor("created_at", { header: "Created", cell: (info) => formatTime(info.getValue()) }),
+        helper.display({ id: "actions", header: "Actions", cell: (info) => <WebhookActions hook={info.row.original} /> }),
+      ]),
+    [],
+  );
+  return (
+    <>
+      <PageHeader title="Webhooks">Signed task.settled deliveries, with every attempt logged.</PageHeader>
+      <Stack>
+        <NewWebhook />
+        <Card withBorder>
+          <Title order={2} size="h4" mb="xs">
+            Your webhooks
+          </Title>
+          <QueryView query={hooks}>
+            {(list) => <DataTable columns={columns} data={list} caption="Webhooks" rowKey={(h) => h.webhook_id} empty="No webhook yet." />}
+          </QueryView>
+        </Card>
+      </Stack>
+    </>
+  );
+}
+
+function WebhookActions({ hook }: { hook: Webhook }) {
+  const { client } = useSession();
+  const queryClient = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const remove = useMutation({
+    mutationFn: () => client.webhooks.delete(hook.webhook_id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["webhooks"] }),
+  });
+  return (
+    <Group gap="xs" wrap="nowrap">
+      <Button component={Link} to={`/webhooks/${encodeURIComponent(hook.webhook_id)}`} size="xs" variant="light">
+        Deliveries
+      </Button>
+      {hook.active &&
+        (confirming ? (
+          <>
+            <Button size="xs" color="red" onClick={() => remove.mutate()} loading={remove.isPending}>
+              Confirm delete
+            </Button>
+            <Button size="xs" variant="default" onClick={() => setConfirming(false)}>
+              Keep
+            </Button>
+          </>
+        ) : (
+          <Button
+            size="xs"
+            variant="subtle"
+            color="red"
+            onClick={() => setConfirming(true)}
+            aria-label={`Delete webhook ${hook.callback_url}`}
+          >
+            Delete
+          </Button>
+        ))}
+      {remove.error && (
+        <Text c="red" size="xs" role="alert">
+          {errorMessage(remove.error)}
+        </Text>
+      )}
+    </Group>
+  );
+}
+
+function NewWebhook() {
+  const { client } = useSession();
+  const queryClient = useQueryClient();
+  const [url, setUrl] = useState("");
+  const [secret, setSecret] = useState("");
+  const [settled, setSettled] = useState(true);
+  const create = useMutation({
+    mutationFn: () => client.webhooks.create({ callback_url: url.trim(), secret, events: settled ? ["task.settled"] : [] }),
+    onSuccess: () => {
+      setUrl("");
+      setSecret("");
+      void queryClient.invalidateQueries({ queryKey: ["webhooks"] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="xs">
+        New webhook
+      </Title>
+      <form onSubmit={submit}>
+        <Stack gap="sm">
+          <TextInput
+            label="Callback URL"
+            required
+            placeholder="https://example.com/labelgate"
+            value={url}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+          />
+          <PasswordInput
+            label="Signing secret"
+            description="At least 16 characters; stored sealed and never shown again. Verify X-SVC-Signature with it."
+            required
+            autoComplete="new-password"
+            value={secret}
+            onChange={(e) => setSecret(e.currentTarget.value)}
+          />
+          <Checkbox label="task.settled" checked={settled} onChange={(e) => setSettled(e.currentTarget.checked)} />
+          {create.error && (
+            <Alert color="red" title="The webhook was not created" role="alert">
+              {errorMessage(create.error)}
+            </Alert>
+          )}
+          {create.isSuccess && (
+            <Text c="var(--mantine-color-green-text)" size="sm" role="status">
+              Webhook {create.data.webhook_id} created.
+            </Text>
+          )}
+          <Group>
+            <Button type="submit" loading={create.isPending}>
+              Create webhook
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Card>
+  );
+}

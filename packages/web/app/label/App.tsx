@@ -1,0 +1,353 @@
+/**
+ * The labeler app: sign in with a labeler key (kept in sessionStorage), then label with keys 1-9 or clicks.
+ * The work queue (queue.ts) claims and preloads ahead; this component only shows its snapshot.
+ */
+import { Alert, Button, Container, Group, Kbd, Loader, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { ROUTE, useCapabilities } from "../shared/capabilities";
+import { createClient } from "../shared/client";
+import { forgetKey, looksLikeKey, storedKey, storeKey } from "../shared/session";
+import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, loadHotkeys, optionOfKey, saveHotkeys } from "./hotkeys";
+import { type ItemView, LabelQueue, type QueueItem } from "./queue";
+
+export function App() {
+  const [key, setKey] = useState<string | null>(() => storedKey("labeler"));
+  const [signedOutReason, setSignedOutReason] = useState<string | null>(null);
+  if (!key) {
+    return (
+      <SignIn
+        reason={signedOutReason}
+        onSignIn={(k) => {
+          storeKey("labeler", k);
+          setSignedOutReason(null);
+          setKey(k);
+        }}
+      />
+    );
+  }
+  return (
+    <Labeler
+      labelerKey={key}
+      onSignOut={(reason) => {
+        forgetKey("labeler");
+        setSignedOutReason(reason);
+        setKey(null);
+      }}
+    />
+  );
+}
+
+function SignIn({ onSignIn, reason }: { onSignIn: (key: string) => void; reason: string | null }) {
+  const [value, setValue] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const key = value.trim();
+    if (!looksLikeKey("labeler", key)) {
+      setError("A labeler key starts with lk_ followed by letters and digits.");
+      return;
+    }
+    onSignIn(key);
+  };
+  return (
+    <Container size="xs" py="xl" component="main">
+      <Stack>
+        <Title order={1}>labelgate · label</Title>
+        <Text>Sign in with the labeler key your operator gave you. It stays in this tab only and is forgotten when the tab closes.</Text>
+        {reason && (
+          <Alert color="red" title="Signed out" role="alert">
+            {reason}
+          </Alert>
+        )}
+        <form onSubmit={submit}>
+          <Stack>
+            <PasswordInput
+              label="Labeler key"
+              placeholder="lk_…"
+              autoComplete="off"
+              autoFocus
+              value={value}
+              onChange={(e) => setValue(e.currentTarget.value)}
+              error={error}
+            />
+            <Button type="submit">Start labeling</Button>
+          </Stack>
+        </form>
+      </Stack>
+    </Container>
+  );
+}
+
+function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (reason: string | null) => void }) {
+  const caps = useCapabilities();
+  const canRelease = useRef(false);
+  canRelease.current = caps.has(ROUTE.releaseClaim);
+  const [queue] = useState(() => new LabelQueue(createClient({ labelerKey }), () => canRelease.current));
+  const snap = useSyncExternalStore(queue.subscribe, queue.getSnapshot);
+
+  useEffect(() => {
+    queue.start();
+    const onHide = () => queue.dispose();
+    // back from the back-forward cache: the claims were released on pagehide, start afresh
+    const onShow = (e: PageTransitionEvent) => {
+      if (e.persisted) window.location.reload();
+    };
+    window.addEventListener("pagehide", onHide);
+    window.addEventListener("pageshow", onShow);
+    return () => {
+      window.removeEventListener("pagehide", onHide);
+      window.removeEventListener("pageshow", onShow);
+      queue.dispose();
+    };
+  }, [queue]);
+
+  useEffect(() => {
+    if (snap.signedOut) onSignOut("The gateway refused this labeler key. Sign in with a valid key.");
+  }, [snap.signedOut, onSignOut]);
+
+  const current = snap.current;
+  const options = current?.claim.label_spec.options ?? [];
+  const skippable = caps.has(ROUTE.releaseClaim);
+  const [hotkeys, setHotkeys] = useState<Hotkeys>(loadHotkeys);
+  const [editingKeys, setEditingKeys] = useState(false);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.altKey || e.ctrlKey || e.metaKey || e.repeat) return;
+      const target = e.target as HTMLElement | null;
+      if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+      const index = optionOfKey(hotkeys, e.key);
+      if (index !== -1) {
+        if (index < options.length) {
+          e.preventDefault();
+          queue.pick(index);
+        }
+      } else if (e.key.toLowerCase() === hotkeys.skip.toLowerCase() && skippable) {
+        e.preventDefault();
+        queue.skip();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [queue, options.length, skippable, hotkeys]);
+
+  return (
+    <div className="label-page">
+      <header className="label-header">
+        <Group justify="space-between" wrap="nowrap">
+          <Text fw={700}>labelgate · label</Text>
+          <Group gap="md" wrap="nowrap">
+            <Text data-testid="session-count" aria-live="polite">
+              Labeled this session: <strong>{snap.labeled}</strong>
+              {snap.sending > 0 ? ` (+${snap.sending} sending)` : ""}
+            </Text>
+            <Text c="dimmed" size="sm">
+              {snap.ahead} ready ahead
+            </Text>
+            <Button variant="default" size="xs" onClick={() => setEditingKeys((v) => !v)} aria-expanded={editingKeys}>
+              Keys
+            </Button>
+            <Button variant="default" size="xs" onClick={() => onSignOut(null)}>
+              Sign out
+            </Button>
+          </Group>
+        </Group>
+      </header>
+      <main className="label-main">
+        {editingKeys && (
+          <HotkeysEditor
+            value={hotkeys}
+            onSave={(h) => {
+              saveHotkeys(h);
+              setHotkeys(h);
+              setEditingKeys(false);
+            }}
+          />
+        )}
+        <div role="status" aria-live="polite" className="label-notices">
+          {snap.notices.map((n) => (
+            <Alert
+              key={n.id}
+              color={n.level === "error" ? "red" : n.level === "warning" ? "yellow" : "blue"}
+              withCloseButton
+              closeButtonLabel="Dismiss"
+              onClose={() => queue.dismiss(n.id)}
+            >
+              {n.text}
+            </Alert>
+          ))}
+        </div>
+        {current ? (
+          <Item item={current} hotkeys={hotkeys} skippable={skippable} onPick={(i) => queue.pick(i)} onSkip={() => queue.skip()} />
+        ) : snap.nothingToLabel ? (
+          <Stack align="center" py="xl">
+            <Title order={1} size="h2">
+              Nothing to label
+            </Title>
+            <Text>There is no task open for you right now. This page asks again every few seconds.</Text>
+            <Button variant="light" onClick={() => queue.retry()}>
+              Check again now
+            </Button>
+          </Stack>
+        ) : (
+          <Stack align="center" py="xl">
+            <Loader aria-label="Getting a task" />
+            <Text>Getting a task…</Text>
+          </Stack>
+        )}
+      </main>
+    </div>
+  );
+}
+
+function Item({
+  item,
+  hotkeys,
+  skippable,
+  onPick,
+  onSkip,
+}: {
+  item: QueueItem;
+  hotkeys: Hotkeys;
+  skippable: boolean;
+  onPick: (i: number) => void;
+  onSkip: () => void;
+}) {
+  const { claim, view } = item;
+  return (
+    <article className="label-item" aria-labelledby="question" data-task-id={claim.task_id}>
+      <div className="label-media">
+        <Media view={view} />
+      </div>
+      <Stack className="label-panel" gap="sm">
+        <Title order={1} size="h3" id="question">
+          {claim.label_spec.question}
+        </Title>
+        <ol className="label-options" aria-label="Options">
+          {claim.label_spec.options.map((option, i) => (
+            <li key={option}>
+              <Button
+                variant="light"
+                fullWidth
+                justify="space-between"
+                onClick={() => onPick(i)}
+                rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
+              >
+                {option}
+              </Button>
+            </li>
+          ))}
+        </ol>
+        <Group justify="space-between">
+          <Text size="sm" c="dimmed">
+            Keys {[...hotkeys.options].slice(0, claim.label_spec.options.length).join(" ")} pick an option
+            {skippable ? `, ${hotkeys.skip} skips` : ""}.
+          </Text>
+          {skippable && (
+            <Button variant="subtle" size="xs" onClick={onSkip}>
+              Skip
+            </Button>
+          )}
+        </Group>
+        <Text size="xs" c="dimmed">
+          Task {claim.task_id}
+        </Text>
+      </Stack>
+    </article>
+  );
+}
+
+/** The item: its preloaded image element itself (already decoded), or a link. */
+function Media({ view }: { view: ItemView }) {
+  const holder = useRef<HTMLDivElement>(null);
+  const image = view.kind === "image" ? view.image : null;
+  useEffect(() => {
+    const el = holder.current;
+    if (!el || !image) return;
+    el.replaceChildren(image);
+    return () => {
+      if (image.parentNode === el) el.removeChild(image);
+    };
+  }, [image]);
+  if (view.kind === "image") {
+    return (
+      <>
+        <div ref={holder} className="label-image-holder" />
+        {view.state === "loading" && <Loader size="sm" aria-label="Loading the image" />}
+        {view.state === "error" && (
+          <Alert color="red" title="The image did not load">
+            <a href={view.url} target="_blank" rel="noopener noreferrer">
+              {view.url}
+            </a>
+          </Alert>
+        )}
+      </>
+    );
+  }
+  if (view.kind === "link") {
+    return (
+      <Stack gap="xs">
+        <Text>This item is not an image. Open it, then pick an option:</Text>
+        <a href={view.url} target="_blank" rel="noopener noreferrer" className="label-link">
+          {view.url}
+        </a>
+      </Stack>
+    );
+  }
+  return (
+    <Stack gap="xs">
+      <Text>This item's URL cannot be opened in a browser:</Text>
+      <code className="label-link">{view.url}</code>
+    </Stack>
+  );
+}
+
+/** Changes the keys of options 1-9 and of skip (kept in localStorage: a preference, not a secret). */
+function HotkeysEditor({ value, onSave }: { value: Hotkeys; onSave: (h: Hotkeys) => void }) {
+  const [options, setOptions] = useState(value.options);
+  const [skip, setSkip] = useState(value.skip);
+  const [error, setError] = useState<string | null>(null);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const h = { options: options.trim(), skip: skip.trim() };
+    const problem = hotkeysProblem(h);
+    if (problem) {
+      setError(problem);
+      return;
+    }
+    onSave(h);
+  };
+  return (
+    <form onSubmit={submit} className="label-hotkeys" aria-label="Keyboard layout">
+      <Group align="flex-end">
+        <TextInput
+          label="Keys of options 1-9, in order"
+          value={options}
+          onChange={(e) => setOptions(e.currentTarget.value)}
+          error={error}
+          maxLength={9}
+          autoComplete="off"
+          w={260}
+        />
+        <TextInput
+          label="Skip key"
+          value={skip}
+          onChange={(e) => setSkip(e.currentTarget.value)}
+          maxLength={1}
+          autoComplete="off"
+          w={100}
+        />
+        <Button type="submit">Save keys</Button>
+        <Button
+          variant="subtle"
+          onClick={() => {
+            setOptions(DEFAULT_HOTKEYS.options);
+            setSkip(DEFAULT_HOTKEYS.skip);
+          }}
+        >
+          Default keys
+        </Button>
+      </Group>
+    </form>
+  );
+}
