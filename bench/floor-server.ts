@@ -9,8 +9,8 @@
  * customer the rows belong to).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { taskBody } from "@labelgate/api";
-import { pgConfigFromUrl } from "@labelgate/store";
+import { resolvePolicy, taskBody } from "@labelgate/api";
+import { labelSpaceId, pgConfigFromUrl } from "@labelgate/store";
 import express from "express";
 import { Pool } from "pg";
 
@@ -36,11 +36,13 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
     return;
   }
   const t = parsed.data;
+  const policy = resolvePolicy([t]);
   const id = `tsk_${randomBytes(16).toString("base64url")}`;
   const rows = await pool.query<{ created_at: Date }>(
-    `INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels,
-                        metadata, claim_cap, quota_reserved, status)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending') RETURNING created_at`,
+    `WITH space AS (INSERT INTO label_spaces (id, customer_id, question, options) VALUES ($12, $2, $5, $6) ON CONFLICT (id) DO NOTHING)
+     INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels,
+                        metadata, claim_cap, quota_reserved, status, label_space_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12) RETURNING created_at`,
     [
       id,
       customerId,
@@ -48,11 +50,12 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
       t.data_url,
       t.label_spec.question,
       t.label_spec.options,
-      t.consensus_threshold,
-      t.max_labels,
+      policy.consensus_threshold,
+      policy.max_labels,
       t.metadata ?? null,
-      Math.min(t.max_labels, t.consensus_threshold),
-      t.consensus_threshold,
+      Math.min(policy.max_labels, policy.consensus_threshold),
+      policy.consensus_threshold,
+      labelSpaceId(customerId, t.label_spec.question, t.label_spec.options),
     ],
   );
   res.status(202).json({ task_id: id, status: "pending", created_at: rows.rows[0]?.created_at.toISOString() });

@@ -7,4 +7,6 @@ export const missingHandler: HandlersFor<"consensus-worker"> = { consensus: asyn
 export const complete: HandlersFor<"consensus-worker"> = {
   consensus: async ({ taskId, labelId }) => void `${taskId}${labelId}`,
   reconcile: async () => undefined,
+  refitSweep: async () => undefined,
+  modelRefit: async ({ labelSpaceId, version }) => void `${labelSpaceId}${version}`,
 };

@@ -520,6 +520,14 @@ describe("responses of a running system match the document", () => {
     expect((await call("get", "/v1/dashboard/tasks", { token: key, query: "?sort=settled_at_desc" })).status).toBe(200);
     expect((await call("get", "/v1/dashboard/quality", { token: key })).status).toBe(200);
     expect((await call("get", "/v1/dashboard/usage", { token: key })).status).toBe(200);
+    expect((await call("get", "/v1/dashboard/labelers", { token: key })).status).toBe(200);
+    expect((await call("get", "/v1/customers/me/settings", { token: key })).status).toBe(200);
+    const patched = await call("patch", "/v1/customers/me/settings", {
+      token: key,
+      body: { task_defaults: { confidence_target: 0.9 }, quality: { gold_rate: 0.2 } },
+    });
+    expect(patched.status).toBe(200);
+    expect((await call("patch", "/v1/customers/me/settings", { token: key, body: { quality: { gold_rate: 2 } } })).status).toBe(400);
   });
 
   it("exercised every documented success response", () => {

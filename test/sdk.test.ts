@@ -338,6 +338,25 @@ describe("the SDK against a running gateway", () => {
     await rejection(customer.dashboard.tasks({ sort: "nope" as never }), ValidationError);
     expect((await customer.dashboard.quality()).tasks_settled).toBe(3);
     expect((await customer.dashboard.usage()).days).toHaveLength(30);
+    // the labeler rows appear with the label space's first background refit
+    const labelers = await eventually(async () => {
+      const list = await customer.dashboard.labelers();
+      return list.items.length > 0 ? list : undefined;
+    }, 15_000);
+    expect(labelers.items[0]).toMatchObject({ labels: expect.any(Number), status: "active" });
+  });
+
+  it("settings: get, update (null clears), and a refused patch", async () => {
+    const before = await customer.settings.get();
+    expect(before.task_defaults.confidence_target).toBeNull();
+    const after = await customer.settings.update({ task_defaults: { confidence_target: 0.9, min_labels: 2 }, quality: { gold_rate: 0.2 } });
+    expect(after).toMatchObject({ task_defaults: { confidence_target: 0.9, min_labels: 2 }, quality: { gold_rate: 0.2 } });
+    const bad = await rejection(customer.settings.update({ quality: { gold_rate: 2 } }), ValidationError);
+    expect(bad.details[0]?.path).toBe("quality.gold_rate");
+    expect((await customer.settings.update({ task_defaults: { confidence_target: null, min_labels: null } })).task_defaults).toMatchObject({
+      confidence_target: null,
+      min_labels: null,
+    });
   });
 
   it("upgrade to production; the live key works", async () => {

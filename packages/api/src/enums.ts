@@ -19,7 +19,7 @@ export const TASK_SORTS = ["created_at_desc", "created_at_asc", "settled_at_desc
 export type TaskSort = (typeof TASK_SORTS)[number];
 
 /** How a settled task was decided (../shared/DESIGN.md §3, §10). */
-export const RESOLUTIONS = ["consensus", "max_labels"] as const;
+export const RESOLUTIONS = ["consensus", "confidence", "max_labels"] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
 export const TIERS = ["sandbox", "production"] as const;

@@ -28,6 +28,7 @@ export const ERRORS = {
   webhookExists: { status: 409, message: "an active webhook already uses this callback_url" },
   webhookInactive: { status: 409, message: "webhook is not active" },
   jobNotCompleted: { status: 409, message: "job not completed" },
+  goldHasNoResult: { status: 409, message: "gold tasks have no result" },
   alreadyProduction: { status: 409, message: "customer is already on the production tier" },
   payloadTooLarge: { status: 413, message: "payload too large" },
   unsupportedMediaType: { status: 415, message: "content type must be application/json" },

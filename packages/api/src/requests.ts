@@ -5,11 +5,7 @@
  */
 import { z } from "zod";
 import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
-
-/** default `max_labels` for a threshold: 2t+1, capped at 50 (../shared/DESIGN.md §2) */
-export function defaultMaxLabels(threshold: number): number {
-  return Math.min(2 * threshold + 1, 50);
-}
+import { CONFIDENCE_TARGET_MAX, CONFIDENCE_TARGET_MIN } from "./policy";
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
@@ -69,14 +65,31 @@ export function jsonDepth(value: unknown): number {
   return max;
 }
 
+/** The policy fields (../shared/DESIGN.md §10): absent = from a less specific layer (policy.ts `resolvePolicy`). */
+export const consensusThreshold = z.number().int().min(1).max(25);
+export const maxLabels = z.number().int().min(1).max(50);
+export const confidenceTarget = z.number().min(CONFIDENCE_TARGET_MIN).max(CONFIDENCE_TARGET_MAX);
+export const minLabels = z.number().int().min(1).max(50);
+
+/** `confidence_target`, `min_labels` and `max_labels` of a batch's top level or a task (null target = threshold policy). */
+const confidencePolicyFields = {
+  max_labels: maxLabels.optional(),
+  confidence_target: confidenceTarget.nullable().optional(),
+  min_labels: minLabels.optional(),
+};
+
+/** A gold label is one of the label spec's options (checked with the spec, `goldLabelIssue`). */
+const goldLabel = z.string().min(1).max(200);
+
 export const taskBody = z
   .object({
     type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)"),
     data_url: dataUrl,
     label_spec: labelSpec,
     callback_url: callbackUrl.optional(),
-    consensus_threshold: z.number().int().min(1).max(25).default(3),
-    max_labels: z.number().int().min(1).max(50).optional(),
+    consensus_threshold: consensusThreshold.optional(),
+    ...confidencePolicyFields,
+    gold_label: goldLabel.optional(),
     metadata: z
       .record(z.string(), z.unknown())
       .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
@@ -85,11 +98,10 @@ export const taskBody = z
   })
   .strict()
   .superRefine((t, ctx) => {
-    if (t.max_labels !== undefined && t.max_labels < t.consensus_threshold) {
-      ctx.addIssue({ code: "custom", path: ["max_labels"], message: "must be at least consensus_threshold" });
+    if (t.gold_label !== undefined && !t.label_spec.options.includes(t.gold_label)) {
+      ctx.addIssue({ code: "custom", path: ["gold_label"], message: "must be one of label_spec.options" });
     }
-  })
-  .transform((t) => ({ ...t, max_labels: t.max_labels ?? defaultMaxLabels(t.consensus_threshold) }));
+  });
 
 export type TaskInput = z.infer<typeof taskBody>;
 
@@ -99,6 +111,7 @@ export const batchBody = z
   .object({
     tasks: z.array(taskBody).min(1).max(MAX_BATCH_TASKS),
     callback_url: callbackUrl.optional(),
+    ...confidencePolicyFields,
     idempotency_key: idempotencyKey.optional(),
   })
   .strict()
@@ -129,6 +142,37 @@ export const labelBody = z.object({ label: z.string().min(1).max(200) }).strict(
 export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
 export const customerPatchBody = z.object({ label_quota: z.number().int().min(0).max(1_000_000_000) }).strict();
+
+/**
+ * `PATCH /v1/customers/me/settings` (../shared/DESIGN.md §10): merges what it is given; `null` clears a field.
+ * The merged task defaults must make a consistent policy (policy.ts `resolvePolicy`).
+ */
+export const settingsPatchBody = z
+  .object({
+    task_defaults: z
+      .object({
+        consensus_threshold: consensusThreshold.nullable().optional(),
+        confidence_target: confidenceTarget.nullable().optional(),
+        min_labels: minLabels.nullable().optional(),
+        max_labels: maxLabels.nullable().optional(),
+      })
+      .strict()
+      .optional(),
+    quality: z
+      .object({
+        /** share of a labeler's claims served from unanswered gold tasks (default 0.1) */
+        gold_rate: z.number().min(0).max(1).nullable().optional(),
+        /** exclusion floor of a labeler's gold accuracy; unset = nobody is excluded */
+        min_labeler_accuracy: z.number().gt(0).lt(1).nullable().optional(),
+        /** gold answers before exclusion may apply (default 10) */
+        min_gold_answers: z.number().int().min(1).max(10_000).nullable().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type SettingsPatch = z.infer<typeof settingsPatchBody>;
 
 /** `/v1/tasks/{id}`-style path ids: prefix + base62 */
 export const pathId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}[A-Za-z0-9]{1,64}$`));
@@ -217,8 +261,8 @@ export const jobBody = z
       .string()
       .regex(/^[a-z][a-z0-9_]{0,63}$/)
       .default("image_classification"),
-    consensus_threshold: z.number().int().min(1).max(25).default(3),
-    max_labels: z.number().int().min(1).max(50).optional(),
+    consensus_threshold: consensusThreshold.optional(),
+    ...confidencePolicyFields,
     callback_url: callbackUrl.optional(),
     s3_credentials: z.union([s3Credentials, gcsCredentials]).optional(),
     credentials: z.union([s3Credentials, gcsCredentials]).optional(),

@@ -39,6 +39,7 @@ const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.stri
 const posterior = z.record(z.string(), z.number().min(0).max(1));
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
 const taskCounts = z.strictObject({ pending: count, labeling: count, settling: count, settled: count, canceled: count });
+const share = z.number().min(0).max(1).nullable();
 
 /** Example values shared by the examples below. */
 export const EXAMPLE = {
@@ -254,6 +255,12 @@ const taskExample = {
   callback_url: E.callbackUrl,
   consensus_threshold: 3,
   max_labels: 7,
+  confidence_target: null,
+  min_labels: null,
+  gold: false,
+  gold_label: null,
+  gold_answers: null,
+  gold_agreement: null,
   metadata: { sku: "A-1001" },
   idempotency_key: "order-1001",
   batch_id: null,
@@ -277,14 +284,33 @@ export const Task = documented(
     label_spec: labelSpec,
     created_at: time,
     callback_url: z.string().nullable(),
-    consensus_threshold: z.int().min(1),
+    consensus_threshold: z
+      .int()
+      .min(1)
+      .describe("the threshold policy's quorum; under the confidence policy it only sizes the quota reservation"),
     max_labels: z.int().min(1),
+    confidence_target: z
+      .number()
+      .min(0.5)
+      .max(0.999)
+      .nullable()
+      .describe("the confidence policy's target (null: the threshold policy); the effective value, wherever it was set"),
+    min_labels: z.int().min(1).nullable().describe("labels before the confidence target may decide the task (null: threshold policy)"),
+    gold: z.boolean().describe("a gold (control) task: never settled, delivered or exported"),
+    gold_label: z.string().nullable().describe("a gold task's true option (null for other tasks)"),
+    gold_answers: count.nullable().describe("a gold task's labels so far (null for other tasks)"),
+    gold_agreement: share.describe("a gold task's share of labels equal to `gold_label` (null without labels or for other tasks)"),
     metadata: z.record(z.string(), z.unknown()).nullable().describe("as submitted"),
     idempotency_key: z.string().nullable(),
     batch_id: z.string().nullable(),
     labels_collected: count,
     consensus_label: z.string().nullable(),
-    confidence: z.number().min(0).max(1).nullable().describe("posterior of the consensus label (one-coin model)"),
+    confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .describe("calibrated posterior of the consensus label under the label space's Dawid-Skene model"),
     resolution: z.enum(RESOLUTIONS).nullable(),
     posterior: posterior.nullable().describe("option → probability at the decision; null until decided"),
     ledger_txid: ledgerTxid.nullable(),
@@ -356,7 +382,8 @@ export const Batch = documented(
     status: z.enum(BATCH_STATUSES),
     callback_url: z.string().nullable(),
     created_at: time,
-    counts: taskCounts,
+    counts: taskCounts.describe("the batch's tasks other than gold tasks, by status"),
+    gold_tasks: count.describe("gold tasks of the batch (never settled: not in `counts` nor in `status`)"),
   }),
   "A batch and its tasks by status: `accepted` until a task gets a label, `completed` when every task is settled or canceled.",
   {
@@ -366,6 +393,7 @@ export const Batch = documented(
     callback_url: null,
     created_at: E.createdAt,
     counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
+    gold_tasks: 0,
   },
 );
 
@@ -539,12 +567,15 @@ const jobExample = {
   type: "image_classification",
   consensus_threshold: 3,
   max_labels: 7,
+  confidence_target: null,
+  min_labels: null,
   callback_url: null,
   output_url: "s3://acme-datasets/pets/labels.jsonl",
   task_count: 1000,
+  gold_tasks: 20,
   lines_ingested: 1000,
   tasks_settled: 250,
-  progress: 0.25,
+  progress: 0.2551,
   error: null,
   created_at: E.createdAt,
   started_at: E.createdAt,
@@ -562,12 +593,20 @@ export const Job = documented(
     type: z.string(),
     consensus_threshold: z.int().min(1),
     max_labels: z.int().min(1),
+    confidence_target: z
+      .number()
+      .min(0.5)
+      .max(0.999)
+      .nullable()
+      .describe("the confidence policy's target of the job's tasks (null: threshold policy)"),
+    min_labels: z.int().min(1).nullable(),
     callback_url: z.string().nullable(),
     output_url: z.string().nullable(),
-    task_count: count,
+    task_count: count.describe("tasks created from the manifest, gold tasks included"),
+    gold_tasks: count.describe("of those, gold tasks (lines with `gold_label`): never settled nor exported"),
     lines_ingested: count,
     tasks_settled: count,
-    progress: z.number().min(0).max(1).describe("settled share of the tasks"),
+    progress: z.number().min(0).max(1).describe("settled share of the tasks other than gold tasks"),
     error: z.string().nullable().describe("why the job failed, e.g. `line 17: not valid JSON`"),
     created_at: time,
     started_at: time.nullable(),
@@ -683,8 +722,6 @@ export const InvoiceList = documented(
 
 // --- dashboard --------------------------------------------------------------------------------------
 
-const share = z.number().min(0).max(1).nullable();
-
 export const Overview = documented(
   z.strictObject({
     tasks_by_status: taskCounts,
@@ -714,28 +751,118 @@ export const TaskPage = documented(z.strictObject({ ...page, items: z.array(Task
 
 const resolutionShare = z.strictObject({ tasks: count, share });
 
+const calibrationBin = z.strictObject({
+  lower: z.number().min(0).max(1),
+  upper: z.number().min(0).max(1),
+  tasks: count,
+  mean_confidence: share.describe("mean reported confidence in the bin (null when empty)"),
+  accuracy: share.describe("share of the bin's decisions equal to the gold label (null when empty)"),
+});
+
 export const Quality = documented(
   z.strictObject({
     window_days: z.int().min(1),
     tasks_settled: count,
     mean_confidence: z.number().min(0).max(1).nullable(),
-    resolution: z.strictObject({ consensus: resolutionShare, max_labels: resolutionShare }),
+    resolution: z.strictObject({ consensus: resolutionShare, confidence: resolutionShare, max_labels: resolutionShare }),
     labels_per_task: z.array(z.strictObject({ labels: count, tasks: count })),
     agreement_rate: share.describe("share of collected labels that agree with the consensus label"),
+    calibration: z
+      .strictObject({
+        gold_tasks: count.describe("gold tasks with labels the measure rests on"),
+        bins: z.array(calibrationBin).length(10).describe("10 equal-width confidence bins, [lower, upper)"),
+        ece: z.number().min(0).max(1).describe("expected calibration error: sum over bins of tasks/total × |accuracy − mean_confidence|"),
+      })
+      .nullable()
+      .describe(
+        "reliability of `confidence` measured on gold tasks: the decision the rule would have taken on each gold task's labels in recording order (its space's newest policy, the current model), against its gold label; null without gold answers",
+      ),
   }),
-  "Label quality over the tasks settled in the last 90 days.",
+  "Label quality over the tasks settled in the last 90 days, and the calibration of `confidence` on gold tasks.",
   {
     window_days: 90,
     tasks_settled: 480,
     mean_confidence: 0.9612,
-    resolution: { consensus: { tasks: 470, share: 0.9792 }, max_labels: { tasks: 10, share: 0.0208 } },
+    resolution: {
+      consensus: { tasks: 400, share: 0.8333 },
+      confidence: { tasks: 70, share: 0.1458 },
+      max_labels: { tasks: 10, share: 0.0208 },
+    },
     labels_per_task: [
       { labels: 3, tasks: 440 },
       { labels: 4, tasks: 30 },
       { labels: 7, tasks: 10 },
     ],
     agreement_rate: 0.9437,
+    calibration: {
+      gold_tasks: 40,
+      bins: Array.from({ length: 10 }, (_, i) => ({
+        lower: i / 10,
+        upper: (i + 1) / 10,
+        tasks: i === 9 ? 36 : i === 8 ? 4 : 0,
+        mean_confidence: i === 9 ? 0.97 : i === 8 ? 0.86 : null,
+        accuracy: i === 9 ? 0.9722 : i === 8 ? 0.75 : null,
+      })),
+      ece: 0.0137,
+    },
   },
+);
+
+const labelerRow = {
+  labeler_id: "lbl_8Kp1Xr6TzW3nQm9Lb2VcYd",
+  label_space: "lsp_3f9a1c0e7b2d4a6f8e1c3b5d7f9a0b2c",
+  question: "What animal is this?",
+  labels: 412,
+  gold_answers: 24,
+  gold_accuracy: 0.9167,
+  estimated_accuracy: 0.9034,
+  status: "active" as const,
+};
+
+export const LabelerQualityList = documented(
+  z.strictObject({
+    items: z.array(
+      z.strictObject({
+        labeler_id: id("lbl_", "labeler"),
+        label_space: z.string().describe("the label space (`lsp_` + hash of the customer, question and options)"),
+        question: z.string().describe("the label space's question"),
+        labels: count.describe("labels of this labeler in the label space"),
+        gold_answers: count,
+        gold_accuracy: share.describe("correct / gold answers (null without gold answers)"),
+        estimated_accuracy: share.describe(
+          "probability that its label is right, from its Dawid-Skene confusion matrix (null before the first fit)",
+        ),
+        status: z
+          .enum(["active", "excluded"])
+          .describe("`excluded`: gold accuracy below `min_labeler_accuracy` with 95% posterior probability"),
+      }),
+    ),
+  }),
+  "The labelers of the customer's label spaces (one row per labeler and label space), oldest space first.",
+  { items: [labelerRow] },
+);
+
+const settingsExample = {
+  task_defaults: { consensus_threshold: 3, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
+  quality: { gold_rate: 0.1, min_labeler_accuracy: 0.7, min_gold_answers: 10 },
+};
+
+export const Settings = documented(
+  z.strictObject({
+    task_defaults: z.strictObject({
+      consensus_threshold: z.int().min(1).max(25).nullable(),
+      confidence_target: z.number().min(0.5).max(0.999).nullable(),
+      min_labels: z.int().min(1).max(50).nullable(),
+      max_labels: z.int().min(1).max(50).nullable(),
+    }),
+    quality: z.strictObject({
+      gold_rate: share.describe("share of a labeler's claims served from unanswered gold tasks (null: the default 0.1)"),
+      min_labeler_accuracy: share.describe("exclusion floor of a labeler's gold accuracy (null: nobody is excluded)"),
+      min_gold_answers: z.int().min(1).nullable().describe("gold answers before exclusion may apply (null: the default 10)"),
+    }),
+  }),
+  "The customer's settings: task defaults (the least specific layer of a task's policy) and quality settings; unset fields are null.",
+  settingsExample,
 );
 
 export const UsageDays = documented(
@@ -786,5 +913,7 @@ export const RESPONSE_SCHEMAS = {
   Overview,
   TaskPage,
   Quality,
+  LabelerQualityList,
+  Settings,
   UsageDays,
 } as const satisfies Record<string, z.ZodType>;

@@ -36,6 +36,10 @@ export type RegisterCustomerRequest = In<typeof req.registrationBody>;
 export type RegisteredCustomer = Out<typeof res.CustomerCreated>;
 /** `GET /v1/customers/me` (and the admin customer views). `created_at` is Unix seconds. */
 export type CustomerProfile = Out<typeof res.Customer>;
+/** `GET` / `PATCH /v1/customers/me/settings`: every field present, unset ones null. */
+export type Settings = Out<typeof res.Settings>;
+/** Body of `PATCH /v1/customers/me/settings`: merged into the settings; `null` clears a field. */
+export type SettingsPatchRequest = In<typeof req.settingsPatchBody>;
 
 // --- tasks ------------------------------------------------------------------------------------------
 
@@ -92,6 +96,9 @@ export type Invoice = InvoiceList["items"][number];
 export type DashboardOverview = Out<typeof res.Overview>;
 export type DashboardTasksQuery = Partial<Out<typeof req.tasksQuery>>;
 export type DashboardQuality = Out<typeof res.Quality>;
+/** `GET /v1/dashboard/labelers`: one row per labeler and label space of the customer. */
+export type LabelerQualityList = Out<typeof res.LabelerQualityList>;
+export type LabelerQuality = LabelerQualityList["items"][number];
 export type DashboardUsage = Out<typeof res.UsageDays>;
 
 // --- labeling (labeler key) -------------------------------------------------------------------------

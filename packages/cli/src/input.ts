@@ -6,7 +6,8 @@
  * - `data_url` (required)
  * - `question`, `options` (required unless given with --question/--options); `options` separated by `|`
  * - `type` (default --type, else `image_classification`)
- * - `consensus_threshold`, `max_labels` (integers)
+ * - `consensus_threshold`, `max_labels`, `min_labels` (integers), `confidence_target` (a number in 0.5..0.999)
+ * - `gold_label` (one of the options: a gold task), or the column named by `--gold-column`
  * - `callback_url`, `idempotency_key`
  * - `metadata` (a JSON object), and `metadata.<name>` columns (each a string field of `metadata`)
  * Any other column is an error (a typo would otherwise be dropped silently).
@@ -21,14 +22,18 @@ export interface InputTask {
   task: TaskRequest;
 }
 
-/** Values applied to tasks that do not set them. */
+/** Values applied to tasks that do not set them, and the column that holds gold labels. */
 export interface TaskDefaults {
   type?: string;
   question?: string;
   options?: string[];
   consensus_threshold?: number;
   max_labels?: number;
+  confidence_target?: number;
+  min_labels?: number;
   callback_url?: string;
+  /** the CSV column or JSONL field whose non-empty value is the task's `gold_label` (it is not sent as such) */
+  goldColumn?: string;
 }
 
 /** A problem of the input file, naming the line. */
@@ -58,6 +63,14 @@ const DEFAULT_TYPE = "image_classification";
 
 function withDefaults(raw: Record<string, unknown>, defaults: TaskDefaults, line: number): TaskRequest {
   const task: Record<string, unknown> = { ...raw };
+  if (defaults.goldColumn !== undefined && defaults.goldColumn !== "gold_label") {
+    const gold = task[defaults.goldColumn];
+    delete task[defaults.goldColumn];
+    if (gold !== undefined && gold !== null && gold !== "") {
+      if (typeof gold !== "string") throw new InputError(`line ${line}: ${defaults.goldColumn} must be a string (an option)`);
+      task.gold_label = gold;
+    }
+  }
   task.type ??= defaults.type ?? DEFAULT_TYPE;
   if (task.label_spec === undefined) {
     if (!defaults.question || !defaults.options) {
@@ -68,6 +81,8 @@ function withDefaults(raw: Record<string, unknown>, defaults: TaskDefaults, line
   if (task.consensus_threshold === undefined && defaults.consensus_threshold !== undefined)
     task.consensus_threshold = defaults.consensus_threshold;
   if (task.max_labels === undefined && defaults.max_labels !== undefined) task.max_labels = defaults.max_labels;
+  if (task.confidence_target === undefined && defaults.confidence_target !== undefined) task.confidence_target = defaults.confidence_target;
+  if (task.min_labels === undefined && defaults.min_labels !== undefined) task.min_labels = defaults.min_labels;
   if (task.callback_url === undefined && defaults.callback_url !== undefined) task.callback_url = defaults.callback_url;
   if (typeof task.data_url !== "string" || task.data_url === "") throw new InputError(`line ${line}: data_url is required`);
   return task as unknown as TaskRequest;
@@ -101,10 +116,19 @@ const CSV_COLUMNS = new Set([
   "type",
   "consensus_threshold",
   "max_labels",
+  "min_labels",
+  "confidence_target",
+  "gold_label",
   "callback_url",
   "idempotency_key",
   "metadata",
 ]);
+
+function decimal(value: string, column: string, line: number): number {
+  const n = Number(value.trim());
+  if (value.trim() === "" || !Number.isFinite(n)) throw new InputError(`line ${line}: ${column} must be a number, got "${value}"`);
+  return n;
+}
 
 function integer(value: string, column: string, line: number): number {
   if (!/^\d+$/.test(value.trim())) throw new InputError(`line ${line}: ${column} must be a whole number, got "${value}"`);
@@ -121,7 +145,7 @@ export function parseCsv(text: string, defaults: TaskDefaults = {}): InputTask[]
   }
   const first = records[0];
   if (first) {
-    const unknown = Object.keys(first.record).filter((c) => !CSV_COLUMNS.has(c) && !c.startsWith("metadata."));
+    const unknown = Object.keys(first.record).filter((c) => !CSV_COLUMNS.has(c) && !c.startsWith("metadata.") && c !== defaults.goldColumn);
     if (unknown.length > 0) {
       throw new InputError(`CSV: unknown column(s) ${unknown.join(", ")}; known: ${[...CSV_COLUMNS].join(", ")}, metadata.<name>`);
     }
@@ -142,7 +166,11 @@ export function parseCsv(text: string, defaults: TaskDefaults = {}): InputTask[]
       switch (column) {
         case "consensus_threshold":
         case "max_labels":
+        case "min_labels":
           task[column] = integer(value, column, line);
+          break;
+        case "confidence_target":
+          task[column] = decimal(value, column, line);
           break;
         case "metadata": {
           let parsed: unknown;

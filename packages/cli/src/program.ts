@@ -44,6 +44,20 @@ function positiveInt(value: string, name: string): number {
   return Number(value);
 }
 
+/** A number in [0, 1] given as a flag. @throws CliError (exit 2) */
+function probability(value: string, name: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new CliError(`${name} must be a number between 0 and 1, got "${value}"`, 2);
+  return n;
+}
+
+/** An optional flag's value: undefined when absent, null for "none" (clears a setting), else parsed. */
+function setting<T>(value: string | undefined, parse: (v: string) => T): T | null | undefined {
+  if (value === undefined) return undefined;
+  return value === "none" ? null : parse(value);
+}
+
 /** The idempotency key of chunk `index` of a file: same file, same chunk → same key, so a rerun creates nothing new. */
 export function chunkKey(fileSha256: string, index: number): string {
   return `lgcli-${fileSha256.slice(0, 32)}-${index}`;
@@ -99,7 +113,8 @@ async function buildProgram(io: CliIo) {
     .description(
       "submit every task of a JSONL or CSV file, in batches; a rerun of the same file creates no duplicates.\n" +
         "JSONL: one POST /v1/tasks body per line. CSV columns: data_url, question, options (separated by |), type,\n" +
-        "consensus_threshold, max_labels, callback_url, idempotency_key, metadata (JSON object), metadata.<name>.\n" +
+        "consensus_threshold, max_labels, confidence_target, min_labels, gold_label, callback_url, idempotency_key,\n" +
+        "metadata (JSON object), metadata.<name>. A task with a gold label is a gold task (it measures the labelers).\n" +
         "Prints one JSON line per task: {line, task_id, batch_id}.",
     )
     .argument("<file>", "tasks file (.jsonl or .csv)")
@@ -109,6 +124,9 @@ async function buildProgram(io: CliIo) {
     .option("--options <list>", "options for tasks without a label_spec, separated by |")
     .option("--threshold <n>", "consensus_threshold for tasks without one")
     .option("--max-labels <n>", "max_labels for tasks without one")
+    .option("--confidence-target <p>", "confidence_target (0.5..0.999: the confidence policy) for tasks without one")
+    .option("--min-labels <n>", "min_labels for tasks without one")
+    .option("--gold-column <name>", "CSV column / JSONL field holding gold labels: a row with a value is a gold task")
     .option("--callback-url <url>", "callback_url for tasks without one")
     .option("--batch-size <n>", `tasks per request (1..${MAX_CHUNK})`, String(MAX_CHUNK))
     .action(async (file: string, o: Record<string, string | undefined>) => {
@@ -120,7 +138,10 @@ async function buildProgram(io: CliIo) {
         options: o.options === undefined ? undefined : splitOptions(o.options),
         consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
         max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
+        confidence_target: o.confidenceTarget === undefined ? undefined : probability(o.confidenceTarget, "--confidence-target"),
+        min_labels: o.minLabels === undefined ? undefined : positiveInt(o.minLabels, "--min-labels"),
         callback_url: o.callbackUrl,
+        goldColumn: o.goldColumn,
       };
       const lg = client();
       const format: InputFormat = (o.format as InputFormat | undefined) ?? formatOf(file);
@@ -172,6 +193,8 @@ async function buildProgram(io: CliIo) {
     .option("--type <type>", "task type", "image_classification")
     .option("--threshold <n>", "consensus_threshold (default 3)")
     .option("--max-labels <n>", "max_labels (default 2t+1)")
+    .option("--confidence-target <p>", "confidence_target of every task (0.5..0.999: the confidence policy)")
+    .option("--min-labels <n>", "min_labels of every task (confidence policy)")
     .option("--callback-url <url>", "callback_url of every task (needs an active webhook)")
     .option("--output-url <url>", "s3:// or gs:// URL to write the export to as well")
     .option("--credentials <file>", "JSON file: {access_key_id, secret_access_key, region, endpoint?} or {service_account_json}")
@@ -191,6 +214,8 @@ async function buildProgram(io: CliIo) {
         type: o.type,
         consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
         max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
+        confidence_target: o.confidenceTarget === undefined ? undefined : probability(o.confidenceTarget, "--confidence-target"),
+        min_labels: o.minLabels === undefined ? undefined : positiveInt(o.minLabels, "--min-labels"),
         callback_url: o.callbackUrl,
         output_url: o.outputUrl,
         credentials: credentials as never,
@@ -260,6 +285,38 @@ async function buildProgram(io: CliIo) {
       for await (const chunk of stream) {
         if (!io.stdout.write(chunk as Buffer)) await once(io.stdout, "drain");
       }
+    });
+
+  const settings = program.command("settings").description("the customer's settings: task defaults and quality (DESIGN §10)");
+  settings
+    .command("get")
+    .description("print the settings (unset fields are null)")
+    .action(async () => printJson(io, await client().settings.get()));
+  settings
+    .command("set")
+    .description('change settings; a flag given "none" clears it, flags not given are kept; prints the settings')
+    .option("--threshold <n>", "default consensus_threshold")
+    .option("--confidence-target <p>", "default confidence_target (0.5..0.999: the confidence policy)")
+    .option("--min-labels <n>", "default min_labels")
+    .option("--max-labels <n>", "default max_labels")
+    .option("--gold-rate <p>", "share of a labeler's claims served from unanswered gold tasks (default 0.1)")
+    .option("--min-labeler-accuracy <p>", "exclude labelers whose gold accuracy is below this (95% posterior probability)")
+    .option("--min-gold-answers <n>", "gold answers before exclusion may apply (default 10)")
+    .action(async (o: Record<string, string | undefined>) => {
+      const patch = {
+        task_defaults: {
+          consensus_threshold: setting(o.threshold, (v) => positiveInt(v, "--threshold")),
+          confidence_target: setting(o.confidenceTarget, (v) => probability(v, "--confidence-target")),
+          min_labels: setting(o.minLabels, (v) => positiveInt(v, "--min-labels")),
+          max_labels: setting(o.maxLabels, (v) => positiveInt(v, "--max-labels")),
+        },
+        quality: {
+          gold_rate: setting(o.goldRate, (v) => probability(v, "--gold-rate")),
+          min_labeler_accuracy: setting(o.minLabelerAccuracy, (v) => probability(v, "--min-labeler-accuracy")),
+          min_gold_answers: setting(o.minGoldAnswers, (v) => positiveInt(v, "--min-gold-answers")),
+        },
+      };
+      printJson(io, await client().settings.update(patch));
     });
 
   const task = program.command("task").description("tasks");

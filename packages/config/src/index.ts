@@ -48,12 +48,6 @@ export const commonEnv = z.object({
    * within about twice this, so a worker killed and restarted has its work done again within 30 s
    */
   QUEUE_LOCK_DURATION_MS: int(10_000, 1000, 600_000),
-  /**
-   * Beta prior of a labeler's accuracy in the decision rule's model (packages/store/src/decision.ts), read by
-   * every process's store: prior mean = a / (a + b); default a = 4, b = 1 (0.8)
-   */
-  LABELER_PRIOR_CORRECT: z.coerce.number().positive().default(4),
-  LABELER_PRIOR_WRONG: z.coerce.number().positive().default(1),
 });
 
 /** Port of a service's ops server (/metrics, /healthz, /readyz); 0 = an ephemeral port (tests). */
@@ -144,6 +138,10 @@ export const consensusWorkerEnv = commonEnv.extend({
   RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
   /** a task or event untouched this long is considered lost by the queue, ms */
   RECONCILE_GRACE_MS: int(3000, 0, 3_600_000),
+  /** how often the label spaces due for a refit of their model are looked for, ms (../shared/DESIGN.md §10) */
+  REFIT_INTERVAL_MS: int(1000, 100, 3_600_000),
+  /** label space refits at once per consensus-worker process (each fit runs in a worker thread of its own) */
+  REFIT_CONCURRENCY: int(1, 1, 16),
 });
 
 export const webhookWorkerEnv = commonEnv.extend({

@@ -31,6 +31,10 @@ export interface Metrics {
   tasksSettled: Counter;
   /** consensus worker: deciding label recorded → task settled, seconds */
   consensusLag: Histogram;
+  /** consensus worker: label space refits by outcome (written, stale: another refit wrote first, empty) */
+  modelRefits: Counter<"outcome">;
+  /** consensus worker: time of a refit's fit (EM and calibration, in the fit thread), seconds */
+  modelRefitDuration: Histogram;
   /** queue depth reads that failed (the backend did not answer), by queue */
   queueDepthErrors: Counter<"queue">;
   /**
@@ -126,6 +130,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
       name: "labelgate_consensus_lag_seconds",
       help: "Time from the deciding label being recorded to the task being settled, seconds",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    modelRefits: new Counter({
+      name: "labelgate_model_refits_total",
+      help: "Label space model refits by outcome: written, stale (another refit of the same version wrote first), empty (no label)",
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    }),
+    modelRefitDuration: new Histogram({
+      name: "labelgate_model_refit_seconds",
+      help: "Time of a label space refit's fit (Dawid-Skene EM and calibration, in the fit thread), seconds",
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
       registers: [registry],
     }),
     queueDepthErrors,

@@ -58,6 +58,30 @@ export const catalog = {
     jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
   }),
   /**
+   * periodic (a BullMQ job scheduler, every REFIT_INTERVAL_MS): finds the label spaces whose model is due
+   * for a refit (labels newer than their fit) and enqueues a `modelRefit` for each
+   */
+  refitSweep: defineQueue({
+    name: "refit-sweep",
+    consumer: "consensus-worker",
+    payload: z.object({}),
+    jobId: () => "refit-sweep",
+    jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
+  }),
+  /**
+   * refit one label space's Dawid-Skene model (../shared/DESIGN.md §10), read at `version`: one job per
+   * space and version (a sweep that sees the same version again adds nothing); the write is a compare-and-set
+   * on the version, so a duplicate or concurrent run is dropped. Failed jobs are not kept: the next sweep
+   * retries the space.
+   */
+  modelRefit: defineQueue({
+    name: "model-refit",
+    consumer: "consensus-worker",
+    payload: z.object({ labelSpaceId: z.string().startsWith("lsp_"), version: z.number().int().min(0) }),
+    jobId: (p) => `refit-${p.labelSpaceId}-${p.version}`,
+    jobOptions: { attempts: 2, backoff: { type: "exponential", delay: 1000 }, removeOnComplete: { count: 1000 }, removeOnFail: true },
+  }),
+  /**
    * the rest of a delivery's schedule (event × webhook) once its first attempt, made inline by the
    * `taskSettled` job, failed or was deferred: `attempts` is set per enqueue (WEBHOOK_RETRY_MAX minus
    * `after`, the attempts already made), the backoff is the webhook worker's custom strategy (4^(k−1) s). A manual redelivery is a separate job

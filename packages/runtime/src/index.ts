@@ -141,7 +141,6 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   const store = createStore({
     url: databaseUrl,
     poolMax: options.poolMax ?? common.DB_POOL_MAX,
-    prior: { correct: common.LABELER_PRIOR_CORRECT, wrong: common.LABELER_PRIOR_WRONG },
     onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
   });
   const queue = new QueueClient(backend, options.queueTimeoutMs ?? (backend.kind === "postgres" ? 5000 : 2000));

@@ -16,6 +16,7 @@ export {
   LabelgateClientBase,
   LabelgateClientBase as LabelgateClient,
   LabelingApi,
+  SettingsApi,
   TasksApi,
   type WaitOptions,
   WebhooksApi,

@@ -29,6 +29,7 @@ import type {
   JobAccepted,
   JobCreateRequest,
   LabelerCreated,
+  LabelerQualityList,
   OpenApiDocument,
   Page,
   PageQuery,
@@ -36,6 +37,8 @@ import type {
   RedeliveryQueued,
   RegisterCustomerRequest,
   RegisteredCustomer,
+  Settings,
+  SettingsPatchRequest,
   SettledResult,
   Task,
   TaskAccepted,
@@ -117,6 +120,27 @@ export class CustomersApi {
   /** The calling customer's profile and remaining quota. @throws AuthenticationError */
   me(options?: RequestOptions): Promise<CustomerProfile> {
     return this.ctx.json({ method: "GET", route: "/v1/customers/me", auth: "customer", options });
+  }
+}
+
+/**
+ * `GET` and `PATCH /v1/customers/me/settings`: task defaults (the least specific layer of a task's policy)
+ * and quality settings (gold rate, labeler exclusion), ../shared/DESIGN.md §10.
+ */
+export class SettingsApi {
+  constructor(private readonly ctx: Context) {}
+
+  /** The calling customer's settings, every field present (unset: null). */
+  get(options?: RequestOptions): Promise<Settings> {
+    return this.ctx.json({ method: "GET", route: "/v1/customers/me/settings", auth: "customer", options });
+  }
+
+  /**
+   * Merges `patch` into the settings (`null` clears a field) and returns them whole.
+   * @throws ValidationError (e.g. task defaults with `max_labels` below `consensus_threshold`)
+   */
+  update(patch: SettingsPatchRequest, options?: RequestOptions): Promise<Settings> {
+    return this.ctx.json({ method: "PATCH", route: "/v1/customers/me/settings", body: patch, auth: "customer", options });
   }
 }
 
@@ -351,9 +375,14 @@ export class DashboardApi {
     });
   }
 
-  /** Quality of the tasks settled in the last 90 days. */
+  /** Quality of the tasks settled in the last 90 days, and the calibration of `confidence` measured on gold tasks. */
   quality(options?: RequestOptions): Promise<DashboardQuality> {
     return this.ctx.json({ method: "GET", route: "/v1/dashboard/quality", auth: "customer", options });
+  }
+
+  /** The labelers of the customer's label spaces: labels, gold record, estimated accuracy, excluded or active. */
+  labelers(options?: RequestOptions): Promise<LabelerQualityList> {
+    return this.ctx.json({ method: "GET", route: "/v1/dashboard/labelers", auth: "customer", options });
   }
 
   /** Labels per UTC day over the last 30 days, oldest first. */
@@ -473,6 +502,7 @@ export class AdminApi {
  */
 export class LabelgateClientBase {
   readonly customers: CustomersApi;
+  readonly settings: SettingsApi;
   readonly tasks: TasksApi;
   readonly batches: BatchesApi;
   readonly webhooks: WebhooksApi;
@@ -490,6 +520,7 @@ export class LabelgateClientBase {
     const { apiKey, labelerKey, adminToken } = options;
     this.ctx = new Context(transport ?? new Transport(options), { apiKey, labelerKey, adminToken });
     this.customers = new CustomersApi(this.ctx);
+    this.settings = new SettingsApi(this.ctx);
     this.tasks = new TasksApi(this.ctx);
     this.batches = new BatchesApi(this.ctx);
     this.webhooks = new WebhooksApi(this.ctx);

@@ -23,6 +23,8 @@ export interface CustomerKey {
   id: string;
   customer_id: string;
   tier: Tier;
+  /** the customer's stored settings (settings.ts: task defaults apply to its submissions) */
+  settings: unknown;
 }
 
 export interface LabelerKey {
@@ -68,11 +70,13 @@ export function accountsStore(db: Db) {
   };
 
   return {
-    /** The active customer key with this hash (undefined: unknown or revoked). */
+    /** The active customer key with this hash and its customer's settings (undefined: unknown or revoked). */
     customerKey: keyLookup<CustomerKey>(
       db,
       (hashes) => Prisma.sql`
-        SELECT key_hash, id, customer_id, tier::text AS tier FROM api_keys WHERE key_hash = ANY(${hashes}::text[]) AND revoked_at IS NULL`,
+        SELECT k.key_hash, k.id, k.customer_id, k.tier::text AS tier, c.settings
+        FROM api_keys k JOIN customers c ON c.id = k.customer_id
+        WHERE k.key_hash = ANY(${hashes}::text[]) AND k.revoked_at IS NULL`,
     ),
 
     /** The active labeler with this key hash (undefined: unknown or disabled). */

@@ -135,6 +135,7 @@ export function qualitySql(customerId: string): Prisma.Sql {
     SELECT count(*)::int AS tasks_settled,
       avg(confidence)::float8 AS mean_confidence,
       count(*) FILTER (WHERE resolution = 'consensus')::int AS consensus,
+      count(*) FILTER (WHERE resolution = 'confidence')::int AS confidence,
       count(*) FILTER (WHERE resolution = 'max_labels')::int AS max_labels,
       COALESCE(sum(labels_collected), 0)::float8 AS labels,
       COALESCE(sum(agreeing), 0)::float8 AS agreeing,
@@ -147,6 +148,7 @@ export interface QualityRow {
   tasks_settled: number;
   mean_confidence: number | null;
   consensus: number;
+  confidence: number;
   max_labels: number;
   labels: number;
   agreeing: number;

@@ -3,21 +3,22 @@
  * machine live here; services call the store object a runtime creates (`createStore`), whose members hold
  * the batchers (group commit) of that process.
  *
- * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError?, prior? })`
- * returns a `Store`: `accounts`, `tasks`, `labeling`, `settlement`, `webhooks`, `deliveries`, `jobs`,
- * `billing`, `dashboard`, `reconcile`, plus `ping()` and `close()`. Errors meant for clients are
+ * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
+ * returns a `Store`: `accounts`, `settings`, `tasks`, `labeling`, `spaces`, `settlement`, `webhooks`,
+ * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, plus `ping()` and `close()`. Errors meant for clients are
  * `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
  */
 import { type AccountsStore, accountsStore } from "./accounts";
 import { type BillingStore, billingStore } from "./billing";
 import { type DashboardStore, dashboardStore } from "./dashboard";
 import { createDb, type Db, type DbOptions } from "./database";
-import { type AccuracyPrior, DEFAULT_PRIOR } from "./decision";
 import { type DeliveriesStore, deliveriesStore } from "./deliveries";
 import { type JobsStore, jobsStore } from "./jobs";
 import { type LabelingStore, labelingStore } from "./labeling";
 import { type ReconcileStore, reconcileStore } from "./reconcile";
+import { type SettingsStore, settingsStore } from "./settings";
 import { type SettlementStore, settlementStore } from "./settlement";
+import { type SpacesStore, spacesStore } from "./spaces";
 import { type TasksStore, tasksStore } from "./tasks";
 import { type WebhooksStore, webhooksStore } from "./webhooks";
 
@@ -74,15 +75,14 @@ export * from "./lifecycle";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
+export { mergeSettings, type QualitySettings, type StoredSettings, settingsView, storedSettingsOf } from "./settings";
 export type { Settlement, TaskSettledPayload } from "./settlement";
-export { type CreatedBatch, type CreatedTask, initialClaimCap, requestFingerprint } from "./tasks";
+export { type CalibrationBin, calibrationSummary, type FitInput, type FitOutput, labelSpaceId, type ReplayPolicy } from "./spaces";
+export { type CreatedBatch, type CreatedTask, initialClaimCap, type NewTask, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export type { DeliveryWithAttempts } from "./webhooks";
 
-export interface StoreOptions extends DbOptions {
-  /** Beta prior of a labeler's accuracy (one-coin model of the decision rule), default a = 4, b = 1 */
-  prior?: AccuracyPrior;
-}
+export type StoreOptions = DbOptions;
 
 export interface Store {
   /**
@@ -91,8 +91,10 @@ export interface Store {
    */
   readonly db: Db;
   readonly accounts: AccountsStore;
+  readonly settings: SettingsStore;
   readonly tasks: TasksStore;
   readonly labeling: LabelingStore;
+  readonly spaces: SpacesStore;
   readonly settlement: SettlementStore;
   readonly webhooks: WebhooksStore;
   readonly deliveries: DeliveriesStore;
@@ -107,17 +109,18 @@ export interface Store {
 
 /** Creates the store of a process over one pg pool (connecting lazily: nothing is awaited here). */
 export function createStore(options: StoreOptions): Store {
-  const db = createDb(options);
-  return storeOver(db, options.prior ?? DEFAULT_PRIOR);
+  return storeOver(createDb(options));
 }
 
 /** The store over existing database handles (tests that share a pool). */
-export function storeOver(db: Db, prior: AccuracyPrior = DEFAULT_PRIOR): Store {
+export function storeOver(db: Db): Store {
   return {
     db,
     accounts: accountsStore(db),
+    settings: settingsStore(db),
     tasks: tasksStore(db),
-    labeling: labelingStore(db, { prior }),
+    labeling: labelingStore(db),
+    spaces: spacesStore(db),
     settlement: settlementStore(db),
     webhooks: webhooksStore(db),
     deliveries: deliveriesStore(db),

@@ -3,25 +3,28 @@
  * their quota reservation and the resume point, opening the job, failing it), completion, and the JSONL
  * export read page by page.
  *
- * Completion: a job in `labeling` becomes `completed` when none of its tasks is unfinished any more (every
- * task settled or canceled), in the transaction that closes its last task (settlement or cancellation), and
- * by the reconciliation as a safety net. The job row is locked first: of two transactions closing a job's
- * last two tasks at once, the second waits, then checks with a fresh snapshot that sees the first's commit,
- * so the job always completes. The job row is the last lock any caller takes (task → labelers → ledger → job).
+ * Completion: a job in `labeling` becomes `completed` when none of its tasks other than gold tasks (which
+ * never settle) is unfinished any more (every such task settled or canceled), in the transaction that closes
+ * its last task (settlement or cancellation), and by the reconciliation as a safety net. The job row is
+ * locked first: of two transactions closing a job's last two tasks at once, the second waits, then checks
+ * with a fresh snapshot that sees the first's commit, so the job always completes. The job row is the last
+ * lock any caller takes (task → ledger → job). Gold tasks never appear in the export.
  */
 import { Readable } from "node:stream";
-import type { JobStatus } from "@labelgate/api";
+import { type JobStatus, reservedLabels } from "@labelgate/api";
 import type { Db } from "./database";
+import { GOLD_CLAIM_CAP } from "./decision";
 import { statusIn } from "./fragments";
 import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { UNFINISHED_STATUSES } from "./lifecycle";
 import { QuotaExhaustedError, releaseSql, reserveOneSql } from "./quota";
+import { labelSpaceId } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
 import { initialClaimCap } from "./tasks";
 
-/** Tasks of a job that keep it from completing (the retired `staged` included, should a row hold it). */
-const UNFINISHED = Prisma.sql`(${statusIn("status", UNFINISHED_STATUSES)} OR status = 'staged')`;
+/** Tasks of a job that keep it from completing (the retired `staged` included, should a row hold it); never gold tasks. */
+const UNFINISHED = Prisma.sql`(${statusIn("status", UNFINISHED_STATUSES)} OR status = 'staged') AND gold_label IS NULL`;
 
 /**
  * The two statements of a job's completion, for a caller that sends them with others (the settlement's and
@@ -68,7 +71,16 @@ export interface ManifestChunk {
 /** What a chunk write needs of its job. */
 export type IngestingJob = Pick<
   Job,
-  "id" | "customerId" | "taskType" | "question" | "options" | "consensusThreshold" | "maxLabels" | "callbackUrl"
+  | "id"
+  | "customerId"
+  | "taskType"
+  | "question"
+  | "options"
+  | "consensusThreshold"
+  | "maxLabels"
+  | "confidenceTarget"
+  | "minLabels"
+  | "callbackUrl"
 >;
 
 export function jobsStore(db: Db) {
@@ -115,40 +127,64 @@ export function jobsStore(db: Db) {
      * @throws QuotaExhaustedError (the chunk rolls back) or what `previous` throws
      */
     async writeChunk(job: IngestingJob, chunk: ManifestChunk, throughLine: number, previous: Promise<void>): Promise<void> {
-      const claimCap = initialClaimCap({ options: job.options, consensusThreshold: job.consensusThreshold, maxLabels: job.maxLabels });
+      const policy = {
+        consensus_threshold: job.consensusThreshold,
+        max_labels: job.maxLabels,
+        confidence_target: job.confidenceTarget,
+        min_labels: job.minLabels,
+      };
+      const claimCap = initialClaimCap({
+        options: job.options,
+        consensusThreshold: job.consensusThreshold,
+        maxLabels: job.maxLabels,
+        confidenceTarget: job.confidenceTarget,
+        minLabels: job.minLabels,
+      });
+      const reserve = reservedLabels(policy);
+      const spaceId = labelSpaceId(job.customerId, job.question, job.options);
       await withTransaction(pool, async (run) => {
         let created = 0;
+        let gold = 0;
         if (chunk.rows > 0) {
           // `source` is the line itself (JSON.parse accepted it; Postgres parses it once more), `data_url` the
-          // field the worker validated: "data_url" unless absent or null, else "source-ref".
-          const [rows] = await run<[{ created: number }]>([
+          // field the worker validated: "data_url" unless absent or null, else "source-ref"; `gold_label` the
+          // line's gold label (validated by the worker), which makes it a gold task.
+          const [, rows] = await run<[object, { created: number; gold: number }]>([
+            Prisma.sql`
+            INSERT INTO label_spaces (id, customer_id, question, options) VALUES (${spaceId}, ${job.customerId}, ${job.question}, ${job.options}::text[])
+            ON CONFLICT (id) DO NOTHING`,
             Prisma.sql`
             WITH created AS (
               INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
-                                 callback_url, consensus_threshold, max_labels, claim_cap, quota_reserved)
+                                 callback_url, consensus_threshold, max_labels, confidence_target, min_labels, gold_label,
+                                 label_space_id, claim_cap, quota_reserved)
               SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'pending'::"TaskStatus", ${job.taskType},
                      coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
-                     ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${claimCap}, ${job.consensusThreshold}
+                     ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${job.confidenceTarget}::float8, ${job.minLabels}::int,
+                     r.source->>'gold_label', ${spaceId},
+                     CASE WHEN r.source->>'gold_label' IS NULL THEN ${claimCap}::int ELSE ${GOLD_CLAIM_CAP}::int END, ${reserve}::int
               FROM unnest(string_to_array(${chunk.records}, E'\\n')) AS rec,
                    LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line) AS f,
                    LATERAL (SELECT f.id, f.line, substr(rec, length(f.id) + length(f.line) + 3)::jsonb AS source) AS r
               ON CONFLICT (job_id, manifest_line) DO NOTHING
-              RETURNING 1
+              RETURNING gold_label
             )
-            SELECT count(*)::int AS created FROM created`,
+            SELECT count(*)::int AS created, count(gold_label)::int AS gold FROM created`,
           ]);
           created = rows[0]?.created ?? 0;
+          gold = rows[0]?.gold ?? 0;
         }
         // The chunk before this one commits first (its error, if it failed, rolls this one back).
         await previous;
         if (created > 0) {
           // reserve only for tasks really created (a resumed chunk may already exist)
-          const [reserved] = await run<[{ id: string }]>([reserveOneSql(job.customerId, created * job.consensusThreshold)]);
-          if (reserved.length === 0) throw new QuotaExhaustedError(`fewer than ${created * job.consensusThreshold} labels of quota remain`);
+          const [reserved] = await run<[{ id: string }]>([reserveOneSql(job.customerId, created * reserve)]);
+          if (reserved.length === 0) throw new QuotaExhaustedError(`fewer than ${created * reserve} labels of quota remain`);
         }
         await run(
           [
-            Prisma.sql`UPDATE jobs SET lines_ingested = ${throughLine}, task_count = task_count + ${created}, updated_at = now()
+            Prisma.sql`UPDATE jobs SET lines_ingested = ${throughLine}, task_count = task_count + ${created},
+                         gold_task_count = gold_task_count + ${gold}, updated_at = now()
                        WHERE id = ${job.id}`,
           ],
           { commit: true },
@@ -205,7 +241,7 @@ export function jobsStore(db: Db) {
     exportFailed: (jobId: string, error: string): Promise<unknown> => prisma.job.update({ where: { id: jobId }, data: { error } }),
 
     /**
-     * A readable stream of the job's export lines (one per manifest line, in manifest order:
+     * A readable stream of the job's export lines (one per manifest line other than gold lines, in manifest order:
      * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`), read page by page
      * along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
      * any size. Each line is built as a string: the same bytes as `JSON.stringify` of that object. It is
@@ -220,7 +256,7 @@ export function jobsStore(db: Db) {
               Prisma.sql`
                 SELECT manifest_line, id, data_url, consensus_label, confidence, ledger_txid,
                        to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS settled_at, source::text AS source
-                FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after}
+                FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after} AND gold_label IS NULL
                 ORDER BY manifest_line LIMIT ${EXPORT_PAGE}`,
             ]);
             if (rows.length === 0) {

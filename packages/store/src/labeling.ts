@@ -3,13 +3,24 @@
  *
  * A task is claimable by a labeler when it is open (and, for a manifest job's task, its job is `labeling`:
  * a job still ingesting has pending tasks nobody may claim yet), the labeler has not labeled it nor holds a
- * live claim on it, and its live claims are fewer than `claim_cap` (the fewest further labels that could
- * decide it, an answer of the decision rule). Expired claims stop counting by themselves (`expires_at`),
- * which returns their slot; a released claim (skip) returns it at once.
+ * live claim on it, the labeler is not excluded from its label space (gold accuracy, DESIGN §10), and its
+ * live claims are fewer than `claim_cap` (the fewest further labels that could decide it, an answer of the
+ * decision rule; any number for a gold task). A gold task is claimable only while its reservation lasts or
+ * its customer has quota left (it never finishes, so it must not run past the quota). Expired claims stop
+ * counting by themselves (`expires_at`), which returns their slot; a released claim (skip) returns it at once.
  *
- * A label is recorded with the decision of the rule (decision.ts) taken in the same transaction: the
- * label that decides a task moves it to `settling` with its label, confidence, posterior and resolution;
- * the settlement later keeps exactly that.
+ * Gold tasks are served mixed among the others: a generic claim finds the oldest claimable task (never a
+ * gold one), then, with probability `gold_rate` of its customer (default 0.1), the oldest gold task of the
+ * same label space the labeler has not answered, if any, instead. Any task, gold included, may be claimed
+ * by id.
+ *
+ * A label is recorded with the decision of the rule (decision.ts) taken in the same transaction, under the
+ * task's label space model (spaces.ts: the space row and the rows of the task's labelers): the label that
+ * decides a task moves it to `settling` with its label, confidence, posterior and resolution, and returns
+ * the unused part of its quota reservation; the settlement later keeps exactly that. A label on a gold task
+ * decides nothing: it updates the labeler's gold record in the space (answers, correct) and, when the
+ * customer set `min_labeler_accuracy`, excludes the labeler from the label that makes the exclusion rule
+ * hold (@labelgate/quality `isExcluded`).
  *
  * Concurrency: a task's claims and labels are only written under the task's row lock (`FOR UPDATE`),
  * taken first in the transaction (the same order as cancellation and settlement), and every check reads in
@@ -21,12 +32,15 @@
  */
 import { ApiError, OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
+import { isExcluded, type LabelerParams, type SpaceParams } from "@labelgate/quality";
 import type { Db } from "./database";
-import { type AccuracyPrior, type Decision, decide, type LabelerRecord, oneCoinModel, type Vote } from "./decision";
+import { type Decision, decide, type ScoringModel, type Vote } from "./decision";
 import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
 import { chargeSql } from "./quota";
+import { qualitySettingsOf } from "./settings";
+import { scoringModelOf } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
 
 const OPEN = statusIn("t.status", OPEN_TASK_STATUSES);
@@ -42,6 +56,9 @@ export interface ClaimResult {
 /** How many candidates a generic claim tries before answering that nothing is open. */
 const CLAIM_ATTEMPTS = 8;
 
+/** The default share of a labeler's claims served from unanswered gold tasks (DESIGN §10). */
+export const DEFAULT_GOLD_RATE = 0.1;
+
 /**
  * SQL condition: task `t` is claimable by `labelerId`, not counting the claim `exceptClaimId` (the
  * tentative claim of the current transaction, which must not count against itself).
@@ -51,6 +68,10 @@ function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
     AND (t.job_id IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id AND j.status = 'labeling'))
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId} AND c.id <> ${exceptClaimId}
                     AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())))
+    AND NOT EXISTS (SELECT 1 FROM labeler_models m WHERE m.label_space_id = t.label_space_id AND m.labeler_id = ${labelerId}
+                    AND m.excluded_at IS NOT NULL)
+    AND (t.gold_label IS NULL OR t.labels_collected < t.quota_reserved
+         OR EXISTS (SELECT 1 FROM customers q WHERE q.id = t.customer_id AND q.quota_used < q.label_quota))
     AND (SELECT count(*) FROM claims c WHERE c.task_id = t.id AND c.id <> ${exceptClaimId}
            AND c.status = 'active' AND c.expires_at > now()) < t.claim_cap`;
 }
@@ -58,13 +79,15 @@ function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
 /**
  * Statement 1 of a claim: locks the task row and inserts a tentative claim on it. A named task is locked
  * waiting for its lock (whatever its state: the next statement decides); a generic claim takes the oldest
- * task that looks claimable in this statement's snapshot and is not locked by anyone (`SKIP LOCKED`).
+ * task that looks claimable in this statement's snapshot and is not locked by anyone (`SKIP LOCKED`), or,
+ * at its customer's gold rate, a gold task of the same label space (see the module doc).
  * Returns the task id, or no row (named: no such task; generic: nothing to claim).
  * A generic claim looks for the oldest `pending` and the oldest `labeling` candidate separately (each walks
  * the (status, created_at) index and stops at its first match) and takes the older: with both statuses in
  * one scan, Postgres cannot use the index order and evaluates the claim checks on every open task, then
  * sorts (1.8 s per claim at 100,000 open tasks, 0.3 ms this way). The other candidate's row lock is held
- * until this short transaction ends; concurrent claims skip it.
+ * until this short transaction ends; concurrent claims skip it. The gold candidate walks the space's gold
+ * tasks (a partial index) in creation order; the random draw is made once per statement (a CTE).
  */
 function lockAndClaim(claimId: string, labelerId: string, taskId: string | undefined, skip: string[], ttlSeconds: number): Prisma.Sql {
   const target = taskId
@@ -72,18 +95,32 @@ function lockAndClaim(claimId: string, labelerId: string, taskId: string | undef
     : Prisma.sql`WITH ${Prisma.join(
         OPEN_TASK_STATUSES.map(
           (status) => Prisma.sql`${Prisma.raw(status)} AS (
-            SELECT t.id, t.created_at FROM tasks t
-            WHERE t.status = ${Prisma.raw(`'${status}'`)} AND t.claim_cap > 0 AND t.id <> ALL(${skip}::text[])
+            SELECT t.id, t.created_at, t.label_space_id, t.customer_id FROM tasks t
+            WHERE t.status = ${Prisma.raw(`'${status}'`)} AND t.claim_cap > 0 AND t.gold_label IS NULL AND t.id <> ALL(${skip}::text[])
               AND ${claimable(labelerId, claimId)}
             ORDER BY t.created_at
             LIMIT 1
             FOR UPDATE OF t SKIP LOCKED)`,
         ),
-      )}
-      SELECT id FROM (${Prisma.join(
-        OPEN_TASK_STATUSES.map((status) => Prisma.sql`SELECT * FROM ${Prisma.raw(status)}`),
-        " UNION ALL ",
-      )}) candidates ORDER BY created_at, id LIMIT 1`;
+      )},
+      regular AS (
+        SELECT * FROM (${Prisma.join(
+          OPEN_TASK_STATUSES.map((status) => Prisma.sql`SELECT * FROM ${Prisma.raw(status)}`),
+          " UNION ALL ",
+        )}) candidates ORDER BY created_at, id LIMIT 1),
+      draw AS MATERIALIZED (
+        SELECT random() < COALESCE((SELECT (c.settings #>> '{quality,gold_rate}')::float8 FROM customers c
+                                    WHERE c.id = (SELECT customer_id FROM regular)), ${DEFAULT_GOLD_RATE}) AS gold),
+      gold AS (
+        SELECT t.id FROM tasks t
+        WHERE (SELECT gold FROM draw) AND t.label_space_id = (SELECT label_space_id FROM regular) AND t.gold_label IS NOT NULL
+          AND t.id <> ALL(${skip}::text[]) AND ${claimable(labelerId, claimId)}
+        ORDER BY t.created_at
+        LIMIT 1
+        FOR UPDATE OF t SKIP LOCKED)
+      SELECT id FROM gold
+      UNION ALL
+      SELECT id FROM regular WHERE NOT EXISTS (SELECT 1 FROM gold)`;
   return Prisma.sql`
     WITH target AS (${target})
     INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
@@ -163,7 +200,13 @@ interface LabelingTask {
   options: string[];
   consensus_threshold: number;
   max_labels: number;
+  confidence_target: number | null;
+  min_labels: number | null;
+  gold_label: string | null;
+  label_space_id: string;
   quota_reserved: number;
+  /** the customer's `settings` (its quality part applies: exclusion) */
+  settings: unknown;
   /** the task's labels in recording order */
   votes: Vote[];
 }
@@ -176,16 +219,23 @@ interface ClaimState {
   expired: boolean;
 }
 
-interface LabelerCounts {
-  id: string;
-  settled_labels: number;
-  agreed_labels: number;
+/** A labeler's row in a label space: its fitted parameters and live gold record. */
+interface LabelerModelRow {
+  label_space_id: string;
+  labeler_id: string;
+  params: LabelerParams | null;
+  gold_answers: number;
+  gold_correct: number;
+  excluded: boolean;
 }
 
 interface LabelState {
   claims: ClaimState[];
   tasks: LabelingTask[];
-  labelers: LabelerCounts[];
+  /** the label spaces of the tasks, with their stored model (null before the first fit) */
+  spaces: { id: string; model: SpaceParams | null }[];
+  /** the rows of the tasks' labelers (and claimers) in the tasks' spaces */
+  models: LabelerModelRow[];
 }
 
 /** A task's new state after the batch's labels, written in round trip 2. */
@@ -202,15 +252,33 @@ interface TaskUpdate {
   posterior: Record<string, number> | null;
 }
 
+/** A labeler's gold record in a space after the batch's gold labels, written in round trip 2. */
+interface GoldUpdate {
+  label_space_id: string;
+  labeler_id: string;
+  gold_answers: number;
+  gold_correct: number;
+  excluded: boolean;
+}
+
+/** `unnest` of the batch's (claim, labeler) pairs as the relation `r`. */
+function askedSql(requests: LabelRequest[]): Prisma.Sql {
+  return Prisma.sql`unnest(${requests.map((r) => r.claimId)}::text[], ${requests.map((r) => r.labelerId)}::text[]) AS r(claim_id, labeler_id)`;
+}
+
 /**
  * Round trip 1 of a label batch: BEGIN, lock the tasks of the batch's claims in id order (no deadlock with
- * other batches), then (a later statement: a fresh snapshot) read each claim, each task with its labels in
- * recording order, and the accuracy records of every labeler concerned.
+ * other batches); create the missing rows of the labelers answering gold tasks in those tasks' spaces, then
+ * lock those rows in key order (their gold records are read and rewritten here); then (a later statement:
+ * a fresh snapshot) read each claim, each task with its labels in recording order and its customer's
+ * settings, the tasks' label space models, and the rows of every labeler concerned in those spaces.
  */
-function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql] {
-  const claimIds = requests.map((r) => r.claimId);
-  const labelerIds = requests.map((r) => r.labelerId);
-  const asked = Prisma.sql`unnest(${claimIds}::text[], ${labelerIds}::text[]) AS r(claim_id, labeler_id)`;
+function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql, Prisma.Sql, Prisma.Sql] {
+  const asked = askedSql(requests);
+  const goldPairs = Prisma.sql`
+    SELECT DISTINCT t.label_space_id, c.labeler_id
+    FROM claims c JOIN ${asked} ON c.id = r.claim_id AND c.labeler_id = r.labeler_id JOIN tasks t ON t.id = c.task_id
+    WHERE t.gold_label IS NOT NULL`;
   return [
     Prisma.sql`
       SELECT t.id FROM tasks t
@@ -218,48 +286,79 @@ function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql] {
       ORDER BY t.id
       FOR UPDATE OF t`,
     Prisma.sql`
+      INSERT INTO labeler_models (label_space_id, labeler_id)
+      SELECT g.label_space_id, g.labeler_id FROM (${goldPairs}) g ORDER BY 1, 2
+      ON CONFLICT (label_space_id, labeler_id) DO NOTHING`,
+    Prisma.sql`
+      SELECT 1 FROM labeler_models m
+      WHERE (m.label_space_id, m.labeler_id) IN (${goldPairs})
+      ORDER BY m.label_space_id, m.labeler_id
+      FOR NO KEY UPDATE OF m`,
+    Prisma.sql`
       WITH cl AS (
         SELECT c.id AS claim_id, c.labeler_id, c.task_id, c.status::text AS status, (c.status = 'expired' OR c.expires_at <= now()) AS expired
         FROM claims c JOIN ${asked} ON c.id = r.claim_id AND c.labeler_id = r.labeler_id
       ),
       tk AS (
-        SELECT t.id, t.customer_id, t.status::text AS status, t.options, t.consensus_threshold, t.max_labels, t.quota_reserved
-        FROM tasks t WHERE t.id IN (SELECT task_id FROM cl)
+        SELECT t.id, t.customer_id, t.status::text AS status, t.options, t.consensus_threshold, t.max_labels, t.confidence_target,
+               t.min_labels, t.gold_label, t.label_space_id, t.quota_reserved, cu.settings
+        FROM tasks t JOIN customers cu ON cu.id = t.customer_id WHERE t.id IN (SELECT task_id FROM cl)
       ),
-      lb AS (SELECT l.task_id, l.labeler_id, l.value, l.created_at, l.id FROM labels l WHERE l.task_id IN (SELECT id FROM tk))
+      lb AS (SELECT l.task_id, l.labeler_id, l.value, l.created_at, l.id FROM labels l WHERE l.task_id IN (SELECT id FROM tk)),
+      pairs AS (
+        SELECT tk.label_space_id, lb.labeler_id FROM lb JOIN tk ON tk.id = lb.task_id
+        UNION SELECT tk.label_space_id, cl.labeler_id FROM cl JOIN tk ON tk.id = cl.task_id
+      )
       SELECT
         COALESCE((SELECT json_agg(row_to_json(cl)) FROM cl), '[]'::json) AS claims,
         COALESCE((SELECT json_agg(json_build_object(
             'id', tk.id, 'customer_id', tk.customer_id, 'status', tk.status, 'options', tk.options,
-            'consensus_threshold', tk.consensus_threshold, 'max_labels', tk.max_labels, 'quota_reserved', tk.quota_reserved,
+            'consensus_threshold', tk.consensus_threshold, 'max_labels', tk.max_labels, 'confidence_target', tk.confidence_target,
+            'min_labels', tk.min_labels, 'gold_label', tk.gold_label, 'label_space_id', tk.label_space_id,
+            'quota_reserved', tk.quota_reserved, 'settings', tk.settings,
             'votes', COALESCE((SELECT json_agg(json_build_object('labelerId', lb.labeler_id, 'value', lb.value) ORDER BY lb.created_at, lb.id)
                                FROM lb WHERE lb.task_id = tk.id), '[]'::json)
           )) FROM tk), '[]'::json) AS tasks,
-        COALESCE((SELECT json_agg(json_build_object('id', b.id, 'settled_labels', b.settled_labels, 'agreed_labels', b.agreed_labels))
-                  FROM labelers b WHERE b.id IN (SELECT labeler_id FROM lb UNION SELECT labeler_id FROM cl)), '[]'::json) AS labelers`,
+        COALESCE((SELECT json_agg(json_build_object('id', s.id, 'model', s.model))
+                  FROM label_spaces s WHERE s.id IN (SELECT label_space_id FROM tk)), '[]'::json) AS spaces,
+        COALESCE((SELECT json_agg(json_build_object(
+            'label_space_id', m.label_space_id, 'labeler_id', m.labeler_id, 'params', m.params, 'gold_answers', m.gold_answers,
+            'gold_correct', m.gold_correct, 'excluded', m.excluded_at IS NOT NULL))
+                  FROM labeler_models m WHERE (m.label_space_id, m.labeler_id) IN (SELECT label_space_id, labeler_id FROM pairs)), '[]'::json) AS models`,
   ];
 }
 
 /**
  * Round trip 2 of a label batch: the accepted labels (each `created_at` the time it is written, so a task's
  * labels in `created_at` order are in recording order), their claims marked labeled, each task's new state,
- * then the quota the batch owes: the customers locked in id order, then charged. COMMIT travels with it.
+ * the gold records of the labelers who answered gold tasks, then the quota the batch owes or returns: the
+ * customers locked in id order, then charged. COMMIT travels with it.
  */
-function labelWriteSql(labels: LabelRequest[], taskIdOf: Map<string, string>, customerOf: Map<string, string>, tasks: TaskUpdate[]) {
-  const rows = labels.map((l) => ({
-    id: l.labelId,
-    task_id: taskIdOf.get(l.claimId),
-    customer_id: customerOf.get(taskIdOf.get(l.claimId) as string),
-    labeler_id: l.labelerId,
-    claim_id: l.claimId,
-    value: l.value,
-  }));
+function labelWriteSql(
+  labels: LabelRequest[],
+  taskOf: Map<string, LabelingTask>,
+  claims: Map<string, ClaimState>,
+  tasks: TaskUpdate[],
+  gold: GoldUpdate[],
+) {
+  const rows = labels.map((l) => {
+    const task = taskOf.get((claims.get(l.claimId) as ClaimState).task_id) as LabelingTask;
+    return {
+      id: l.labelId,
+      task_id: task.id,
+      customer_id: task.customer_id,
+      label_space_id: task.label_space_id,
+      labeler_id: l.labelerId,
+      claim_id: l.claimId,
+      value: l.value,
+    };
+  });
   return Prisma.sql`
     WITH ins AS (
-      INSERT INTO labels (id, task_id, customer_id, labeler_id, claim_id, value, created_at)
-      SELECT r.id, r.task_id, r.customer_id, r.labeler_id, r.claim_id, r.value, clock_timestamp()
+      INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value, created_at)
+      SELECT r.id, r.task_id, r.customer_id, r.label_space_id, r.labeler_id, r.claim_id, r.value, clock_timestamp()
       FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-        AS r(id text, task_id text, customer_id text, labeler_id text, claim_id text, value text)
+        AS r(id text, task_id text, customer_id text, label_space_id text, labeler_id text, claim_id text, value text)
       RETURNING id, created_at
     ),
     claimed AS (
@@ -274,6 +373,13 @@ function labelWriteSql(labels: LabelRequest[], taskIdOf: Map<string, string>, cu
         AS u(id text, status text, labels_collected int, label_counts jsonb, claim_cap int, last_label_id text,
              consensus_label text, confidence float8, resolution text, posterior jsonb)
       WHERE t.id = u.id
+    ),
+    gold AS (
+      UPDATE labeler_models m SET gold_answers = g.gold_answers, gold_correct = g.gold_correct,
+        excluded_at = CASE WHEN NOT g.excluded THEN NULL ELSE COALESCE(m.excluded_at, now()) END
+      FROM jsonb_to_recordset(${JSON.stringify(gold)}::jsonb)
+        AS g(label_space_id text, labeler_id text, gold_answers int, gold_correct int, excluded boolean)
+      WHERE m.label_space_id = g.label_space_id AND m.labeler_id = g.labeler_id
     )
     SELECT id, created_at FROM ins`;
 }
@@ -292,16 +398,23 @@ function refusal(request: LabelRequest, claim: ClaimState | undefined, task: Lab
   return undefined;
 }
 
-export interface LabelingOptions {
-  /** Beta prior of a labeler's accuracy (one-coin model) */
-  prior: AccuracyPrior;
+/** The label spaces' scoring models of a batch's state, by space id (a space never fitted: the prior). */
+function scoringModels(state: LabelState): Map<string, ScoringModel> {
+  const k = new Map(state.tasks.map((t) => [t.label_space_id, t.options.length]));
+  const rows = new Map<string, LabelerModelRow[]>();
+  for (const m of state.models) {
+    const list = rows.get(m.label_space_id);
+    if (list) list.push(m);
+    else rows.set(m.label_space_id, [m]);
+  }
+  return new Map(state.spaces.map((space) => [space.id, scoringModelOf(k.get(space.id) as number, space.model, rows.get(space.id) ?? [])]));
 }
 
 /**
  * The claims and labels of the store. Concurrent calls of this process share transactions (group commit);
  * the batchers are members of this object, one per store.
  */
-export function labelingStore(db: Db, options: LabelingOptions) {
+export function labelingStore(db: Db) {
   const { pool } = db;
 
   /**
@@ -335,35 +448,48 @@ export function labelingStore(db: Db, options: LabelingOptions) {
 
   /**
    * The labels of concurrent requests, ONE transaction in two round trips per batch (`withTransaction`):
-   * (1) lock the batch's tasks and read their states; then, in JS, each label in request order: refused
-   * (nothing written) or accepted, with the decision rule applied to the task's labels so far (each sees
-   * the labels before it in the batch); (2) write the accepted labels, their claims, the tasks' new states
-   * and the quota owed, and COMMIT. A claim appears at most once per batch (a second label on it waits for
-   * the next batch, and gets its 409 there).
+   * (1) lock the batch's tasks (and the gold records concerned) and read their states and models; then, in
+   * JS, each label in request order: refused (nothing written) or accepted, with the decision rule applied
+   * to the task's labels so far (each sees the labels before it in the batch); (2) write the accepted
+   * labels, their claims, the tasks' new states, the gold records and the quota owed or returned, and
+   * COMMIT. A claim appears at most once per batch (a second label on it waits for the next batch, and gets
+   * its 409 there).
    */
   const labelBatcher = new Batcher<LabelRequest, LabelOutcome>(
     (requests) =>
       withTransaction(pool, async (run) => {
-        const [, stateRows] = await run<[object, LabelState]>(labelStateSql(requests));
+        const [, , , stateRows] = await run<[object, object, object, LabelState]>(labelStateSql(requests));
         const state = stateRows[0] as LabelState;
         const claims = new Map(state.claims.map((c) => [c.claim_id, c]));
         const tasks = new Map(state.tasks.map((t) => [t.id, t]));
-        const records = new Map<string, LabelerRecord>(
-          state.labelers.map((l) => [l.id, { settled: l.settled_labels, agreed: l.agreed_labels }]),
-        );
-        const model = oneCoinModel(records, options.prior);
+        const models = scoringModels(state);
+        const goldRecords = new Map(state.models.map((m) => [`${m.label_space_id} ${m.labeler_id}`, m]));
+        const goldUpdates = new Map<string, GoldUpdate>();
         const accepted: LabelRequest[] = [];
         const updates = new Map<string, TaskUpdate>();
+        /** quota units per customer: + labels beyond reservations, − reservations a decision left unused */
         const charges = new Map<string, number>();
+        const charge = (customerId: string, units: number) => {
+          if (units !== 0) charges.set(customerId, (charges.get(customerId) ?? 0) + units);
+        };
         const outcomes: (LabelOutcome | { kind: "pending"; decision: Decision; taskId: string })[] = requests.map((request) => {
           const claim = claims.get(request.claimId);
           const task = claim ? tasks.get(claim.task_id) : undefined;
           const error = refusal(request, claim, task);
           if (error || !claim || !task) return { kind: "refused", error: error ?? new ApiError("claimNotFound") };
+          const model = models.get(task.label_space_id);
+          if (!model) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
           const before = task.votes.length;
           task.votes.push({ labelerId: request.labelerId, value: request.value });
           const decision = decide(
-            { options: task.options, consensusThreshold: task.consensus_threshold, maxLabels: task.max_labels },
+            {
+              options: task.options,
+              consensusThreshold: task.consensus_threshold,
+              maxLabels: task.max_labels,
+              confidenceTarget: task.confidence_target,
+              minLabels: task.min_labels,
+              gold: task.gold_label !== null,
+            },
             task.votes,
             model,
           );
@@ -371,7 +497,28 @@ export function labelingStore(db: Db, options: LabelingOptions) {
           if (next !== task.status) assertTransition(task.status, next);
           task.status = next;
           claim.status = "labeled";
-          if (before >= task.quota_reserved) charges.set(task.customer_id, (charges.get(task.customer_id) ?? 0) + 1);
+          if (before >= task.quota_reserved) charge(task.customer_id, 1);
+          // a decision returns what the reservation holds beyond the labels it took
+          if (decision.done) charge(task.customer_id, -Math.max(0, task.quota_reserved - task.votes.length));
+          if (task.gold_label !== null) {
+            const key = `${task.label_space_id} ${request.labelerId}`;
+            const record = goldRecords.get(key);
+            if (!record) throw new Error(`the gold record of ${key} was not locked`);
+            record.gold_answers += 1;
+            if (request.value === task.gold_label) record.gold_correct += 1;
+            const quality = qualitySettingsOf(task.settings);
+            record.excluded = isExcluded(
+              { goldAnswers: record.gold_answers, goldCorrect: record.gold_correct },
+              { minLabelerAccuracy: quality.min_labeler_accuracy, minGoldAnswers: quality.min_gold_answers },
+            );
+            goldUpdates.set(key, {
+              label_space_id: task.label_space_id,
+              labeler_id: request.labelerId,
+              gold_answers: record.gold_answers,
+              gold_correct: record.gold_correct,
+              excluded: record.excluded,
+            });
+          }
           updates.set(task.id, {
             id: task.id,
             status: next,
@@ -388,9 +535,7 @@ export function labelingStore(db: Db, options: LabelingOptions) {
           return { kind: "pending", decision, taskId: task.id };
         });
         if (accepted.length === 0) return outcomes as LabelOutcome[];
-        const taskIdOf = new Map(accepted.map((r) => [r.claimId, (claims.get(r.claimId) as ClaimState).task_id]));
-        const customerOf = new Map([...tasks.values()].map((t) => [t.id, t.customer_id]));
-        const statements = [labelWriteSql(accepted, taskIdOf, customerOf, [...updates.values()])];
+        const statements = [labelWriteSql(accepted, tasks, claims, [...updates.values()], [...goldUpdates.values()])];
         if (charges.size > 0) statements.push(...chargeSql(charges));
         const [inserted] = (await run<object[]>(statements, { commit: true })) as [{ id: string; created_at: Date }[], ...object[][]];
         const createdAt = new Map(inserted.map((r) => [r.id, r.created_at]));

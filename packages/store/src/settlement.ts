@@ -4,8 +4,9 @@
  * record, becomes `settled`, and its `task.settled` event is written to the outbox. The settlement keeps
  * what was decided; it never decides again.
  *
- * Locks, always in this order: the tasks' rows (`FOR UPDATE`, in id order) → their labelers' rows (in id
- * order) → the ledger's advisory lock (held until commit) → manifest jobs' rows. Exactly once: a second run
+ * Locks, always in this order: the tasks' rows (`FOR UPDATE`, in id order) → the ledger's advisory lock
+ * (held until commit) → manifest jobs' rows. The labelers' models are the refit's (spaces.ts), not the
+ * settlement's: settling touches no labeler row. Exactly once: a second run
  * (duplicate job, racing replica) finds the task settled and does nothing; the unique `events(task_id,
  * type)` and `ledger_entries(task_id)` make a double write impossible. Reads that must see the latest
  * commits run in a later statement than the lock they depend on (READ COMMITTED: a fresh snapshot each).
@@ -49,16 +50,13 @@ interface DecidedTask {
   label_counts: Record<string, number>;
   posterior: Record<string, number>;
   labels_collected: number;
-  /** the labelers of its labels and their values */
-  labels: { labeler_id: string; value: string }[];
   /** when the deciding label was recorded (ISO text) */
   last_label_at: string | null;
 }
 
 /**
- * The statement that settles one decided task, after the ledger lock of the same transaction (its labelers'
- * rows are already locked): the ledger record, the labelers' agreement counts, the task, its remaining
- * claims and the `task.settled` outbox row. Returns the record's txid.
+ * The statement that settles one decided task, after the ledger lock of the same transaction: the ledger
+ * record, the task, its remaining claims and the `task.settled` outbox row. Returns the record's txid.
  */
 function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): Prisma.Sql {
   const at = settledAt.toISOString();
@@ -80,15 +78,8 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): P
     confidence: task.confidence,
     settled_at: at,
   };
-  const labelerIds = [...new Set(task.labels.map((l) => l.labeler_id))];
-  const agreeing = task.labels.filter((l) => l.value === task.consensus_label).map((l) => l.labeler_id);
   return Prisma.sql`
     WITH ledger AS (${ledgerAppendSql(record)}),
-    counted AS (
-      UPDATE labelers SET settled_labels = settled_labels + 1,
-        agreed_labels = agreed_labels + CASE WHEN id = ANY(${agreeing}::text[]) THEN 1 ELSE 0 END
-      WHERE id = ANY(${labelerIds}::text[])
-    ),
     settled AS (
       UPDATE tasks SET status = 'settled'::"TaskStatus", ledger_txid = (SELECT txid FROM ledger),
         settled_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
@@ -109,9 +100,7 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): P
 /**
  * The settlement transaction of a batch of tasks (the settlements a worker process has at once: group
  * commit), in two round trips:
- * (1) BEGIN, lock the tasks in id order; then (a later statement: a fresh snapshot) read the decided ones
- *     with their labels, and lock their labelers in id order (FOR NO KEY UPDATE suffices for the counters
- *     and, unlike FOR UPDATE, does not block the key-share locks that claims and labels take);
+ * (1) BEGIN, lock the tasks in id order; then (a later statement: a fresh snapshot) read the decided ones;
  * (2) the ledger's advisory lock, each task's statement in turn (each appends after the record of the one
  *     before), then each manifest job's completion once, COMMIT.
  * So a batch holds the ledger lock for one message's execution and ONE commit. Returns one Settlement per id.
@@ -124,20 +113,13 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[]): Prom
       SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
         labels_collected, last_label_at
       FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
-    ),
-    task_labels AS (SELECT l.task_id, l.labeler_id, l.value FROM labels l WHERE l.task_id IN (SELECT id FROM decided)),
-    labelers_locked AS (
-      SELECT id FROM labelers WHERE id IN (SELECT labeler_id FROM task_labels) ORDER BY id FOR NO KEY UPDATE
     )
     SELECT
       COALESCE((SELECT json_agg(json_build_object(
           'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'status', 'settling', 'consensus_label', t.consensus_label,
           'confidence', t.confidence, 'resolution', t.resolution, 'label_counts', t.label_counts, 'posterior', t.posterior,
-          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at,
-          'labels', COALESCE((SELECT json_agg(json_build_object('labeler_id', l.labeler_id, 'value', l.value))
-                              FROM task_labels l WHERE l.task_id = t.id), '[]'::json)
+          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at
         ) ORDER BY t.id) FROM decided t), '[]'::json) AS tasks,
-      (SELECT count(*) FROM labelers_locked) AS labelers_locked,
       COALESCE((SELECT json_agg(id) FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')), '[]'::json) AS open`,
   ]);
   const { tasks, open } = state[0] as { tasks: DecidedTask[]; open: string[] };

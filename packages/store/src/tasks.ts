@@ -1,20 +1,30 @@
 /**
- * Tasks: submission (single and batch, group commit), reads, cancellation (../shared/DESIGN.md §2, §3, §6).
- * Quota is reserved in the same statement as the insert: `consensus_threshold` labels per task. A new task's
- * claim cap is the decision rule's answer for a task without labels, so submission, manifest ingestion and
- * the label transaction all derive it from `decide`.
+ * Tasks: submission (single and batch, group commit), reads, cancellation (../shared/DESIGN.md §2, §3, §6, §10).
+ * Quota is reserved in the same statement as the insert: `consensus_threshold` labels per task (never more
+ * than `max_labels`). A new task's claim cap is the decision rule's answer for a task without labels, so
+ * submission, manifest ingestion and the label transaction all derive it from `decide`. Each task names its
+ * label space (spaces.ts), inserted by the same statement when it is new.
  */
 import { createHash } from "node:crypto";
-import { ApiError, type BatchInput, type TaskCounts, type TaskInput, zeroTaskCounts } from "@labelgate/api";
+import {
+  ApiError,
+  type BatchInput,
+  reservedLabels,
+  type TaskCounts,
+  type TaskInput,
+  type TaskPolicy,
+  zeroTaskCounts,
+} from "@labelgate/api";
 import { Batcher, canonicalJson, newId } from "@labelgate/core";
 import type { Db } from "./database";
-import { type DecisionTask, decide } from "./decision";
+import { type DecisionTask, decide, GOLD_CLAIM_CAP, priorModel } from "./decision";
 import { isUniqueViolation } from "./errors";
 import type { Batch, LedgerEntry, Task } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
 import { assertTransition, CANCELABLE_STATUSES, type TaskStatus } from "./lifecycle";
 import { releaseSql, reserveOneSql, reserveSql } from "./quota";
+import { labelSpaceId } from "./spaces";
 import { queryRows, withTransaction } from "./sql";
 
 /** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
@@ -24,17 +34,20 @@ export function requestFingerprint(body: object): string {
 }
 
 /**
- * How many labelers may claim a new task at once: the decision rule's claim cap for a task with no label.
- * Scoring is never reached without labels, so no model is needed.
+ * How many labelers may claim a new task at once: the decision rule's claim cap for a task without labels
+ * under the prior model.
+ * @throws Error when the rule decides a task without labels (a broken invariant)
  */
 export function initialClaimCap(task: DecisionTask): number {
-  const decision = decide(task, [], {
-    posterior: () => {
-      throw new Error("a task without labels is never decided");
-    },
-  });
+  const decision = decide(task, [], priorModel(task.options.length));
   if (decision.done) throw new Error("a task without labels is never decided");
   return decision.claimCap;
+}
+
+/** A task to create: the request as sent (its fingerprint) and its effective policy (`resolvePolicy`). */
+export interface NewTask {
+  input: TaskInput;
+  policy: TaskPolicy;
 }
 
 /** The fields of a new task row as `insertTasksSql` takes them (the `tasks` columns). */
@@ -49,6 +62,10 @@ interface TaskRecord {
   callback_url: string | null;
   consensus_threshold: number;
   max_labels: number;
+  confidence_target: number | null;
+  min_labels: number | null;
+  gold_label: string | null;
+  label_space_id: string;
   metadata: Record<string, unknown> | null;
   idempotency_key: string | null;
   /** fingerprint of the request, kept only when the task has an idempotency key (all it is compared for) */
@@ -61,8 +78,8 @@ interface TaskRecord {
 
 function taskRecord(
   customerId: string,
-  input: TaskInput,
-  extra: { id: string; batchId?: string; callbackUrl?: string; idempotencyKey?: string; createdAt?: Date },
+  { input, policy }: NewTask,
+  extra: { id: string; batchId?: string; callbackUrl?: string; idempotencyKey?: string; createdAt?: Date; spaceId?: string },
 ): TaskRecord {
   return {
     id: extra.id,
@@ -73,17 +90,26 @@ function taskRecord(
     question: input.label_spec.question,
     options: input.label_spec.options,
     callback_url: input.callback_url ?? extra.callbackUrl ?? null,
-    consensus_threshold: input.consensus_threshold,
-    max_labels: input.max_labels,
+    consensus_threshold: policy.consensus_threshold,
+    max_labels: policy.max_labels,
+    confidence_target: policy.confidence_target,
+    min_labels: policy.min_labels,
+    gold_label: input.gold_label ?? null,
+    label_space_id: extra.spaceId ?? labelSpaceId(customerId, input.label_spec.question, input.label_spec.options),
     metadata: input.metadata ?? null,
     idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
     request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
-    claim_cap: initialClaimCap({
-      options: input.label_spec.options,
-      consensusThreshold: input.consensus_threshold,
-      maxLabels: input.max_labels,
-    }),
-    quota_reserved: input.consensus_threshold,
+    claim_cap:
+      input.gold_label === undefined
+        ? initialClaimCap({
+            options: input.label_spec.options,
+            consensusThreshold: policy.consensus_threshold,
+            maxLabels: policy.max_labels,
+            confidenceTarget: policy.confidence_target,
+            minLabels: policy.min_labels,
+          })
+        : GOLD_CLAIM_CAP,
+    quota_reserved: reservedLabels(policy),
     created_at: extra.createdAt?.toISOString() ?? null,
   };
 }
@@ -96,17 +122,32 @@ function taskRecord(
 function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
     INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, callback_url, consensus_threshold,
-                       max_labels, metadata, idempotency_key, request_hash, claim_cap, quota_reserved, created_at)
+                       max_labels, confidence_target, min_labels, gold_label, label_space_id, metadata, idempotency_key,
+                       request_hash, claim_cap, quota_reserved, created_at)
     SELECT r.id, r.customer_id, r.batch_id, r.task_type, r.data_url, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
-           r.callback_url, r.consensus_threshold, r.max_labels, r.metadata, r.idempotency_key, r.request_hash, r.claim_cap,
-           r.quota_reserved, COALESCE(r.created_at, now())
+           r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
+           r.metadata, r.idempotency_key, r.request_hash, r.claim_cap, r.quota_reserved, COALESCE(r.created_at, now())
     FROM ${source}
     RETURNING id, created_at`;
 }
 
+/**
+ * `INSERT INTO label_spaces` of the spaces of `source`'s rows that do not exist yet (a data-modifying CTE
+ * body). The tasks' foreign key is checked at the statement's end, after this insert.
+ */
+export function insertSpacesSql(source: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO label_spaces (id, customer_id, question, options)
+    SELECT DISTINCT ON (r.label_space_id) r.label_space_id, r.customer_id, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options))
+    FROM ${source}
+    ORDER BY r.label_space_id
+    ON CONFLICT (id) DO NOTHING`;
+}
+
 const RECORDS = Prisma.raw(`AS r(id text, customer_id text, batch_id text, task_type text, data_url text, question text, options jsonb,
-  callback_url text, consensus_threshold int, max_labels int, metadata jsonb, idempotency_key text, request_hash text,
-  claim_cap int, quota_reserved int, created_at timestamptz)`);
+  callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
+  label_space_id text, metadata jsonb, idempotency_key text, request_hash text, claim_cap int, quota_reserved int,
+  created_at timestamptz)`);
 
 /** `jsonb_to_recordset` of `records` as the relation `r`. */
 function recordsOf(records: TaskRecord[]): Prisma.Sql {
@@ -144,6 +185,7 @@ async function insertGroup(db: Db, records: TaskRecord[]): Promise<(CreatedTask 
     need AS (SELECT customer_id, sum(quota_reserved)::int AS n FROM r GROUP BY customer_id),
     locked AS (SELECT c.id FROM customers c WHERE c.id IN (SELECT customer_id FROM need) ORDER BY c.id FOR UPDATE),
     reserved AS (${reserveSql(Prisma.sql`need`)}),
+    spaces AS (${insertSpacesSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)}),
     ins AS (${insertTasksSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)})
     SELECT id, created_at FROM ins`,
   );
@@ -168,11 +210,8 @@ export function tasksStore(db: Db) {
      * reservation are one statement shared with the concurrent submissions of this process.
      * @throws ApiError quotaExhausted | idempotencyMismatch
      */
-    async create(
-      customerId: string,
-      input: TaskInput,
-      idempotencyKey: string | undefined,
-    ): Promise<{ task: CreatedTask; created: boolean }> {
+    async create(customerId: string, task: NewTask, idempotencyKey: string | undefined): Promise<{ task: CreatedTask; created: boolean }> {
+      const { input } = task;
       const replay = async (): Promise<{ task: CreatedTask; created: boolean } | undefined> => {
         if (!idempotencyKey) return undefined;
         const fingerprint = requestFingerprint(input);
@@ -183,7 +222,7 @@ export function tasksStore(db: Db) {
       };
       const earlier = await replay();
       if (earlier) return earlier;
-      const record = taskRecord(customerId, input, { id: newId("task"), idempotencyKey });
+      const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey });
       try {
         const grouped = await submissions.call(record);
         if (grouped) return { task: grouped, created: true };
@@ -203,11 +242,19 @@ export function tasksStore(db: Db) {
 
     /**
      * Creates a batch atomically (POST /v1/tasks/batch): every task or none, one quota reservation for all.
-     * A top-level `callback_url` applies to every task without its own. A batch-level idempotency key
-     * replays the original batch; a task-level key that already exists is 422 (a batch never adopts tasks).
+     * A top-level `callback_url` applies to every task without its own; `policies` are the tasks' effective
+     * policies, in order (the batch's top-level policy fields are one of their layers). A batch-level
+     * idempotency key replays the original batch; a task-level key that already exists is 422 (a batch
+     * never adopts tasks).
      * @throws ApiError quotaExhausted | idempotencyMismatch
      */
-    async createBatch(customerId: string, input: BatchInput, idempotencyKey: string | undefined): Promise<CreatedBatch> {
+    async createBatch(
+      customerId: string,
+      input: BatchInput,
+      policies: TaskPolicy[],
+      idempotencyKey: string | undefined,
+    ): Promise<CreatedBatch> {
+      if (policies.length !== input.tasks.length) throw new Error("one policy per task of the batch");
       // the fingerprint of a large batch costs a canonical serialization of all of it: only when it can be compared
       const fingerprint = idempotencyKey ? requestFingerprint(input) : null;
       const replay = async (): Promise<CreatedBatch | undefined> => {
@@ -224,15 +271,31 @@ export function tasksStore(db: Db) {
       const batchId = newId("batch");
       const createdAt = new Date();
       // Tasks of a batch share its creation time; ordering inside it follows the ids' insertion order.
+      // one label space id per distinct spec of the batch (a hash each)
+      const spaces = new Map<string, string>();
+      const spaceOf = (t: TaskInput): string => {
+        const key = JSON.stringify([t.label_spec.question, t.label_spec.options]);
+        let id = spaces.get(key);
+        if (id === undefined) {
+          id = labelSpaceId(customerId, t.label_spec.question, t.label_spec.options);
+          spaces.set(key, id);
+        }
+        return id;
+      };
       const records = input.tasks.map((t, i) =>
-        taskRecord(customerId, t, {
-          id: newId("task"),
-          batchId,
-          callbackUrl: input.callback_url,
-          createdAt: new Date(createdAt.getTime() + i),
-        }),
+        taskRecord(
+          customerId,
+          { input: t, policy: policies[i] as TaskPolicy },
+          {
+            id: newId("task"),
+            batchId,
+            callbackUrl: input.callback_url,
+            createdAt: new Date(createdAt.getTime() + i),
+            spaceId: spaceOf(t),
+          },
+        ),
       );
-      const reserved = input.tasks.reduce((sum, t) => sum + t.consensus_threshold, 0);
+      const reserved = records.reduce((sum, r) => sum + r.quota_reserved, 0);
       try {
         // ONE statement (atomic): reserve the quota, and only if that succeeded insert the batch and its
         // tasks (foreign keys are checked at the statement's end).
@@ -247,7 +310,9 @@ export function tasksStore(db: Db) {
             WHERE EXISTS (SELECT 1 FROM reserved)
             RETURNING id
           ),
-          tasks AS (${insertTasksSql(Prisma.sql`${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)`)})
+          r AS MATERIALIZED (SELECT * FROM ${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)),
+          spaces AS (${insertSpacesSql(Prisma.sql`r`)}),
+          tasks AS (${insertTasksSql(Prisma.sql`r`)})
           SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`,
         );
         if (!done?.reserved) throw new ApiError("quotaExhausted");
@@ -312,14 +377,17 @@ export function tasksStore(db: Db) {
       return completedJobId ? { task, completedJobId } : { task };
     },
 
-    /** A customer's batch with its tasks counted by status, or undefined. */
-    async batch(customerId: string, batchId: string): Promise<{ batch: Batch; counts: TaskCounts } | undefined> {
+    /** A customer's batch with its tasks other than gold tasks counted by status, and its gold tasks; or undefined. */
+    async batch(customerId: string, batchId: string): Promise<{ batch: Batch; counts: TaskCounts; goldTasks: number } | undefined> {
       const batch = await prisma.batch.findFirst({ where: { id: batchId, customerId } });
       if (!batch) return undefined;
-      const grouped = await prisma.task.groupBy({ by: ["status"], where: { batchId }, _count: { _all: true } });
+      const [grouped, goldTasks] = await Promise.all([
+        prisma.task.groupBy({ by: ["status"], where: { batchId, goldLabel: null }, _count: { _all: true } }),
+        prisma.task.count({ where: { batchId, goldLabel: { not: null } } }),
+      ]);
       const counts = zeroTaskCounts();
       for (const g of grouped) if (g.status !== "staged") counts[g.status] = g._count._all;
-      return { batch, counts };
+      return { batch, counts, goldTasks };
     },
   };
 }

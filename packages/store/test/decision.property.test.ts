@@ -1,19 +1,26 @@
 /**
- * One decision rule wherever it runs (docs/architecture.md, docs/decisions.md "One store, one runtime"): for random tasks and random
- * label sequences, every label recorded by the store's label transaction (real Postgres) answers what the
- * pure rule `decide` answers for the labels so far: `labels_needed`, whether it decided the task, the claim
- * cap, and the decision itself (label, confidence, posterior, resolution). The settlement then keeps exactly
- * that decision in the task's ledger record. fast-check generates the cases and shrinks a failure.
+ * One decision rule wherever it runs (docs/architecture.md, docs/decisions.md "One store, one runtime", "Label
+ * quality"): for random tasks of both policies (threshold; confidence with a random target and min_labels),
+ * under a label space's prior model or a random fitted Dawid-Skene model stored by a refit, and random label
+ * sequences, every label recorded by the store's label transaction (real Postgres) answers what the pure rule
+ * `decide` answers for the labels so far: `labels_needed`, whether it decided the task, the claim cap, and the
+ * decision itself (label, confidence, posterior, resolution). The settlement then keeps exactly that decision
+ * in the task's ledger record. fast-check generates the cases and shrinks a failure.
  */
-import type { TaskInput } from "@labelgate/api";
+import { resolvePolicy, type TaskInput } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
+import { fit, LabelTable } from "@labelgate/quality";
 import fc from "fast-check";
 import { testDatabaseUrl } from "../../../test/env";
-import { decide, oneCoinModel, type Vote } from "../src/decision";
-import { createStore, type Store } from "../src/index";
+import { decide, priorModel, type ScoringModel, type Vote } from "../src/decision";
+import { createStore, labelSpaceId, type Store } from "../src/index";
 
 let store: Store;
 let customerId: string;
+/** the labelers every case draws from (fitted models know them) */
+const POOL = 8;
+const labelerIds: string[] = [];
+let caseNumber = 0;
 
 beforeAll(async () => {
   store = createStore({ url: testDatabaseUrl(), poolMax: 4 });
@@ -24,42 +31,104 @@ beforeAll(async () => {
     key: issueKey(KEY_PREFIX.sandbox),
   });
   customerId = customer.id;
+  for (let i = 0; i < POOL; i++) labelerIds.push((await store.accounts.createLabeler(`property-${i}`, issueKey(KEY_PREFIX.labeler))).id);
 });
 afterAll(() => store.close());
 
 const OPTIONS = ["a", "b", "c", "d"];
 
-/** A task's policy and a label sequence within its max_labels (each label an option index). */
+/** A task's policy, its space's model (prior, or fitted on random labels) and a label sequence within max_labels. */
 const caseArb = fc
-  .record({ k: fc.integer({ min: 2, max: 4 }), threshold: fc.integer({ min: 1, max: 4 }), extra: fc.integer({ min: 0, max: 4 }) })
-  .chain(({ k, threshold, extra }) =>
-    fc.record({
-      options: fc.constant(OPTIONS.slice(0, k)),
-      threshold: fc.constant(threshold),
-      maxLabels: fc.constant(threshold + extra),
-      labels: fc.array(fc.integer({ min: 0, max: k - 1 }), { minLength: 1, maxLength: threshold + extra }),
-    }),
-  );
+  .record({
+    k: fc.integer({ min: 2, max: 4 }),
+    threshold: fc.integer({ min: 1, max: 4 }),
+    extra: fc.integer({ min: 0, max: 4 }),
+    confidence: fc.option(
+      fc.record({ target: fc.double({ min: 0.5, max: 0.999, noNaN: true }), minLabels: fc.integer({ min: 1, max: 3 }) }),
+      { nil: undefined },
+    ),
+    fitted: fc.boolean(),
+    seed: fc.integer(),
+  })
+  .chain((c) => {
+    const maxLabels = Math.max(c.threshold, c.confidence?.minLabels ?? 1) + c.extra;
+    return fc.record({
+      options: fc.constant(OPTIONS.slice(0, c.k)),
+      threshold: fc.constant(c.threshold),
+      maxLabels: fc.constant(maxLabels),
+      confidence: fc.constant(c.confidence),
+      /** random labels of the pool on 30 tasks: the data of the fitted model */
+      training: c.fitted
+        ? fc.array(
+            fc.record({
+              task: fc.integer({ min: 0, max: 29 }),
+              labeler: fc.integer({ min: 0, max: POOL - 1 }),
+              option: fc.integer({ min: 0, max: c.k - 1 }),
+            }),
+            {
+              minLength: 20,
+              maxLength: 120,
+            },
+          )
+        : fc.constant(undefined),
+      labelers: fc.shuffledSubarray([...Array(POOL).keys()], {
+        minLength: Math.min(maxLabels, POOL),
+        maxLength: Math.min(maxLabels, POOL),
+      }),
+      labels: fc.array(fc.integer({ min: 0, max: c.k - 1 }), { minLength: 1, maxLength: Math.min(maxLabels, POOL) }),
+    });
+  });
+
+/** Fits a model on `training` and stores it as the space's refit; returns the model the label transaction will read. */
+async function storeFittedModel(
+  spaceId: string,
+  options: string[],
+  training: { task: number; labeler: number; option: number }[],
+): Promise<ScoringModel> {
+  const table = new LabelTable(options.length);
+  for (const t of training) table.add(`train-${t.task}`, labelerIds[t.labeler] as string, t.option);
+  const { model } = fit(table);
+  const input = await store.spaces.fitInput(spaceId);
+  if (!input) throw new Error("no space");
+  const written = await store.spaces.writeFit(input, {
+    space: model.space,
+    labelers: [...model.labelers.values()],
+    calibrationBins: [],
+    fitMs: 1,
+  });
+  expect(written).toBe("written");
+  return { space: { ...model.space, version: input.version + 1 }, labelers: model.labelers };
+}
 
 it("the label transaction answers what the pure rule answers, and the settlement keeps it", async () => {
   await fc.assert(
-    fc.asyncProperty(caseArb, async ({ options, threshold, maxLabels, labels }) => {
+    fc.asyncProperty(caseArb, async ({ options, threshold, maxLabels, confidence, training, labelers, labels }) => {
+      const question = `property ${caseNumber++}?`;
       const input: TaskInput = {
         type: "image_classification",
         data_url: "https://images.example/p.jpg",
-        label_spec: { question: "property?", options },
+        label_spec: { question, options },
         consensus_threshold: threshold,
         max_labels: maxLabels,
+        ...(confidence ? { confidence_target: confidence.target, min_labels: confidence.minLabels } : {}),
       };
-      const { task } = await store.tasks.create(customerId, input, undefined);
-      const policy = { options, consensusThreshold: threshold, maxLabels };
-      // fresh labelers (no settled labels): the one-coin model gives each the prior mean
-      const model = oneCoinModel(new Map());
+      const policy = resolvePolicy([input]);
+      const { task } = await store.tasks.create(customerId, { input, policy }, undefined);
+      const model = training
+        ? await storeFittedModel(labelSpaceId(customerId, question, options), options, training)
+        : priorModel(options.length);
+      const rule = {
+        options,
+        consensusThreshold: threshold,
+        maxLabels,
+        confidenceTarget: policy.confidence_target,
+        minLabels: policy.min_labels,
+      };
       const votes: Vote[] = [];
       let decided = false;
       for (const [i, index] of labels.entries()) {
-        const labeler = await store.accounts.createLabeler(`property-${i}`, issueKey(KEY_PREFIX.labeler));
-        const claim = await store.labeling.claim(labeler.id, task.id, 600);
+        const labelerId = labelerIds[labelers[i] as number] as string;
+        const claim = await store.labeling.claim(labelerId, task.id, 600);
         if (decided) {
           // a decided task takes no claim
           expect(claim).toBeUndefined();
@@ -67,9 +136,9 @@ it("the label transaction answers what the pure rule answers, and the settlement
         }
         if (!claim) throw new Error(`no claim on an undecided task (label ${i})`);
         const value = options[index] as string;
-        const recorded = await store.labeling.label(labeler.id, claim.claim_id, value);
-        votes.push({ labelerId: labeler.id, value });
-        const pure = decide(policy, votes, model);
+        const recorded = await store.labeling.label(labelerId, claim.claim_id, value);
+        votes.push({ labelerId, value });
+        const pure = decide(rule, votes, model);
         expect(recorded.decided).toBe(pure.done);
         expect(recorded.label.labels_needed).toBe(pure.labelsNeeded);
         const row = await store.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
@@ -84,6 +153,7 @@ it("the label transaction answers what the pure rule answers, and the settlement
             resolution: pure.resolution,
             posterior: pure.posterior,
           });
+          expect(confidence ? ["confidence", "max_labels"] : ["consensus", "max_labels"]).toContain(pure.resolution);
         } else {
           expect(row.status).toBe("labeling");
         }
@@ -91,7 +161,7 @@ it("the label transaction answers what the pure rule answers, and the settlement
       if (!decided) return;
       const settlement = await store.settlement.settle(task.id);
       expect(settlement.outcome).toBe("settled");
-      const pure = decide(policy, votes, model);
+      const pure = decide(rule, votes, model);
       if (!pure.done) throw new Error("unreachable");
       const entry = await store.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId: task.id } });
       expect(entry.payload).toMatchObject({
@@ -103,6 +173,6 @@ it("the label transaction answers what the pure rule answers, and the settlement
         labels_collected: votes.length,
       });
     }),
-    { numRuns: 60 },
+    { numRuns: 80 },
   );
 });

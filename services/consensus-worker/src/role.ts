@@ -1,14 +1,15 @@
 /**
- * The consensus worker's role on the runtime: its handlers on the `consensus` and `reconcile` queues, the
- * reconcile schedule (registered at start, re-registered when a Redis restarted without its data lost it),
- * and one reconciliation pass at start, so work lost while no worker ran is requeued at once rather than
- * at the first scheduled run.
+ * The consensus worker's role on the runtime: its handlers on the `consensus`, `reconcile`, `refitSweep` and
+ * `modelRefit` queues, the reconcile and refit-sweep schedules (registered at start, re-registered when a
+ * Redis restarted without its data lost them), the fit threads of the refits, and one reconciliation pass at
+ * start, so work lost while no worker ran is requeued at once rather than at the first scheduled run.
  */
 
 import { queueKeysOf } from "@labelgate/queue";
 import { defineRole } from "@labelgate/runtime";
 import { consensusHandlers } from "./handlers";
 import { reconcile } from "./reconcile";
+import { createFitPool } from "./refit";
 
 /** Extra time a pending delivery gets beyond its attempt's timeout before it counts as lost, ms. */
 const DELIVERY_GRACE_MARGIN_MS = 2000;
@@ -18,7 +19,9 @@ export const consensusRole = defineRole({
   queues: queueKeysOf("consensus-worker"),
   async start(ctx, env) {
     const { store, queue, logger, metrics } = ctx;
+    const fitPool = createFitPool(env.REFIT_CONCURRENCY);
     const deps = {
+      fit: fitPool.fit,
       store,
       queue,
       logger,
@@ -28,19 +31,26 @@ export const consensusRole = defineRole({
       deliveryGraceMs: env.RECONCILE_GRACE_MS + env.WEBHOOK_TIMEOUT_MS + DELIVERY_GRACE_MARGIN_MS,
       webhookRetryMax: env.WEBHOOK_RETRY_MAX,
     };
-    const workers = ctx.startWorkers(consensusHandlers(deps), { concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1 } });
+    const workers = ctx.startWorkers(consensusHandlers(deps), {
+      concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1, refitSweep: 1, modelRefit: env.REFIT_CONCURRENCY },
+    });
     await queue.schedule("reconcile", env.RECONCILE_INTERVAL_MS, {});
-    const stopScheduling = queue.keepScheduled("reconcile", env.RECONCILE_INTERVAL_MS, {}, (err) =>
+    await queue.schedule("refitSweep", env.REFIT_INTERVAL_MS, {});
+    const stopReconcile = queue.keepScheduled("reconcile", env.RECONCILE_INTERVAL_MS, {}, (err) =>
       logger.warn({ err }, "reconcile scheduler check failed"),
+    );
+    const stopRefits = queue.keepScheduled("refitSweep", env.REFIT_INTERVAL_MS, {}, (err) =>
+      logger.warn({ err }, "refit sweep scheduler check failed"),
     );
     const initial = reconcile(deps).catch((err: unknown) => logger.warn({ err }, "start-up reconciliation failed (the schedule retries)"));
     return {
       drain: async (budgetMs: number) => {
-        stopScheduling();
+        stopReconcile();
+        stopRefits();
         await initial;
         return workers.closeWithin(budgetMs);
       },
-      close: async () => undefined,
+      close: () => fitPool.close(),
     };
   },
 });

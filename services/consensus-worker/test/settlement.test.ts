@@ -9,15 +9,8 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "@labelgate/core";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import {
-  GENESIS_HASH,
-  type LedgerEntry,
-  type LedgerRecord,
-  labelerAccuracy,
-  oneCoinPosterior as posterior,
-  recordHash,
-  verifyLedger,
-} from "@labelgate/store";
+import { GENESIS_HASH, type LedgerEntry, type LedgerRecord, priorModel, recordHash, taskPosterior, verifyLedger } from "@labelgate/store";
+import { refitSpace } from "@labelgate/store/refit";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
@@ -66,18 +59,6 @@ async function counts(s: System, taskId: string): Promise<{ ledger: number; even
     s.db.prisma.event.count({ where: { taskId, type: "task.settled" } }),
   ]);
   return { ledger, events };
-}
-
-async function labelerCounts(s: System, ids: string[]): Promise<{ settled: number; agreed: number }[]> {
-  const rows = await s.db.prisma.labeler.findMany({
-    where: { id: { in: ids } },
-    select: { id: true, settledLabels: true, agreedLabels: true },
-  });
-  return ids.map((id) => {
-    const row = rows.find((r) => r.id === id);
-    if (!row) throw new Error(`labeler ${id} not found`);
-    return { settled: row.settledLabels, agreed: row.agreedLabels };
-  });
 }
 
 /** Every queue of this system's prefix is idle (nothing waiting, delayed or active). */
@@ -154,11 +135,11 @@ describe("settlement with the workers running", () => {
       labels_collected: 3,
       settlement: { ledger: "local" },
     });
-    // three newcomers (q = 0.8) over three options: 0.512 / (0.512 + 0.001 + 0.001)
+    // the calibrated posterior of the label space's model at the deciding label (docs/decisions.md "Label quality")
     const confidence = result.confidence as number;
-    expect(confidence).toBeGreaterThan(0.9);
+    expect(confidence).toBeGreaterThan(0.5);
     expect(confidence).toBeLessThanOrEqual(1);
-    expect(confidence).toBeCloseTo(0.512 / 0.514, 10);
+    expect(confidence).toBe((result.posterior as Record<string, number>).cat);
     expect(new Date(result.settled_at as string).toISOString()).toBe(result.settled_at);
     const settlement = result.settlement as Record<string, unknown>;
     expect(settlement.ledger_txid).toMatch(TXID);
@@ -227,94 +208,18 @@ describe("settlement with the workers running", () => {
     await labelAll(sys, ls.slice(2), taskId, ["bird"]);
     const result = await settledResult(sys, customer.key, taskId);
     settledHere.push(taskId);
-    // a three-way tie of newcomers: equal posteriors, so the option order decides (cat) at 1/3
+    // a three-way tie of counts: the posterior decides (packages/store/test/decision.test.ts covers its ties)
     expect(result).toMatchObject({
       task_id: taskId,
       status: "settled",
-      consensus_label: "cat",
       resolution: "max_labels",
       label_counts: { cat: 1, dog: 1, bird: 1 },
       labels_collected: 3,
     });
-    expect(result.confidence as number).toBeCloseTo(1 / 3, 10);
+    const posterior = result.posterior as Record<string, number>;
+    expect(result.confidence).toBe(posterior[result.consensus_label as string]);
+    expect(result.confidence as number).toBe(Math.max(...Object.values(posterior)));
     expect((result.settlement as Record<string, unknown>).ledger_txid).toMatch(TXID);
-    expect(
-      await labelerCounts(
-        sys,
-        ls.map((l) => l.id),
-      ),
-    ).toEqual([
-      { settled: 1, agreed: 1 },
-      { settled: 1, agreed: 0 },
-      { settled: 1, agreed: 0 },
-    ]);
-  });
-
-  it("updates labelers' settled/agreed counts once per settled task and feeds them into the next confidence", async () => {
-    const customer = await registerCustomer(sys);
-    const [a, b, c] = await labelers(sys, 3);
-    if (!a || !b || !c) throw new Error("labelers");
-    const ids = [a.id, b.id, c.id];
-    expect(await labelerCounts(sys, ids)).toEqual([
-      { settled: 0, agreed: 0 },
-      { settled: 0, agreed: 0 },
-      { settled: 0, agreed: 0 },
-    ]);
-
-    const first = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
-    await labelAll(sys, [a, b], first, ["cat", "cat"]);
-    await settledResult(sys, customer.key, first);
-    settledHere.push(first);
-    expect(await labelerCounts(sys, ids)).toEqual([
-      { settled: 1, agreed: 1 },
-      { settled: 1, agreed: 1 },
-      { settled: 0, agreed: 0 },
-    ]);
-
-    const second = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
-    await labelAll(sys, [a, c, b], second, ["dog", "cat", "dog"]);
-    const result = await settledResult(sys, customer.key, second);
-    settledHere.push(second);
-    expect(result).toMatchObject({ consensus_label: "dog", resolution: "consensus", label_counts: { cat: 1, dog: 2, bird: 0 } });
-    expect(await labelerCounts(sys, ids)).toEqual([
-      { settled: 2, agreed: 2 },
-      { settled: 2, agreed: 2 },
-      { settled: 1, agreed: 0 },
-    ]);
-    // the second settlement used the accuracies after the first: a and b at 5/6, c a newcomer at 0.8
-    const qa = labelerAccuracy({ settled: 1, agreed: 1 });
-    expect(qa).toBeCloseTo(5 / 6, 12);
-    const expected = posterior(
-      ["cat", "dog", "bird"],
-      [
-        { labelerId: a.id, value: "dog" },
-        { labelerId: c.id, value: "cat" },
-        { labelerId: b.id, value: "dog" },
-      ],
-      new Map([
-        [a.id, qa],
-        [b.id, qa],
-        [c.id, 0.8],
-      ]),
-    ).dog as number;
-    expect(result.confidence as number).toBeCloseTo(expected, 10);
-
-    // re-running the settlement of either task changes nothing
-    for (const taskId of [first, second]) {
-      expect(await settleTask(depsOf(sys), taskId)).toBe("closed");
-      await sys.queue.requeue("consensus", {
-        taskId,
-        labelId: (await sys.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).lastLabelId as string,
-      });
-    }
-    await eventually(() => queueIdle(sys, "consensus"), 15000, "consensus queue idle");
-    expect(await labelerCounts(sys, ids)).toEqual([
-      { settled: 2, agreed: 2 },
-      { settled: 2, agreed: 2 },
-      { settled: 1, agreed: 0 },
-    ]);
-    expect(await counts(sys, first)).toEqual({ ledger: 1, events: 1 });
-    expect(await counts(sys, second)).toEqual({ ledger: 1, events: 1 });
   });
 });
 
@@ -344,15 +249,6 @@ describe("exactly-once settlement", () => {
     const settled = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     const entry = await off.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
     expect(settled).toMatchObject({ status: "settled", consensusLabel: "dog", resolution: "consensus", ledgerTxid: entry.txid });
-    expect(
-      await labelerCounts(
-        off,
-        ls.map((l) => l.id),
-      ),
-    ).toEqual([
-      { settled: 1, agreed: 1 },
-      { settled: 1, agreed: 1 },
-    ]);
     // one more settlement afterwards is still a no-op
     expect(await settleTask(depsOf(off), taskId)).toBe("closed");
     expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
@@ -406,21 +302,15 @@ describe("exactly-once settlement", () => {
     for (const taskId of decidable) expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
     expect((await verifyLedger(off.db.prisma)).ok).toBe(true);
 
-    // labels of a: cat (agreed), dog (agreed), cat (agreed); b: cat, cat, bird (all agreed); c: dog, dog (lost), bird
-    expect(await labelerCounts(off, [a.id, b.id, c.id])).toEqual([
-      { settled: 3, agreed: 3 },
-      { settled: 3, agreed: 3 },
-      { settled: 3, agreed: 2 },
-    ]);
-
-    // each confidence was fixed by its deciding label, when no task was settled yet: every labeler a newcomer
+    // each confidence was fixed by its deciding label under the space's prior model (no refit runs here)
     const ordered = await off.db.pool.query<{ id: string; consensus_label: string; confidence: number }>(
       "SELECT id, consensus_label, confidence FROM tasks WHERE id = ANY($1) ORDER BY id",
       [decidable],
     );
     for (const task of ordered.rows) {
       const votes = (plan[decidable.indexOf(task.id)] ?? []).map(([l, value]) => ({ labelerId: l.id, value }));
-      const expected = posterior(["cat", "dog", "bird"], votes, new Map())[task.consensus_label] as number;
+      const rule = { options: ["cat", "dog", "bird"], consensusThreshold: 2, maxLabels: 3 };
+      const expected = taskPosterior(rule, votes, priorModel(3))[task.consensus_label] as number;
       expect({ task: task.id, confidence: task.confidence }).toEqual({ task: task.id, confidence: expect.closeTo(expected, 10) });
     }
   });
@@ -485,16 +375,6 @@ describe("exactly-once settlement", () => {
       const after = await off.db.prisma.event.findUniqueOrThrow({ where: { id: event.id } });
       expect(after.recordedAt).toEqual(event.recordedAt);
       expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
-      expect(
-        await labelerCounts(
-          off,
-          ls.map((l) => l.id),
-        ),
-      ).toEqual([
-        { settled: 1, agreed: 1 },
-        { settled: 1, agreed: 1 },
-        { settled: 1, agreed: 1 },
-      ]);
       const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
       expect(task).toMatchObject({ status: "settled", consensusLabel: "bird", resolution: "consensus" });
       expect(failures).toEqual([]);
@@ -635,10 +515,17 @@ describe("reconciliation", () => {
       // The reconciliation is global (the database is shared with other test files): it may have requeued
       // their decided tasks into this prefix too. Run the real handlers, but only for this test's task,
       // so that other files' open tasks are not settled behind their back.
-      const handlers = consensusHandlers({ ...reconcileDeps, graceMs: 0, deliveryGraceMs: 3_600_000 });
+      const handlers = consensusHandlers({
+        ...reconcileDeps,
+        graceMs: 0,
+        deliveryGraceMs: 3_600_000,
+        fit: async (input) => refitSpace(input),
+      });
       const onlyThisTask: HandlersFor<"consensus-worker"> = {
         consensus: (payload, ctx) => (payload.taskId === taskId ? handlers.consensus(payload, ctx) : Promise.resolve()),
         reconcile: handlers.reconcile,
+        refitSweep: async () => undefined,
+        modelRefit: async () => undefined,
       };
       workers = startWorkers(off.backend, onlyThisTask, {});
       const result = await settledResult(off, customer.key, taskId);

@@ -5,7 +5,7 @@
 
 import { ApiError, type Tier } from "@labelgate/api";
 import { hashKey, KEY_PREFIX, secretsEqual } from "@labelgate/core";
-import type { Store } from "@labelgate/store";
+import { type Store, type StoredSettings, storedSettingsOf } from "@labelgate/store";
 import type { NextFunction, Request, Response } from "express";
 
 export interface CustomerPrincipal {
@@ -13,6 +13,8 @@ export interface CustomerPrincipal {
   /** the API key used (rate limits are per key) and its tier */
   keyId: string;
   tier: Tier;
+  /** the customer's settings as of this request (its task defaults are a layer of a task's policy) */
+  settings: StoredSettings;
 }
 
 export interface LabelerPrincipal {
@@ -43,7 +45,7 @@ export function requireCustomer(store: Store): Middleware {
     // this runs on every customer request: one batched lookup on the unique key_hash index
     const key = await store.accounts.customerKey(hashKey(token));
     if (!key) throw new ApiError("unauthorized");
-    customers.set(res, { customerId: key.customer_id, keyId: key.id, tier: key.tier });
+    customers.set(res, { customerId: key.customer_id, keyId: key.id, tier: key.tier, settings: storedSettingsOf(key.settings) });
     next();
   };
 }

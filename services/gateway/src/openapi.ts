@@ -29,6 +29,7 @@ import {
   pathId,
   RESPONSE_SCHEMAS,
   registrationBody,
+  settingsPatchBody,
   taskBody,
   tasksQuery,
   upgradeBody,
@@ -111,14 +112,16 @@ export const REQUEST_SCHEMAS = {
   LabelInput: labelBody,
   LabelerInput: labelerBody,
   CustomerPatchInput: customerPatchBody,
+  SettingsPatchInput: settingsPatchBody,
   UpgradeInput: upgradeBody,
 } as const satisfies Record<string, z.ZodType>;
 
 const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> = {
   RegistrationInput: "A new customer account.",
   TaskInput:
-    "A labeling task. `data_url`: an http(s), s3:// or gs:// URL; `label_spec.options`: unique; `consensus_threshold` 1..25 (default 3); `max_labels` ≥ threshold, ≤ 50 (default 2t+1); `callback_url` needs an active webhook of the same URL; unknown fields are rejected.",
-  BatchInput: "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one.",
+    "A labeling task. `data_url`: an http(s), s3:// or gs:// URL; `label_spec.options`: unique; `callback_url` needs an active webhook of the same URL; unknown fields are rejected. Policy (../shared/DESIGN.md §10; each field absent here comes from the batch's top level, the manifest job, then the customer's task defaults): `consensus_threshold` 1..25 (default 3); `max_labels` ≤ 50 (default 2t+1; at least the threshold under the threshold policy, at least `min_labels` under the confidence policy); `confidence_target` 0.5..0.999 selects the confidence policy (null: the threshold policy, overriding a default target); `min_labels` (default 1). `gold_label` (one of the options) makes a gold task: served to labelers to measure them, never settled, delivered or exported.",
+  BatchInput:
+    "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one; `confidence_target`, `min_labels` and `max_labels` to every task that does not set its own.",
   WebhookInput: "A webhook endpoint: a public http(s) URL and a signing secret (at least 16 characters).",
   JobInput:
     "A manifest job: `manifest_url` is `s3://bucket/key` (with S3 credentials), `gs://bucket/key` (with `service_account_json`) or `https://...` (none). `credentials` and `s3_credentials` are synonyms.",
@@ -126,6 +129,8 @@ const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> = {
   LabelInput: "One of the task's options.",
   LabelerInput: "A new labeler.",
   CustomerPatchInput: "The customer's new label quota.",
+  SettingsPatchInput:
+    "Fields to change in the settings: a value replaces, `null` clears, an absent field is kept. The merged task defaults must make a consistent policy.",
   UpgradeInput: "Upgrade options.",
 };
 
@@ -262,6 +267,42 @@ export const ROUTES: RouteDoc[] = [
     responses: [{ status: 200, description: "The profile.", schema: "Customer" }],
     errors: [],
   },
+  {
+    method: "get",
+    path: "/v1/customers/me/settings",
+    operationId: "getSettings",
+    summary: "The calling customer's settings: task defaults and quality",
+    description:
+      "Task defaults are the least specific layer of a task's policy (task body, then batch, then manifest job, then these). Quality: `gold_rate` (share of a labeler's claims served from unanswered gold tasks, default 0.1), `min_labeler_accuracy` (exclusion floor, unset = nobody excluded), `min_gold_answers` (default 10). Unset fields are null.",
+    tag: "customers",
+    auth: "customer",
+    responses: [{ status: 200, description: "The settings.", schema: "Settings" }],
+    errors: [],
+  },
+  {
+    method: "patch",
+    path: "/v1/customers/me/settings",
+    operationId: "updateSettings",
+    summary: "Change the calling customer's settings",
+    description:
+      "Merges the fields given (`null` clears one) and answers the full settings. A change of `min_labeler_accuracy` or `min_gold_answers` re-evaluates every labeler's exclusion at once. 400 when the merged task defaults are inconsistent (e.g. `max_labels` below `consensus_threshold`).",
+    tag: "customers",
+    auth: "customer",
+    body: {
+      schema: "SettingsPatchInput",
+      required: true,
+      limit: JSON_LIMIT,
+      examples: {
+        confidence: {
+          summary: "stop on a calibrated confidence of 0.95, exclude labelers below 70% on gold",
+          value: { task_defaults: { confidence_target: 0.95, max_labels: 10 }, quality: { min_labeler_accuracy: 0.7 } },
+        },
+        clear: { summary: "back to the threshold policy", value: { task_defaults: { confidence_target: null } } },
+      },
+    },
+    responses: [{ status: 200, description: "The settings after the change.", schema: "Settings" }],
+    errors: [],
+  },
   // --- tasks
   {
     method: "post",
@@ -290,6 +331,11 @@ export const ROUTES: RouteDoc[] = [
             idempotency_key: "order-1001",
           },
         },
+        confidence: {
+          summary: "the confidence policy: settle when the calibrated posterior reaches 0.95",
+          value: { ...taskExample, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
+        },
+        gold: { summary: "a gold (control) task", value: { ...taskExample, gold_label: "cat" } },
       },
     },
     responses: [{ status: 202, description: "Accepted.", schema: "TaskAccepted" }],
@@ -337,7 +383,8 @@ export const ROUTES: RouteDoc[] = [
     path: "/v1/tasks/{id}/result",
     operationId: "getTaskResult",
     summary: "A task's consensus result",
-    description: "202 while labeling is in progress, 200 with the settlement once settled, 409 if the task was canceled.",
+    description:
+      "202 while labeling is in progress, 200 with the settlement once settled, 409 if the task was canceled or is a gold task (gold tasks never settle).",
     tag: "tasks",
     auth: "customer",
     pathParams: [taskId],
@@ -345,7 +392,7 @@ export const ROUTES: RouteDoc[] = [
       { status: 200, description: "Settled.", schema: "TaskResult" },
       { status: 202, description: "Still labeling.", schema: "TaskProgress" },
     ],
-    errors: ["taskNotFound", "taskCanceled"],
+    errors: ["taskNotFound", "taskCanceled", "goldHasNoResult"],
   },
   {
     method: "post",
@@ -576,6 +623,17 @@ export const ROUTES: RouteDoc[] = [
     auth: "customer",
     query: noQuery,
     responses: [{ status: 200, description: "Quality.", schema: "Quality" }],
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/dashboard/labelers",
+    operationId: "getDashboardLabelers",
+    summary: "The labelers of the customer's label spaces: gold record, estimated accuracy, exclusion",
+    tag: "dashboard",
+    auth: "customer",
+    query: noQuery,
+    responses: [{ status: 200, description: "One row per labeler and label space.", schema: "LabelerQualityList" }],
     errors: [],
   },
   {

@@ -22,6 +22,19 @@ export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
+/** A task's gold fields (../shared/DESIGN.md §10): for a gold task its label, answers and their agreement with it. */
+function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answers" | "gold_agreement"> {
+  if (t.goldLabel === null) return { gold: false, gold_label: null, gold_answers: null, gold_agreement: null };
+  const counts = objectOrNull<number>(t.labelCounts) ?? {};
+  const agreeing = counts[t.goldLabel] ?? 0;
+  return {
+    gold: true,
+    gold_label: t.goldLabel,
+    gold_answers: t.labelsCollected,
+    gold_agreement: t.labelsCollected > 0 ? Math.round((agreeing / t.labelsCollected) * 10_000) / 10_000 : null,
+  };
+}
+
 /** `GET /v1/tasks/{id}` (../shared/spec/SPEC.md §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
 export function taskView(t: Task): wire.Task {
   return {
@@ -34,6 +47,9 @@ export function taskView(t: Task): wire.Task {
     callback_url: t.callbackUrl,
     consensus_threshold: t.consensusThreshold,
     max_labels: t.maxLabels,
+    confidence_target: t.confidenceTarget,
+    min_labels: t.minLabels,
+    ...goldFields(t),
     metadata: objectOrNull(t.metadata),
     idempotency_key: t.idempotencyKey,
     batch_id: t.batchId,
@@ -70,10 +86,6 @@ export type { TaskCounts } from "@labelgate/api";
 import type { TaskCounts } from "@labelgate/api";
 
 /**
- * `GET /v1/batches/{id}`: status is `accepted` until a task gets a label, `in_progress` while any task is
- * open, `completed` when every task is settled or canceled.
- */
-/**
  * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (../shared/DESIGN.md
  * §3, §5). @throws when the settled task lacks a decision field (a broken invariant, a 500).
  */
@@ -104,9 +116,14 @@ export function resultView(t: Task, entry: LedgerEntry): wire.SettledResult {
   };
 }
 
-export function batchView(b: Batch, counts: TaskCounts): wire.Batch {
+/**
+ * `GET /v1/batches/{id}`: `counts` and `status` cover the batch's tasks other than gold tasks (which never
+ * settle); status is `accepted` until such a task gets a label, `in_progress` while any is open, `completed`
+ * when every one is settled or canceled.
+ */
+export function batchView(b: Batch, counts: TaskCounts, goldTasks: number): wire.Batch {
   const open = counts.pending + counts.labeling + counts.settling;
-  const status = open === 0 ? "completed" : counts.pending === b.taskCount ? "accepted" : "in_progress";
+  const status = open === 0 ? "completed" : counts.pending === b.taskCount - goldTasks ? "accepted" : "in_progress";
   return {
     batch_id: b.id,
     task_count: b.taskCount,
@@ -114,5 +131,6 @@ export function batchView(b: Batch, counts: TaskCounts): wire.Batch {
     callback_url: b.callbackUrl,
     created_at: b.createdAt.toISOString(),
     counts,
+    gold_tasks: goldTasks,
   };
 }

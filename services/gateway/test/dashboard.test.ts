@@ -320,12 +320,13 @@ describe("dashboard routes", () => {
       window_days: 90,
       tasks_settled: 3,
       mean_confidence: 0.83,
-      resolution: { consensus: { tasks: 2, share: 0.6667 }, max_labels: { tasks: 1, share: 0.3333 } },
+      resolution: { consensus: { tasks: 2, share: 0.6667 }, confidence: { tasks: 0, share: 0 }, max_labels: { tasks: 1, share: 0.3333 } },
       labels_per_task: [
         { labels: 3, tasks: 2 },
         { labels: 5, tasks: 1 },
       ],
       agreement_rate: Math.round((8 / 11) * 10_000) / 10_000,
+      calibration: null,
     });
     expect((await sys.api("GET", "/v1/dashboard/quality", { token: b.key })).body).toMatchObject({
       tasks_settled: 1,
@@ -338,9 +339,10 @@ describe("dashboard routes", () => {
       window_days: 90,
       tasks_settled: 0,
       mean_confidence: null,
-      resolution: { consensus: { tasks: 0, share: null }, max_labels: { tasks: 0, share: null } },
+      resolution: { consensus: { tasks: 0, share: null }, confidence: { tasks: 0, share: null }, max_labels: { tasks: 0, share: null } },
       labels_per_task: [],
       agreement_rate: null,
+      calibration: null,
     });
   });
 
@@ -404,15 +406,17 @@ describe("every dashboard and billing statement is an index range scan on 100,00
       ('key_big2', ${BIG}, 'hash-big-2', 'h', 'production', now() - interval '200 days'),
       ('key_small', ${SMALL}, 'hash-small', 'h', 'sandbox', now() - interval '400 days')`;
     await p.$executeRaw`INSERT INTO labelers (id, name, key_hash, hint) VALUES ('lbl_plan', 'plan', 'hash-labeler', 'h')`;
+    await p.$executeRaw`INSERT INTO label_spaces (id, customer_id, question, options) VALUES
+      ('lsp_big', ${BIG}, 'q', ARRAY['a', 'b']), ('lsp_small', ${SMALL}, 'q', ARRAY['a', 'b'])`;
     await p.$executeRaw`INSERT INTO webhooks (id, customer_id, callback_url, secret_ciphertext, events) VALUES
       ('whk_big', ${BIG}, 'https://big.example/hook', 'x', ARRAY['task.settled']),
       ('whk_small', ${SMALL}, 'https://small.example/hook', 'x', ARRAY['task.settled'])`;
     // One statement: 100,000 tasks of BIG and 300,000 of SMALL (the big customer is a quarter of the table, as
     // in a multi-tenant database: a minority the planner must reach by index), one every 5 minutes, 60% settled.
     await p.$executeRaw`
-      INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, claim_cap,
+      INSERT INTO tasks (id, customer_id, label_space_id, task_type, data_url, question, options, consensus_threshold, max_labels, claim_cap,
         quota_reserved, status, labels_collected, label_counts, consensus_label, confidence, resolution, settled_at, created_at)
-      SELECT 'tsk_' || s.tag || lpad(i::text, 7, '0'), s.customer, 'image_classification', 'https://x.example/' || i, 'q',
+      SELECT 'tsk_' || s.tag || lpad(i::text, 7, '0'), s.customer, 'lsp_' || s.tag, 'image_classification', 'https://x.example/' || i, 'q',
         ARRAY['a', 'b'], 3, 7, CASE WHEN i % 10 >= 4 THEN 0 ELSE 3 END, 3,
         (CASE i % 10 WHEN 0 THEN 'pending' WHEN 1 THEN 'pending' WHEN 2 THEN 'labeling' WHEN 3 THEN 'canceled' ELSE 'settled' END)::"TaskStatus",
         CASE WHEN i % 10 >= 4 THEN 3 + i % 3 ELSE 0 END,
@@ -428,15 +432,15 @@ describe("every dashboard and billing statement is an index range scan on 100,00
       INSERT INTO claims (id, task_id, labeler_id, status, expires_at, created_at)
       SELECT 'clm_' || substr(id, 5), id, 'lbl_plan', 'labeled', created_at + interval '10 minutes', created_at FROM tasks WHERE status = 'settled'`;
     await p.$executeRaw`
-      INSERT INTO labels (id, task_id, customer_id, labeler_id, claim_id, value, created_at)
-      SELECT 'lab_' || substr(id, 5), id, customer_id, 'lbl_plan', 'clm_' || substr(id, 5), 'a', created_at + interval '1 minute'
+      INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value, created_at)
+      SELECT 'lab_' || substr(id, 5), id, customer_id, label_space_id, 'lbl_plan', 'clm_' || substr(id, 5), 'a', created_at + interval '1 minute'
       FROM tasks WHERE status = 'settled'`;
     await p.$executeRaw`
       INSERT INTO deliveries (id, event_id, webhook_id, customer_id, task_id, status, created_at)
       SELECT 'dlv_' || substr(id, 5), 'evt_' || substr(id, 5), CASE WHEN customer_id = ${BIG} THEN 'whk_big' ELSE 'whk_small' END,
         customer_id, id, (CASE WHEN labels_collected % 2 = 0 THEN 'failed' ELSE 'delivered' END)::"WebhookStatus", settled_at
       FROM tasks WHERE status = 'settled'`;
-    await p.$executeRawUnsafe("VACUUM (ANALYZE) tasks, labels, claims, deliveries, customers, api_keys, webhooks");
+    await p.$executeRawUnsafe("VACUUM (ANALYZE) tasks, labels, claims, deliveries, customers, api_keys, webhooks, label_spaces");
     await setup.close();
   }, 300_000);
   afterAll(() => sys.close());

@@ -37,8 +37,16 @@ export class ManifestError extends Error {
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
-/** Parses one manifest line. @returns undefined for a blank line. @throws ManifestError naming the line. */
-export function parseManifestLine(line: string, number: number): { dataUrl: string; source: Record<string, unknown> } | undefined {
+/**
+ * Parses one manifest line: `data_url` (or `source-ref`), and an optional `gold_label` (one of the job's
+ * `options`: the line is a gold task, ../shared/DESIGN.md §10).
+ * @returns undefined for a blank line. @throws ManifestError naming the line.
+ */
+export function parseManifestLine(
+  line: string,
+  number: number,
+  options: readonly string[],
+): { dataUrl: string; goldLabel: string | undefined; source: Record<string, unknown> } | undefined {
   if (line.trim() === "") return undefined;
   let value: unknown;
   try {
@@ -58,7 +66,15 @@ export function parseManifestLine(line: string, number: number): { dataUrl: stri
   }
   if (!DATA_URL_SCHEMES.has(scheme)) throw new ManifestError(`line ${number}: data URL must be http(s), s3:// or gs://`);
   if (url.length > 2048) throw new ManifestError(`line ${number}: data URL longer than 2048 characters`);
-  return { dataUrl: url, source: obj };
+  const gold = obj.gold_label;
+  let goldLabel: string | undefined;
+  if (gold !== undefined && gold !== null) {
+    if (typeof gold !== "string" || !options.includes(gold)) {
+      throw new ManifestError(`line ${number}: "gold_label" must be one of the label spec's options`);
+    }
+    goldLabel = gold;
+  }
+  return { dataUrl: url, goldLabel, source: obj };
 }
 
 /**
@@ -105,7 +121,7 @@ export async function ingestManifest(
     for await (const { line, number } of readLines(stream)) {
       if (number <= resumeAfter) continue;
       lastLine = number;
-      const parsed = parseManifestLine(line, number);
+      const parsed = parseManifestLine(line, number, job.options);
       if (parsed) addRow(chunk, line, number);
       if (chunk.rows >= chunkSize) {
         await write(chunk, number);

@@ -1,5 +1,8 @@
-/** Customer routes (../shared/spec/SPEC.md §4 Customers): self-registration (no auth) and the caller's profile. */
-import { registrationBody } from "@labelgate/api";
+/**
+ * Customer routes (../shared/spec/SPEC.md §4 Customers): self-registration (no auth), the caller's profile and
+ * its settings (../shared/DESIGN.md §10: task defaults and quality settings).
+ */
+import { registrationBody, settingsPatchBody } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
 import type { Store } from "@labelgate/store";
@@ -40,6 +43,18 @@ export function customerRoutes(deps: CustomerRouteDeps, registration: RequestHan
     const { customerId } = customerOf(res);
     const { customer, hint } = await store.accounts.profile(customerId);
     res.json(customerView(customer, hint));
+  });
+
+  router.get("/me/settings", auth, async (_req, res) => {
+    const { customerId } = customerOf(res);
+    const body: wire.Settings = await store.settings.get(customerId);
+    res.json(body);
+  });
+
+  router.patch("/me/settings", auth, json, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const body: wire.Settings = await store.settings.patch(customerId, parse(settingsPatchBody, req.body));
+    res.json(body);
   });
 
   return router;

@@ -64,18 +64,27 @@ export function dashboardRoutes(deps: DashboardRouteDeps, auth: RequestHandler):
   router.get("/quality", auth, async (req, res) => {
     const { customerId } = customerOf(res);
     parse(noQuery, req.query);
-    const row = await store.dashboard.quality(customerId);
+    const [row, calibration] = await Promise.all([store.dashboard.quality(customerId), store.spaces.calibration(customerId)]);
     const body: wire.DashboardQuality = {
       window_days: QUALITY_WINDOW_DAYS,
       tasks_settled: row.tasks_settled,
       mean_confidence: round(row.mean_confidence, 4),
       resolution: {
         consensus: { tasks: row.consensus, share: share(row.consensus, row.tasks_settled) },
+        confidence: { tasks: row.confidence, share: share(row.confidence, row.tasks_settled) },
         max_labels: { tasks: row.max_labels, share: share(row.max_labels, row.tasks_settled) },
       },
       labels_per_task: row.labels_per_task,
       agreement_rate: share(row.agreeing, row.labels),
+      calibration,
     };
+    res.json(body);
+  });
+
+  router.get("/labelers", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    parse(noQuery, req.query);
+    const body: wire.LabelerQualityList = { items: await store.spaces.labelers(customerId) };
     res.json(body);
   });
 

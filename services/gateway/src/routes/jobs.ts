@@ -4,7 +4,7 @@
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
 
-import { ApiError, defaultMaxLabels, jobBody, jobsQuery, pathId } from "@labelgate/api";
+import { ApiError, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
@@ -41,7 +41,7 @@ export interface JobRouteDeps {
   logger: Logger;
 }
 
-/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks (0..1). Credentials never appear. */
+/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks other than gold tasks (0..1). Credentials never appear. */
 export function jobView(j: Job, tasksSettled: number): wire.Job {
   return {
     job_id: j.id,
@@ -51,12 +51,15 @@ export function jobView(j: Job, tasksSettled: number): wire.Job {
     type: j.taskType,
     consensus_threshold: j.consensusThreshold,
     max_labels: j.maxLabels,
+    confidence_target: j.confidenceTarget,
+    min_labels: j.minLabels,
     callback_url: j.callbackUrl,
     output_url: j.outputUrl,
     task_count: j.taskCount,
+    gold_tasks: j.goldTaskCount,
     lines_ingested: j.linesIngested,
     tasks_settled: tasksSettled,
-    progress: j.taskCount > 0 ? Math.round((tasksSettled / j.taskCount) * 10_000) / 10_000 : 0,
+    progress: j.taskCount > j.goldTaskCount ? Math.round((tasksSettled / (j.taskCount - j.goldTaskCount)) * 10_000) / 10_000 : 0,
     error: j.error,
     created_at: j.createdAt.toISOString(),
     started_at: j.startedAt?.toISOString() ?? null,
@@ -79,7 +82,7 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
   };
 
   router.post("/", auth, json, async (req, res) => {
-    const { customerId } = customerOf(res);
+    const { customerId, settings } = customerOf(res);
     const body = parse(jobBody, req.body);
     const credentials = body.credentials ?? body.s3_credentials;
     const details: { path: string; message: string }[] = [];
@@ -109,9 +112,15 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
         details.push({ path: "credentials.endpoint", message: err.message });
       }
     }
-    const maxLabels = body.max_labels ?? defaultMaxLabels(body.consensus_threshold);
-    if (maxLabels < body.consensus_threshold) details.push({ path: "max_labels", message: "must be at least consensus_threshold" });
-    if (details.length > 0) throw new ApiError("validation", details);
+    // the job body, then the customer's task defaults (../shared/DESIGN.md §10): every task of the job gets this policy
+    let policy: TaskPolicy | undefined;
+    try {
+      policy = resolvePolicy([body, settings.task_defaults]);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.details)) throw err;
+      details.push(...err.details);
+    }
+    if (details.length > 0 || !policy) throw new ApiError("validation", details);
     await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
 
     const id = newId("job");
@@ -122,8 +131,10 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
       taskType: body.type,
       question: body.label_spec.question,
       options: body.label_spec.options,
-      consensusThreshold: body.consensus_threshold,
-      maxLabels,
+      consensusThreshold: policy.consensus_threshold,
+      maxLabels: policy.max_labels,
+      confidenceTarget: policy.confidence_target,
+      minLabels: policy.min_labels,
       callbackUrl: body.callback_url ?? null,
       outputUrl: body.output_url ?? null,
       credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,

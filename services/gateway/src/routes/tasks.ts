@@ -2,7 +2,16 @@
  * Task routes (../shared/spec/SPEC.md §4 Tasks, ../shared/DESIGN.md §2, §3): submission (single and batch, idempotent),
  * status, result, cancellation, and batch status. The store does the writes (packages/store/src/tasks.ts).
  */
-import { ApiError, batchBody, idempotencyKey as idempotencyKeySchema, pathId, taskBody } from "@labelgate/api";
+import {
+  ApiError,
+  batchBody,
+  type ErrorDetail,
+  idempotencyKey as idempotencyKeySchema,
+  pathId,
+  resolvePolicy,
+  type TaskPolicy,
+  taskBody,
+} from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import type { Logger } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
@@ -49,17 +58,31 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
   };
 
   router.post("/", auth, json, async (req, res) => {
-    const { customerId } = customerOf(res);
+    const { customerId, settings } = customerOf(res);
     const input = parse(taskBody, req.body);
+    // the task body, then the customer's task defaults (../shared/DESIGN.md §10)
+    const policy = resolvePolicy([input, settings.task_defaults]);
     await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
-    const { task } = await store.tasks.create(customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    const { task } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
     const body: wire.TaskAccepted = { task_id: task.id, status: task.status as wire.TaskStatus, created_at: task.createdAt.toISOString() };
     res.status(202).json(body);
   });
 
   router.post("/batch", auth, jsonBatch, async (req, res) => {
-    const { customerId } = customerOf(res);
+    const { customerId, settings } = customerOf(res);
     const input = parse(batchBody, req.body);
+    // each task body, then the batch's top level, then the customer's task defaults; every task's problem reported
+    const details: ErrorDetail[] = [];
+    const policies = input.tasks.flatMap((t, i): TaskPolicy[] => {
+      try {
+        return [resolvePolicy([t, input, settings.task_defaults], `tasks.${i}.`)];
+      } catch (err) {
+        if (err instanceof ApiError && err.details) details.push(...err.details);
+        else throw err;
+        return [];
+      }
+    });
+    if (details.length > 0) throw new ApiError("validation", details);
     await requireWebhooksFor(
       store,
       customerId,
@@ -68,7 +91,7 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
         return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
       }),
     );
-    const batch = await store.tasks.createBatch(customerId, input, idempotencyKeyOf(req, input.idempotency_key));
+    const batch = await store.tasks.createBatch(customerId, input, policies, idempotencyKeyOf(req, input.idempotency_key));
     const body: wire.BatchAccepted = {
       batch_id: batch.batchId,
       task_count: batch.taskIds.length,
@@ -85,6 +108,7 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
 
   router.get("/:id/result", auth, async (req, res) => {
     const task = await ownTask(req, res);
+    if (task.goldLabel !== null) throw new ApiError("goldHasNoResult", undefined, { task_id: task.id });
     if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
     if (task.status !== "settled") {
       const body: wire.PendingResult = {
@@ -120,7 +144,7 @@ export function batchRoutes(deps: { store: Store }, auth: RequestHandler): Route
     const { customerId } = customerOf(res);
     const found = await deps.store.tasks.batch(customerId, pathParam(req, "id", "bat_", "batchNotFound"));
     if (!found) throw new ApiError("batchNotFound");
-    res.json(batchView(found.batch, found.counts));
+    res.json(batchView(found.batch, found.counts, found.goldTasks));
   });
   return router;
 }

@@ -1,0 +1,287 @@
+/**
+ * Label spaces (../shared/DESIGN.md §10): a customer's (question, ordered options), and the Dawid-Skene model
+ * of its labels (packages/quality). The model is rows: the space's parameters (`label_spaces.model`) and one
+ * row per labeler of the space (`labeler_models.params`), written together by a refit; the label transaction
+ * reads only the space row and the rows of a task's labelers. Each labeler row also keeps the labeler's live
+ * gold record (answers, correct, exclusion), counted when each gold answer is recorded.
+ *
+ * A refit is safe to run twice or concurrently: it reads the space at version v and writes version v + 1 only
+ * if the space is still at v (compare and set); the loser's work is dropped.
+ */
+import { createHash } from "node:crypto";
+import type * as wire from "@labelgate/api/types";
+import { estimatedAccuracy, goldAccuracy, type LabelerParams, type SpaceParams } from "@labelgate/quality";
+import type { Db } from "./database";
+import { priorModel, type ScoringModel } from "./decision";
+import { Prisma } from "./generated/client";
+import { transactionRows } from "./sql";
+
+/**
+ * The id of a customer's label space: "lsp_" + the first 32 hex digits of SHA-256 over the customer id and
+ * the byte-length-prefixed question and options (so no two specs share an encoding). The migration
+ * 20261124200000_label_quality computes the same in SQL for the tasks that existed before.
+ */
+export function labelSpaceId(customerId: string, question: string, options: readonly string[]): string {
+  const part = (s: string) => `${Buffer.byteLength(s, "utf8")}:${s}`;
+  const text = `${customerId}\n${part(question)}${options.map((o) => `\n${part(o)}`).join("")}`;
+  return `lsp_${createHash("sha256").update(text, "utf8").digest("hex").slice(0, 32)}`;
+}
+
+/** A space's model as the label transaction reads it: the space row's JSON and its labelers' rows. */
+export function scoringModelOf(
+  k: number,
+  space: SpaceParams | null,
+  labelers: { labeler_id: string; params: LabelerParams | null }[],
+): ScoringModel {
+  if (!space) return { ...priorModel(k), labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
+  return { space, labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
+}
+
+/** The policy the dashboard's calibration replays on gold tasks: the space's newest task's (threshold 3 without one). */
+export interface ReplayPolicy {
+  consensusThreshold: number;
+  maxLabels: number;
+  confidenceTarget: number | null;
+  minLabels: number | null;
+}
+
+/** Everything a refit needs of a space. */
+export interface FitInput {
+  id: string;
+  options: string[];
+  version: number;
+  policy: ReplayPolicy;
+  /** the stored model to warm-start from (null before the first fit) */
+  model: SpaceParams | null;
+  labelers: LabelerParams[];
+  /** every label of the space in a stable order (created_at, id): task, labeler, option index */
+  labels: { task: string; labeler: string; option: number }[];
+  /** gold tasks of the space with their true option index */
+  gold: { task: string; option: number }[];
+  /** created_at of the newest label read (ISO) */
+  through: string | null;
+}
+
+/** One of 10 equal-width confidence bins ([i/10, (i+1)/10), the last closed): sums, so bins of spaces add up. */
+export interface CalibrationBin {
+  tasks: number;
+  sumConfidence: number;
+  /** decisions equal to the gold label */
+  correct: number;
+}
+
+/** What a refit writes. */
+export interface FitOutput {
+  space: SpaceParams;
+  labelers: LabelerParams[];
+  /** reliability of the confidence on the space's gold tasks (dashboard), 10 bins */
+  calibrationBins: CalibrationBin[];
+  /** wall time of the fit (EM and calibration), ms */
+  fitMs: number;
+}
+
+/**
+ * The dashboard's calibration of several spaces' bins (10 each): per bin, tasks, mean confidence and accuracy;
+ * ECE = sum over bins of tasks / total × |accuracy − mean confidence| (Guo et al. 2017, eq. 3). Null when no
+ * bin holds a task.
+ */
+export function calibrationSummary(spaces: CalibrationBin[][], goldTasks: number): wire.DashboardQuality["calibration"] {
+  const sums = Array.from({ length: 10 }, () => ({ tasks: 0, sumConfidence: 0, correct: 0 }));
+  for (const bins of spaces) {
+    bins.slice(0, 10).forEach((b, i) => {
+      const sum = sums[i] as CalibrationBin;
+      sum.tasks += b.tasks;
+      sum.sumConfidence += b.sumConfidence;
+      sum.correct += b.correct;
+    });
+  }
+  const total = sums.reduce((n, b) => n + b.tasks, 0);
+  if (total === 0) return null;
+  const round = (x: number) => Math.round(x * 10_000) / 10_000;
+  let ece = 0;
+  const bins = sums.map((b, i) => {
+    const mean = b.tasks > 0 ? b.sumConfidence / b.tasks : null;
+    const accuracy = b.tasks > 0 ? b.correct / b.tasks : null;
+    if (mean !== null && accuracy !== null) ece += (b.tasks / total) * Math.abs(accuracy - mean);
+    return {
+      lower: i / 10,
+      upper: (i + 1) / 10,
+      tasks: b.tasks,
+      mean_confidence: mean === null ? null : round(mean),
+      accuracy: accuracy === null ? null : round(accuracy),
+    };
+  });
+  return { gold_tasks: goldTasks, bins, ece: round(ece) };
+}
+
+/**
+ * New labels, as a share of the labels of a space's last fit, that make it due for a refit: the simulator
+ * (docs/notes/quality.md §4) found 50 to 1,000 labels between refits change accuracy by under 0.5 pt.
+ */
+export const REFIT_NEW_LABEL_SHARE = 0.05;
+/** A space with new labels is refitted at least this often, seconds. */
+export const REFIT_MAX_AGE_S = 60;
+
+export function spacesStore(db: Db) {
+  const { pool } = db;
+  return {
+    /**
+     * The spaces due for a refit, oldest fit first (at most `limit`): those with a label newer than their fit
+     * and either never fitted, or with new labels amounting to `REFIT_NEW_LABEL_SHARE` of the labels of
+     * their last fit, or fitted more than `REFIT_MAX_AGE_S` ago. A small space is refitted at every sweep
+     * with a new label; a space of 100,000 labels after 5,000 new ones (or 60 s), so refits cost a bounded
+     * share of the worker's CPU whatever the space's size.
+     */
+    async due(limit: number): Promise<{ id: string; version: number }[]> {
+      const [rows] = await transactionRows<[{ id: string; version: number }]>(pool, [
+        Prisma.sql`
+          SELECT s.id, s.version FROM label_spaces s
+          WHERE EXISTS (SELECT 1 FROM labels l WHERE l.label_space_id = s.id
+                          AND l.created_at > COALESCE(s.fitted_through, '-infinity'::timestamptz))
+            AND (s.fitted_at IS NULL OR s.fitted_at < now() - make_interval(secs => ${REFIT_MAX_AGE_S})
+                 OR (SELECT count(*) FROM (SELECT 1 FROM labels l WHERE l.label_space_id = s.id AND l.created_at > s.fitted_through
+                                           LIMIT GREATEST(1, ceil(s.fitted_labels * ${REFIT_NEW_LABEL_SHARE}::float8))) n)
+                    >= GREATEST(1, ceil(s.fitted_labels * ${REFIT_NEW_LABEL_SHARE}::float8)))
+          ORDER BY s.fitted_at NULLS FIRST, s.id
+          LIMIT ${limit}`,
+      ]);
+      return rows;
+    },
+
+    /** The space's current model, labelers and labels for a refit (undefined: no such space). */
+    async fitInput(spaceId: string): Promise<FitInput | undefined> {
+      const [spaces, labelers, labels, gold, newest] = await transactionRows<
+        [
+          { id: string; options: string[]; version: number; model: SpaceParams | null },
+          { params: LabelerParams },
+          { task_id: string; labeler_id: string; option: number; created_at: string },
+          { id: string; option: number },
+          { consensus_threshold: number; max_labels: number; confidence_target: number | null; min_labels: number | null },
+        ]
+      >(pool, [
+        Prisma.sql`SELECT id, options, version, model FROM label_spaces WHERE id = ${spaceId}`,
+        Prisma.sql`SELECT params FROM labeler_models WHERE label_space_id = ${spaceId} AND params IS NOT NULL ORDER BY labeler_id`,
+        Prisma.sql`
+          SELECT l.task_id, l.labeler_id, array_position(s.options, l.value) - 1 AS option,
+                 to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+          FROM labels l JOIN label_spaces s ON s.id = l.label_space_id
+          WHERE l.label_space_id = ${spaceId}
+          ORDER BY l.created_at, l.id`,
+        Prisma.sql`
+          SELECT t.id, array_position(t.options, t.gold_label) - 1 AS option FROM tasks t
+          WHERE t.label_space_id = ${spaceId} AND t.gold_label IS NOT NULL`,
+        Prisma.sql`
+          SELECT consensus_threshold, max_labels, confidence_target, min_labels FROM tasks
+          WHERE label_space_id = ${spaceId} AND gold_label IS NULL ORDER BY created_at DESC LIMIT 1`,
+      ]);
+      const space = spaces[0];
+      if (!space) return undefined;
+      const policy = newest[0];
+      return {
+        id: space.id,
+        options: space.options,
+        version: space.version,
+        policy: policy
+          ? {
+              consensusThreshold: policy.consensus_threshold,
+              maxLabels: policy.max_labels,
+              confidenceTarget: policy.confidence_target,
+              minLabels: policy.min_labels,
+            }
+          : { consensusThreshold: 3, maxLabels: 7, confidenceTarget: null, minLabels: null },
+        model: space.model,
+        labelers: labelers.map((l) => l.params),
+        labels: labels.map((l) => ({ task: l.task_id, labeler: l.labeler_id, option: l.option })),
+        gold: gold.map((g) => ({ task: g.id, option: g.option })),
+        through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
+      };
+    },
+
+    /**
+     * Writes a refit of the space read at `input.version`: the space row (version + 1) and every labeler row
+     * of the fit, in one transaction, only when the space is still at that version.
+     * @returns `written`, or `stale` when another refit wrote first (nothing written)
+     */
+    async writeFit(input: FitInput, output: FitOutput): Promise<"written" | "stale"> {
+      const next = input.version + 1;
+      const space: SpaceParams = { ...output.space, version: next };
+      const rows = output.labelers.map((l) => ({ labeler_id: l.labelerId, params: l }));
+      // one statement: the labeler rows are written only by the fit whose compare-and-set on the space
+      // row succeeded (a stale fit updates nothing, so its INSERT selects nothing)
+      const [updated] = await transactionRows<[{ id: string }]>(pool, [
+        Prisma.sql`
+          WITH updated AS (
+            UPDATE label_spaces SET model = ${JSON.stringify(space)}::jsonb, version = ${next}, fitted_through = ${input.through}::timestamptz,
+              fitted_labels = ${input.labels.length}, fitted_at = now(), fit_ms = ${Math.round(output.fitMs)},
+              calibration_bins = ${JSON.stringify(output.calibrationBins)}::jsonb
+            WHERE id = ${input.id} AND version = ${input.version}
+            RETURNING id
+          ), labelers AS (
+            INSERT INTO labeler_models (label_space_id, labeler_id, params, version)
+            SELECT ${input.id}, r.labeler_id, r.params, ${next}
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(labeler_id text, params jsonb)
+            WHERE EXISTS (SELECT 1 FROM updated)
+            ON CONFLICT (label_space_id, labeler_id) DO UPDATE SET params = EXCLUDED.params, version = EXCLUDED.version
+          )
+          SELECT id FROM updated`,
+      ]);
+      return updated.length > 0 ? "written" : "stale";
+    },
+
+    /**
+     * The labelers of the customer's label spaces, one row per labeler and space, oldest space first:
+     * labels (as of the last fit), gold record (live), estimated accuracy (last fit) and exclusion.
+     */
+    async labelers(customerId: string): Promise<wire.LabelerQuality[]> {
+      const [rows] = await transactionRows<
+        [
+          {
+            labeler_id: string;
+            label_space: string;
+            question: string;
+            model: SpaceParams | null;
+            params: LabelerParams | null;
+            gold_answers: number;
+            gold_correct: number;
+            excluded: boolean;
+          },
+        ]
+      >(pool, [
+        Prisma.sql`
+          SELECT m.labeler_id, s.id AS label_space, s.question, s.model, m.params, m.gold_answers, m.gold_correct,
+                 m.excluded_at IS NOT NULL AS excluded
+          FROM label_spaces s JOIN labeler_models m ON m.label_space_id = s.id
+          WHERE s.customer_id = ${customerId}
+          ORDER BY s.created_at, s.id, m.labeler_id`,
+      ]);
+      return rows.map((r) => ({
+        labeler_id: r.labeler_id,
+        label_space: r.label_space,
+        question: r.question,
+        labels: r.params?.labels ?? 0,
+        gold_answers: r.gold_answers,
+        gold_accuracy: goldAccuracy({ goldAnswers: r.gold_answers, goldCorrect: r.gold_correct }),
+        estimated_accuracy: r.model && r.params ? estimatedAccuracy(r.model, r.params) : null,
+        status: r.excluded ? "excluded" : "active",
+      }));
+    },
+
+    /**
+     * The calibration of `confidence` on the customer's gold tasks: the bins of its spaces' last fits added
+     * up, with the ECE; null when no gold task has been decided by a replay yet.
+     */
+    async calibration(customerId: string): Promise<wire.DashboardQuality["calibration"]> {
+      const [rows] = await transactionRows<[{ calibration_bins: CalibrationBin[] | null; gold_tasks: number }]>(pool, [
+        Prisma.sql`
+          SELECT s.calibration_bins, COALESCE((s.model #>> '{counts,goldTasks}')::int, 0) AS gold_tasks
+          FROM label_spaces s WHERE s.customer_id = ${customerId} AND s.calibration_bins IS NOT NULL`,
+      ]);
+      return calibrationSummary(
+        rows.map((r) => r.calibration_bins ?? []),
+        rows.reduce((n, r) => n + r.gold_tasks, 0),
+      );
+    },
+  };
+}
+
+export type SpacesStore = ReturnType<typeof spacesStore>;

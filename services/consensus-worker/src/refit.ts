@@ -1,0 +1,71 @@
+/**
+ * Label space refits (../shared/DESIGN.md §10): the model of each label space is refitted in the background
+ * as labels arrive, never blocking a label.
+ * - `refitSweep` (a scheduled job, every REFIT_INTERVAL_MS) finds the spaces due for a refit (the store's
+ *   `spaces.due`: new labels since the last fit, in proportion to the space's size) and enqueues one
+ *   `modelRefit` per space and version.
+ * - `modelRefit` reads the space (every label in recording order, its gold tasks, the stored model to warm
+ *   start from), fits it in a worker thread (fit-thread.ts, piscina) and writes the new model with a
+ *   compare-and-set on the version read: a refit run twice, or two replicas refitting at once, write once;
+ *   the other finds the version moved and drops its work.
+ */
+import path from "node:path";
+import type { Logger } from "@labelgate/core";
+import type { Metrics } from "@labelgate/metrics";
+import type { QueueClient } from "@labelgate/queue";
+import type { FitInput, FitOutput, Store } from "@labelgate/store";
+import { Piscina } from "piscina";
+
+/** Spaces a sweep enqueues at most (the rest wait for the next sweep, oldest fit first). */
+export const SWEEP_LIMIT = 100;
+
+/** Runs a refit's computation (in a worker thread in the service; tests may run it inline). */
+export type FitRunner = (input: FitInput) => Promise<FitOutput>;
+
+export interface RefitDeps {
+  store: Store;
+  queue: QueueClient;
+  logger: Logger;
+  fit: FitRunner;
+  metrics?: Pick<Metrics, "modelRefits" | "modelRefitDuration">;
+}
+
+/** Enqueues a refit of every space due (at most SWEEP_LIMIT). @returns the spaces enqueued */
+export async function refitSweep(deps: Pick<RefitDeps, "store" | "queue">): Promise<number> {
+  const due = await deps.store.spaces.due(SWEEP_LIMIT);
+  for (const space of due) await deps.queue.enqueue("modelRefit", { labelSpaceId: space.id, version: space.version });
+  return due.length;
+}
+
+/**
+ * Refits one label space from its rows. Safe to run twice or concurrently (compare-and-set on the version).
+ * @returns `written`, `stale` (another refit wrote first) or `empty` (no such space, or no label yet)
+ */
+export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Promise<"written" | "stale" | "empty"> {
+  const input = await deps.store.spaces.fitInput(labelSpaceId);
+  if (!input || input.labels.length === 0) {
+    deps.metrics?.modelRefits.inc({ outcome: "empty" });
+    return "empty";
+  }
+  const output = await deps.fit(input);
+  const outcome = await deps.store.spaces.writeFit(input, output);
+  deps.metrics?.modelRefits.inc({ outcome });
+  deps.metrics?.modelRefitDuration.observe(output.fitMs / 1000);
+  deps.logger.debug(
+    { label_space: labelSpaceId, version: input.version + 1, labels: input.labels.length, fit_ms: Math.round(output.fitMs), outcome },
+    "label space refit",
+  );
+  return outcome;
+}
+
+/** A pool of `threads` worker threads running fit-thread.ts; `close()` ends them. */
+export function createFitPool(threads: number): { fit: FitRunner; close: () => Promise<void> } {
+  const pool = new Piscina<FitInput, FitOutput>({
+    filename: path.join(__dirname, "fit-thread.cjs"),
+    minThreads: 0,
+    maxThreads: threads,
+    // an idle thread ends after a minute: a quiet worker holds no fit thread
+    idleTimeout: 60_000,
+  });
+  return { fit: (input) => pool.run(input), close: () => pool.destroy() };
+}
