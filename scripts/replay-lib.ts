@@ -1,10 +1,19 @@
 /**
  * Replays recorded crowdsourcing data (answers.csv + gold.csv) through a running labelgate: one customer,
- * one labeler per crowd worker, one task per item, every item's answers fed in recorded order until the
- * task can be decided. The pure pieces (CSV, grouping, per-item settings, baseline, accuracy) are exported
+ * one labeler per crowd worker, one label space per dataset (one question, the dataset's labels as
+ * options), one task per item. The protocol (README "Watch real crowd labels flow through it"):
+ * 1. a seeded share S of the items with gold become gold tasks (`gold_label`), fed first: every recorded
+ *    answer of each, a claim of that task by that worker, then its label;
+ * 2. every other item becomes a task, under the threshold policy (`consensus_threshold` T, `max_labels`
+ *    min(2T+1, answers)) or the confidence policy (`confidence_target` T, `max_labels` = its recorded
+ *    answers, at most 50); its answers are fed in recorded order (items concurrently) until the first
+ *    refused claim or `labels_needed: 0`.
+ * Scored on non-gold items against gold.csv: accuracy, `label_share` (labels accepted / rows of
+ * answers.csv, gold answers included), the ECE of `confidence` (10 equal-width bins) and the resolutions.
+ * The pure pieces (CSV, grouping, per-item settings, gold selection, baselines, accuracy, ECE) are exported
  * for tests; `runReplay` does the whole run and returns the summary that `scripts/replay.ts` prints.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import {
@@ -123,6 +132,72 @@ export function itemSettings(answerCount: number, threshold: number): ItemSettin
   const full = defaultMaxLabels(threshold);
   const maxLabels = Math.min(full, answerCount);
   return { consensusThreshold: Math.min(threshold, maxLabels), maxLabels, reduced: maxLabels < full };
+}
+
+/**
+ * Task settings for an item under the confidence policy: `max_labels` = its recorded answers (at most 50),
+ * `consensus_threshold` = min(3, max_labels) (the threshold is not used by this policy, but must not
+ * exceed max_labels).
+ */
+export function confidenceItemSettings(answerCount: number): ItemSettings {
+  if (answerCount < 1) throw new Error("an item needs at least one answer");
+  const maxLabels = Math.min(answerCount, API_MAX_LABELS);
+  return { consensusThreshold: Math.min(3, maxLabels), maxLabels, reduced: false };
+}
+
+/**
+ * The items that become gold tasks: `share` of the items with gold (rounded), chosen by a seeded order
+ * (SHA-256 of `seed:item`, ascending), so the same seed picks the same items on every run and machine.
+ * @throws RangeError when share is outside [0, 1]
+ */
+export function pickGoldItems(items: readonly string[], gold: ReadonlyMap<string, string>, share: number, seed: number): Set<string> {
+  if (!(share >= 0 && share <= 1)) throw new RangeError(`gold share must be between 0 and 1, got ${share}`);
+  const withGold = items.filter((item) => gold.has(item));
+  const count = Math.round(share * withGold.length);
+  const key = (item: string) => createHash("sha256").update(`${seed}:${item}`).digest("hex");
+  const ordered = withGold.map((item) => ({ item, key: key(item) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new Set(ordered.slice(0, count).map((o) => o.item));
+}
+
+/** One bin of a reliability diagram: tasks, mean confidence and accuracy in [lower, upper). */
+export interface ReliabilityBin {
+  lower: number;
+  upper: number;
+  tasks: number;
+  mean_confidence: number | null;
+  accuracy: number | null;
+}
+
+/**
+ * Expected calibration error over 10 equal-width confidence bins (Naeini et al. 2015; Guo et al. 2017,
+ * "On Calibration of Modern Neural Networks", eq. 3): sum over bins of |accuracy - mean confidence| weighted
+ * by the bin's share of predictions. A confidence of 1 falls in the last bin. `null` without predictions.
+ */
+export function expectedCalibrationError(predictions: readonly { confidence: number; correct: boolean }[]): {
+  ece: number | null;
+  bins: ReliabilityBin[];
+} {
+  const n = 10;
+  const acc = Array.from({ length: n }, () => ({ tasks: 0, confidence: 0, correct: 0 }));
+  for (const p of predictions) {
+    const bin = acc[Math.min(n - 1, Math.max(0, Math.floor(p.confidence * n)))] as { tasks: number; confidence: number; correct: number };
+    bin.tasks++;
+    bin.confidence += p.confidence;
+    if (p.correct) bin.correct++;
+  }
+  const total = predictions.length;
+  const ece =
+    total === 0
+      ? null
+      : acc.reduce((e, b) => e + (b.tasks === 0 ? 0 : (b.tasks / total) * Math.abs(b.correct / b.tasks - b.confidence / b.tasks)), 0);
+  const bins = acc.map((b, i) => ({
+    lower: i / n,
+    upper: (i + 1) / n,
+    tasks: b.tasks,
+    mean_confidence: b.tasks === 0 ? null : b.confidence / b.tasks,
+    accuracy: b.tasks === 0 ? null : b.correct / b.tasks,
+  }));
+  return { ece, bins };
 }
 
 /** Share of correct predictions among items that have a gold label (`null` when none has). */
@@ -280,8 +355,14 @@ export interface ReplayOptions {
   dataset: string;
   baseUrl: string;
   adminToken: string;
-  /** consensus threshold T (default 3); max_labels is 2T+1, lowered for items with fewer answers */
+  /** threshold policy: consensus threshold T (default 3); max_labels is 2T+1, lowered for items with fewer answers */
   threshold?: number;
+  /** confidence policy instead: `confidence_target` T in (0.5, 1); max_labels = each item's recorded answers (at most 50) */
+  confidenceTarget?: number;
+  /** share S of the items with gold that become gold tasks, fed first (default 0) */
+  goldShare?: number;
+  /** seed of the gold items' choice (default 1) */
+  seed?: number;
   /** tasks per POST /v1/tasks/batch (default 500) */
   batchSize?: number;
   /** items labeled at a time, and the concurrency of setup and result requests (default 32) */
@@ -297,13 +378,29 @@ export interface ReplayOptions {
 /** The replay's result: the fields of the JSON line, in its order. */
 export interface ReplaySummary {
   dataset: string;
+  /** "threshold" or "confidence" */
+  policy: "threshold" | "confidence";
+  /** the policy's parameter: the consensus threshold or the confidence target */
+  target: number;
+  gold_share: number;
+  seed: number;
+  /** regular (non-gold) tasks */
   tasks: number;
   settled: number;
-  /** share of tasks with gold whose consensus label equals gold (null when no task has gold) */
+  gold_tasks: number;
+  /** share of regular tasks with gold whose consensus label equals gold (null when no task has gold) */
   accuracy: number | null;
+  /** labels accepted (gold tasks' included) / rows of answers.csv */
+  label_share: number;
   /** mean labels_collected over settled tasks */
   labels_per_task: number;
-  /** majority vote over all recorded answers vs gold (ties: 1/k credit) */
+  /** mean reported confidence over settled tasks */
+  mean_confidence: number | null;
+  /** expected calibration error of `confidence` (10 equal-width bins) over settled tasks with gold */
+  ece: number | null;
+  /** settled tasks by resolution */
+  resolutions: Record<string, number>;
+  /** majority vote over all recorded answers vs gold (ties: 1/k credit), on the same (non-gold) items */
   majority_vote_accuracy_all_labels: number | null;
   /** wall time of the whole replay */
   seconds: number;
@@ -384,6 +481,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
   const started = Date.now();
   const log = options.log ?? (() => undefined);
   const threshold = positiveInt(options.threshold, 3, "threshold", 25);
+  const confidenceTarget = options.confidenceTarget;
+  if (confidenceTarget !== undefined && !(confidenceTarget > 0.5 && confidenceTarget < 1)) {
+    throw new Error(`confidenceTarget must be between 0.5 and 1 (exclusive), got ${confidenceTarget}`);
+  }
+  const goldShare = options.goldShare ?? 0;
+  const seed = options.seed ?? 1;
+  if (!Number.isInteger(seed)) throw new Error(`seed must be an integer, got ${seed}`);
   const batchSize = positiveInt(options.batchSize, 500, "batchSize", 10_000);
   const concurrency = positiveInt(options.concurrency, 32, "concurrency", 1024);
   const limit = options.limit === undefined ? undefined : positiveInt(options.limit, 1, "limit");
@@ -395,20 +499,34 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
   if (labelOptions.length < 2) throw new Error(`${dataset.name}: a classification task needs at least 2 distinct labels`);
   const grouped = [...groupByItem(dataset.answers)];
   const selected = limit === undefined ? grouped : grouped.slice(0, limit);
-  const plans: ItemPlan[] = selected.map(([item, answers]) => {
+  const goldItems = pickGoldItems(
+    selected.map(([item]) => item),
+    dataset.gold,
+    goldShare,
+    seed,
+  );
+  const allPlans: ItemPlan[] = selected.map(([item, answers]) => {
     const unique = dedupeWorkers(answers);
-    return { item, answers: unique, settings: itemSettings(unique.length, threshold) };
+    const settings = confidenceTarget === undefined ? itemSettings(unique.length, threshold) : confidenceItemSettings(unique.length);
+    return { item, answers: unique, settings };
   });
+  const plans = allPlans.filter((p) => !goldItems.has(p.item));
+  const goldPlans = allPlans.filter((p) => goldItems.has(p.item));
+  const recordedRows = selected.reduce((s, [, a]) => s + a.length, 0);
   const totalAnswers = plans.reduce((s, p) => s + p.answers.length, 0);
-  const duplicates = selected.reduce((s, [, a]) => s + a.length, 0) - totalAnswers;
-  const workers = [...new Set(plans.flatMap((p) => p.answers.map((a) => a.worker)))];
+  const goldAnswers = goldPlans.reduce((s, p) => s + p.answers.length, 0);
+  const duplicates = recordedRows - totalAnswers - goldAnswers;
+  const workers = [...new Set(allPlans.flatMap((p) => p.answers.map((a) => a.worker)))];
   const reduced = plans.filter((p) => p.settings.reduced).length;
   const reducedThreshold = plans.filter((p) => p.settings.consensusThreshold < threshold).length;
   const full = defaultMaxLabels(threshold);
   log(
     `${dataset.name}: ${plans.length} items, ${totalAnswers} answers, ${workers.length} workers, options [${labelOptions.join(", ")}], ` +
-      `threshold ${threshold}, max_labels ${full}; ${reduced} tasks with reduced max_labels (fewer than ${full} answers), ` +
-      `${reducedThreshold} of them with a reduced threshold` +
+      (confidenceTarget === undefined
+        ? `threshold ${threshold}, max_labels ${full}; ${reduced} tasks with reduced max_labels (fewer than ${full} answers), ` +
+          `${reducedThreshold} of them with a reduced threshold`
+        : `confidence_target ${confidenceTarget}, max_labels = recorded answers (at most ${API_MAX_LABELS})`) +
+      `; ${goldPlans.length} gold tasks (${goldAnswers} answers, share ${goldShare}, seed ${seed})` +
       (duplicates > 0 ? `; ${duplicates} repeated worker answers skipped` : ""),
   );
 
@@ -449,38 +567,64 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     // budget) with its live key, and grants itself the quota the dataset needs.
     const upgraded = await adminCall(admin.admin.upgradeCustomer(customerId, {}, RETRY));
     const customer = admin.withCredentials({ apiKey: upgraded.api_key });
-    const quota = plans.reduce((s, p) => s + p.settings.consensusThreshold, 0) + totalAnswers;
+    // every answer may become a label, and each task reserves at most max_labels
+    const quota = allPlans.reduce((s, p) => s + p.settings.maxLabels + p.answers.length, 0);
     await adminCall(admin.admin.updateCustomer(customerId, { label_quota: quota }, RETRY));
     endPhase(`setup (${workers.length} labelers)`);
 
-    // --- submit ---
+    // --- submit: gold tasks first, then the regular ones (one question for the whole dataset: one label space) ---
     const batches: { id: string; size: number }[] = [];
     let submitted = 0;
-    progress.set(() => `submitting ${submitted}/${plans.length} tasks`);
-    for (let start = 0; start < plans.length; start += batchSize) {
-      const chunk = plans.slice(start, start + batchSize);
-      const tasks = chunk.map((p) => ({
-        type: "classification",
-        data_url: `https://data.example/${encodeURIComponent(dataset.name)}/${encodeURIComponent(p.item)}`,
-        label_spec: { question: `${dataset.name} item ${p.item}: which label?`, options: labelOptions },
-        consensus_threshold: p.settings.consensusThreshold,
-        max_labels: p.settings.maxLabels,
-        metadata: { item: p.item },
-      }));
-      const res = await customer.tasks.createBatch({ tasks }, RETRY);
-      const batchId = res.batch_id;
-      const ids = res.task_ids;
-      if (ids.length !== chunk.length) {
-        throw new Error(`POST /v1/tasks/batch: expected ${chunk.length} task_ids, got ${JSON.stringify(ids)}`);
+    const question = `${dataset.name}: which label?`;
+    progress.set(() => `submitting ${submitted}/${allPlans.length} tasks`);
+    const submit = async (list: ItemPlan[], gold: boolean) => {
+      for (let start = 0; start < list.length; start += batchSize) {
+        const chunk = list.slice(start, start + batchSize);
+        const tasks = chunk.map((p) => ({
+          type: "classification",
+          data_url: `https://data.example/${encodeURIComponent(dataset.name)}/${encodeURIComponent(p.item)}`,
+          label_spec: { question, options: labelOptions },
+          consensus_threshold: p.settings.consensusThreshold,
+          max_labels: p.settings.maxLabels,
+          ...(confidenceTarget === undefined ? {} : { confidence_target: confidenceTarget }),
+          ...(gold ? { gold_label: dataset.gold.get(p.item) as string } : {}),
+          metadata: { item: p.item },
+        }));
+        const res = await customer.tasks.createBatch({ tasks }, RETRY);
+        const ids = res.task_ids;
+        if (ids.length !== chunk.length) {
+          throw new Error(`POST /v1/tasks/batch: expected ${chunk.length} task_ids, got ${JSON.stringify(ids)}`);
+        }
+        chunk.forEach((p, i) => {
+          p.taskId = ids[i];
+          p.batchId = res.batch_id;
+        });
+        // a batch's counts leave its gold tasks out: only regular batches are waited on
+        if (!gold) batches.push({ id: res.batch_id, size: chunk.length });
+        submitted += chunk.length;
       }
-      chunk.forEach((p, i) => {
-        p.taskId = ids[i];
-        p.batchId = batchId;
-      });
-      batches.push({ id: batchId, size: chunk.length });
-      submitted += chunk.length;
-    }
+    };
+    await submit(goldPlans, true);
+    await submit(plans, false);
     endPhase(`submit (${batches.length} batches)`);
+
+    // --- gold: every recorded answer of each gold item, before any regular item ---
+    let goldLabels = 0;
+    progress.set(() => `gold ${goldLabels}/${goldAnswers} answers`);
+    await mapPool(goldPlans, concurrency, async (plan) => {
+      for (const answer of plan.answers) {
+        const labeler = labelers.get(answer.worker) as LabelgateClient;
+        const claim = await labeler.labeling.claim(plan.taskId as string, RETRY);
+        if (claim === null) continue;
+        try {
+          await labeler.labeling.label(claim.claim_id, answer.label, RETRY);
+        } catch (err) {
+          if (!(err instanceof ConflictError && err.error === "claim already labeled" && err.attempts > 1)) throw err;
+        }
+        goldLabels++;
+      }
+    });
+    if (goldPlans.length > 0) endPhase(`gold (${goldLabels} labels)`);
 
     // --- label ---
     let answersDone = 0;
@@ -589,7 +733,13 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
 
     const predictions = new Map(results.map((r) => [r.item, r.consensusLabel]));
     const acc = computeAccuracy(predictions, dataset.gold);
-    const baseline = majorityVoteAccuracy(new Map(selected), dataset.gold);
+    const baseline = majorityVoteAccuracy(new Map(selected.filter(([item]) => !goldItems.has(item))), dataset.gold);
+    const calibration = expectedCalibrationError(
+      results.flatMap((r) => {
+        const truth = dataset.gold.get(r.item);
+        return truth === undefined || r.confidence === null ? [] : [{ confidence: r.confidence, correct: truth === r.consensusLabel }];
+      }),
+    );
     const labels = results.reduce((s, r) => s + r.labelsCollected, 0);
     const resolutions = new Map<string, number>();
     for (const r of results) resolutions.set(r.resolution, (resolutions.get(r.resolution) ?? 0) + 1);
@@ -603,10 +753,19 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
 
     return {
       dataset: dataset.name,
+      policy: confidenceTarget === undefined ? "threshold" : "confidence",
+      target: confidenceTarget ?? threshold,
+      gold_share: goldShare,
+      seed,
       tasks: plans.length,
       settled: settledCount(),
+      gold_tasks: goldPlans.length,
       accuracy: acc.accuracy === null ? null : round(acc.accuracy, 4),
+      label_share: round((labelsPosted + goldLabels) / recordedRows, 4),
       labels_per_task: results.length === 0 ? 0 : round(labels / results.length, 2),
+      mean_confidence: Number.isNaN(meanConfidence) ? null : round(meanConfidence, 4),
+      ece: calibration.ece === null ? null : round(calibration.ece, 4),
+      resolutions: Object.fromEntries(resolutions),
       majority_vote_accuracy_all_labels: baseline.accuracy === null ? null : round(baseline.accuracy, 4),
       seconds: round((Date.now() - started) / 1000, 1),
     };

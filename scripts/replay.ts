@@ -1,6 +1,7 @@
 /**
  * `pnpm replay --dataset ../shared/data/crowd/dog [--base-url http://127.0.0.1:3000] [--admin-token T]
- *   [--threshold 3] [--batch-size 500] [--concurrency 32] [--limit N] [--json-out FILE]`
+ *   [--threshold 3 | --confidence-target 0.95] [--gold-share 0.05] [--seed 1] [--batch-size 500]
+ *   [--concurrency 32] [--limit N] [--json-out FILE]`
  *
  * Replays a recorded crowdsourcing dataset through a running labelgate (see `runReplay` in replay-lib.ts).
  * Progress goes to stderr; the summary is one JSON line on stdout (and appended to --json-out).
@@ -11,12 +12,27 @@ import { parseArgs } from "node:util";
 import { resolveAdminToken, runReplay } from "./replay-lib";
 
 const USAGE =
-  "usage: pnpm replay --dataset DIR [--base-url http://127.0.0.1:3000] [--admin-token T] [--threshold 3] " +
+  "usage: pnpm replay --dataset DIR [--base-url http://127.0.0.1:3000] [--admin-token T] [--threshold 3 | --confidence-target T] " +
+  "[--gold-share S] [--seed N] " +
   "[--batch-size 500] [--concurrency 32] [--limit N] [--json-out FILE]";
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new Error(`--${name} must be a positive integer, got "${value}"`);
+  return Number(value);
+}
+
+function numberOption(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) {
+    throw new Error(`--${name} must be a number between ${min} and ${max}, got "${value}"`);
+  }
+  return n;
+}
+
+function integerOption(value: string, name: string): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new Error(`--${name} must be an integer, got "${value}"`);
   return Number(value);
 }
 
@@ -27,6 +43,9 @@ async function main(): Promise<void> {
       "base-url": { type: "string", default: "http://127.0.0.1:3000" },
       "admin-token": { type: "string" },
       threshold: { type: "string" },
+      "confidence-target": { type: "string" },
+      "gold-share": { type: "string" },
+      seed: { type: "string" },
       "batch-size": { type: "string" },
       concurrency: { type: "string" },
       limit: { type: "string" },
@@ -41,12 +60,18 @@ async function main(): Promise<void> {
     return;
   }
   if (!values.dataset) throw new Error(`--dataset is required\n${USAGE}`);
+  if (values.threshold !== undefined && values["confidence-target"] !== undefined) {
+    throw new Error(`--threshold and --confidence-target choose different policies: pass one\n${USAGE}`);
+  }
 
   const summary = await runReplay({
     dataset: values.dataset,
     baseUrl: values["base-url"],
     adminToken: resolveAdminToken(values["admin-token"], process.env, process.cwd()),
     threshold: intOption(values.threshold, "threshold"),
+    confidenceTarget: numberOption(values["confidence-target"], "confidence-target", 0.5, 1),
+    goldShare: numberOption(values["gold-share"], "gold-share", 0, 1),
+    seed: values.seed === undefined ? undefined : integerOption(values.seed, "seed"),
     batchSize: intOption(values["batch-size"], "batch-size"),
     concurrency: intOption(values.concurrency, "concurrency"),
     limit: intOption(values.limit, "limit"),
