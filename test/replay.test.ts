@@ -1,11 +1,14 @@
 import path from "node:path";
 import {
   computeAccuracy,
+  confidenceItemSettings,
+  expectedCalibrationError,
   groupByItem,
   itemSettings,
   majorityVoteAccuracy,
   parseAnswers,
   parseGold,
+  pickGoldItems,
   runReplay,
 } from "../scripts/replay-lib";
 import { ADMIN_TOKEN, type System, startSystem } from "./system";
@@ -25,6 +28,39 @@ describe("replay helpers", () => {
     expect(itemSettings(10, 3)).toMatchObject({ consensusThreshold: 3, maxLabels: 7 });
     expect(itemSettings(5, 3)).toMatchObject({ consensusThreshold: 3, maxLabels: 5 });
     expect(itemSettings(1, 3)).toMatchObject({ consensusThreshold: 1, maxLabels: 1 });
+  });
+
+  it("confidence policy settings: max_labels = recorded answers, at most 50; threshold never above it", () => {
+    expect(confidenceItemSettings(10)).toMatchObject({ consensusThreshold: 3, maxLabels: 10 });
+    expect(confidenceItemSettings(2)).toMatchObject({ consensusThreshold: 2, maxLabels: 2 });
+    expect(confidenceItemSettings(80)).toMatchObject({ maxLabels: 50 });
+  });
+
+  it("picks a seeded share of the items with gold: the same items for the same seed, others for another", () => {
+    const items = Array.from({ length: 200 }, (_, i) => String(i));
+    const gold = new Map(items.filter((i) => Number(i) % 2 === 0).map((i) => [i, "a"]));
+    const a = pickGoldItems(items, gold, 0.1, 1);
+    expect(a.size).toBe(10);
+    expect([...a].every((i) => gold.has(i))).toBe(true);
+    expect(pickGoldItems(items, gold, 0.1, 1)).toEqual(a);
+    expect(pickGoldItems(items, gold, 0.1, 2)).not.toEqual(a);
+    expect(pickGoldItems(items, gold, 0, 1).size).toBe(0);
+    expect(() => pickGoldItems(items, gold, 1.5, 1)).toThrow(RangeError);
+  });
+
+  it("ECE over 10 equal-width bins: |accuracy - confidence| weighted by the bins' shares", () => {
+    // bin 9: 2 predictions at 0.95, 1 right (|0.5 - 0.95| = 0.45); bin 6: 2 at 0.6, both right (0.4)
+    const { ece, bins } = expectedCalibrationError([
+      { confidence: 0.95, correct: true },
+      { confidence: 0.95, correct: false },
+      { confidence: 0.6, correct: true },
+      { confidence: 0.6, correct: true },
+    ]);
+    expect(ece).toBeCloseTo(0.5 * 0.45 + 0.5 * 0.4, 10);
+    expect(bins[9]).toMatchObject({ tasks: 2, accuracy: 0.5 });
+    expect(bins[6]?.mean_confidence).toBeCloseTo(0.6, 10);
+    expect(expectedCalibrationError([{ confidence: 1, correct: true }]).bins[9]?.tasks).toBe(1);
+    expect(expectedCalibrationError([]).ece).toBeNull();
   });
 
   it("scores accuracy against gold only for items with gold, and majority vote with 1/k tie credit", () => {
@@ -72,5 +108,38 @@ describe("a short replay of real crowd data through the whole system", () => {
     const settled = await sys.db.prisma.task.count({ where: { status: "settled" } });
     expect(await sys.db.prisma.ledgerEntry.count()).toBe(settled);
     expect(await sys.db.prisma.event.count({ where: { type: "task.settled" } })).toBe(settled);
+  });
+
+  it("the confidence policy with gold: gold tasks fed first and never settled, the summary's share and ECE", async () => {
+    const before = await sys.db.prisma.task.count({ where: { status: "settled" } });
+    const summary = await runReplay({
+      dataset: path.join(CROWD, "rte"),
+      baseUrl: sys.baseUrl,
+      adminToken: ADMIN_TOKEN,
+      limit: 40,
+      concurrency: 8,
+      confidenceTarget: 0.9,
+      goldShare: 0.25,
+      seed: 7,
+    });
+    expect(summary).toMatchObject({ dataset: "rte", policy: "confidence", target: 0.9, gold_share: 0.25, seed: 7, gold_tasks: 10 });
+    expect(summary.tasks).toBe(30);
+    expect(summary.settled).toBe(30);
+    expect(summary.label_share).toBeGreaterThan(0);
+    expect(summary.label_share).toBeLessThanOrEqual(1);
+    expect(summary.ece).not.toBeNull();
+    expect(Object.keys(summary.resolutions).every((r) => r === "confidence" || r === "max_labels")).toBe(true);
+    expect(Object.values(summary.resolutions).reduce((a, b) => a + b, 0)).toBe(30);
+    // the gold tasks were labeled (10 answers each in rte) and never settled
+    const gold = await sys.db.prisma.task.findMany({
+      where: { goldLabel: { not: null } },
+      select: { status: true, labelsCollected: true },
+    });
+    expect(gold).toHaveLength(10);
+    expect(gold.every((g) => g.status !== "settled" && g.labelsCollected > 0)).toBe(true);
+    expect(await sys.db.prisma.task.count({ where: { status: "settled" } })).toBe(before + 30);
+    // one label space for the whole dataset's tasks of this customer
+    const spaces = await sys.db.prisma.task.groupBy({ by: ["labelSpaceId"], where: { question: "rte: which label?" } });
+    expect(spaces).toHaveLength(1);
   });
 });
