@@ -34,9 +34,9 @@ export interface TaskPolicy {
 
 /** The system's default quorum (../shared/spec/SPEC.md §4: "default 3"). */
 export const DEFAULT_CONSENSUS_THRESHOLD = 3;
-/** Labels before the confidence target may decide a task, when nothing sets it (DESIGN §10). */
+/** Labels before the confidence target may decide a task, when nothing sets it (../shared/DESIGN.md §10). */
 export const DEFAULT_MIN_LABELS = 1;
-/** Bounds of `confidence_target` (DESIGN §10). */
+/** Bounds of `confidence_target` (../shared/DESIGN.md §10). */
 export const CONFIDENCE_TARGET_MIN = 0.5;
 export const CONFIDENCE_TARGET_MAX = 0.999;
 
@@ -76,7 +76,7 @@ export function resolvePolicy(layers: readonly (PolicyFields | undefined)[], pre
   return { consensus_threshold: threshold, max_labels: maxLabels, confidence_target: target, min_labels: minLabels };
 }
 
-/** The quota a task reserves at submission: `consensus_threshold` labels (DESIGN §6), never more than it may take. */
+/** The quota a task reserves at submission: `consensus_threshold` labels (../shared/DESIGN.md §6), never more than it may take. */
 export function reservedLabels(policy: TaskPolicy): number {
   return Math.min(policy.consensus_threshold, policy.max_labels);
 }
