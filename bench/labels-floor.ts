@@ -5,11 +5,13 @@
  * bodies + ONE raw `pg` statement per request:
  *  - `POST /v1/labeling/claims`: an UPDATE ... RETURNING that takes the oldest task of CUSTOMER_ID with
  *    free slots this labeler has not claimed (`FOR UPDATE SKIP LOCKED`), counts the claim down from
- *    `claim_cap` (the task stays `pending` while it has free slots, so the scan of the (customer_id,
+ *    `claim_cap` (the last slot turns the task `labeling` and leaves `claim_cap` at 1, as the table's
+ *    check `open_tasks_claimable` requires; the task stays `pending` while it has free slots, so the scan of the (customer_id,
  *    status, created_at) index stops at the first free task; the ORDER BY spells that index's order, so the
  *    planner does not walk the other customers' older pending tasks in (status, created_at) instead), and
  *    inserts the claim row;
- *  - `POST /v1/labeling/claims/{id}/label`: marks the claim labeled and INSERTs the label row.
+ *  - `POST /v1/labeling/claims/{id}/label`: marks the claim labeled and INSERTs the label row (with its
+ *    task's label space, a column every label carries).
  * No consensus, no label counts, quota, expiry, task-status checks or consensus job: those are what the
  * gateway and the consensus worker add on top, and the benchmark reports the gateway's rate as a ratio
  * of this one.
@@ -52,7 +54,7 @@ app.post("/v1/labeling/claims", express.json({ limit: "1mb" }), async (req, res)
   const id = `clm_${randomBytes(16).toString("base64url")}`;
   const rows = await pool.query<{ task_id: string; data_url: string; question: string; options: string[]; expires_at: Date }>(
     `WITH target AS (
-       UPDATE tasks t SET claim_cap = t.claim_cap - 1,
+       UPDATE tasks t SET claim_cap = CASE WHEN t.claim_cap = 1 THEN 1 ELSE t.claim_cap - 1 END,
          status = CASE WHEN t.claim_cap = 1 THEN 'labeling' ELSE 'pending' END::"TaskStatus"
        WHERE t.id = (SELECT c.id FROM tasks c
                      WHERE c.customer_id = $2 AND c.status = 'pending' AND c.claim_cap > 0
@@ -93,8 +95,8 @@ app.post("/v1/labeling/claims/:claimId/label", express.json({ limit: "1mb" }), a
   const rows = await pool.query<{ task_id: string; created_at: Date }>(
     `WITH claim AS (
        UPDATE claims SET status = 'labeled' WHERE id = $2 AND labeler_id = $3 AND status = 'active' RETURNING task_id)
-     INSERT INTO labels (id, task_id, customer_id, labeler_id, claim_id, value)
-     SELECT $1, claim.task_id, $4, $3, $2, $5 FROM claim
+     INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value)
+     SELECT $1, claim.task_id, $4, t.label_space_id, $3, $2, $5 FROM claim JOIN tasks t ON t.id = claim.task_id
      RETURNING task_id, created_at`,
     [id, req.params.claimId, labelerId, customerId, parsed.data.label],
   );

@@ -72,6 +72,10 @@ interface ClosedResult {
   server_cpu_ms_per_label?: number;
   /** CPU of the bench database's Postgres backends per recorded label, ms (the consensus worker's included) */
   postgres_cpu_ms_per_label?: number;
+  /** CPU of each worker process per recorded label, ms, by service (the gateway's run only) */
+  workers_cpu_ms_per_label?: Record<string, number>;
+  /** server + Postgres + workers per recorded label, ms */
+  total_cpu_ms_per_label?: number;
   labels: number;
   /** claims answered 204: the phase ran out of open tasks (should be 0) */
   empty: number;
@@ -85,6 +89,8 @@ interface ClosedResult {
 interface CostOf {
   server: number[];
   database: string;
+  /** worker processes by service name (consensus-worker, webhook-worker), counted separately */
+  workers?: Record<string, number>;
 }
 
 /** Every labeler claims and labels in a loop for `seconds`; `cost` says whose CPU to count. */
@@ -93,6 +99,7 @@ async function closedLoop(port: number, labelers: Labeler[], seconds: number, co
   const stats = newStats();
   const postgres = cost ? new CpuTracker(postgresBackends(cost.database, new Set())) : undefined;
   const serverCpu0 = cost ? cpuSeconds(cost.server) : 0;
+  const workers0 = Object.entries(cost?.workers ?? {}).map(([name, pid]): [string, number, number] => [name, pid, cpuSeconds([pid])]);
   const postgresCpu0 = postgres?.seconds() ?? 0;
   const started = nowMs();
   const until = started + seconds * 1000;
@@ -109,12 +116,18 @@ async function closedLoop(port: number, labelers: Labeler[], seconds: number, co
   }
   const elapsed = (nowMs() - started) / 1000;
   const perLabel = (cpuS: number) => round((cpuS * 1000) / Math.max(1, stats.labels), 2);
-  const cpu = cost
-    ? {
-        server_cpu_ms_per_label: perLabel(cpuSeconds(cost.server) - serverCpu0),
-        postgres_cpu_ms_per_label: perLabel((postgres?.seconds() ?? 0) - postgresCpu0),
-      }
-    : {};
+  let cpu: Partial<ClosedResult> = {};
+  if (cost) {
+    const server = perLabel(cpuSeconds(cost.server) - serverCpu0);
+    const pg = perLabel((postgres?.seconds() ?? 0) - postgresCpu0);
+    const workers = Object.fromEntries(workers0.map(([name, pid, at0]) => [name, perLabel(cpuSeconds([pid]) - at0)]));
+    const total = round(server + pg + Object.values(workers).reduce((a, b) => a + b, 0), 2);
+    cpu = {
+      server_cpu_ms_per_label: server,
+      postgres_cpu_ms_per_label: pg,
+      ...(workers0.length > 0 ? { workers_cpu_ms_per_label: workers, total_cpu_ms_per_label: total } : {}),
+    };
+  }
   postgres?.stop();
   return {
     labels_per_s: round(stats.labels / elapsed, 1),
@@ -317,7 +330,14 @@ async function main(): Promise<void> {
       );
       await submitOpenTasks(base, customer.key, tasksPerPhase);
       await closedLoop(gatewayPort, labelers, 2);
-      const g = await closedLoop(gatewayPort, labelers, seconds, { server: [gatewayPid], database: target.database });
+      const g = await closedLoop(gatewayPort, labelers, seconds, {
+        server: [gatewayPid],
+        database: target.database,
+        workers: {
+          "consensus-worker": services.get("consensus-worker")?.child.pid ?? 0,
+          "webhook-worker": services.get("webhook-worker")?.child.pid ?? 0,
+        },
+      });
       await waitSettled(pool, customer.id);
       const pair = { floor: f, gateway: g, ratio: round(g.labels_per_s / f.labels_per_s, 3) };
       log(`closed loop run ${run}: ${JSON.stringify(pair)}`);
@@ -403,6 +423,11 @@ async function main(): Promise<void> {
           floor_cpu_ms_per_label: median(pairs.map((p) => p.floor.server_cpu_ms_per_label ?? Number.NaN)),
           postgres_cpu_ms_per_label_gateway: median(pairs.map((p) => p.gateway.postgres_cpu_ms_per_label ?? Number.NaN)),
           postgres_cpu_ms_per_label_floor: median(pairs.map((p) => p.floor.postgres_cpu_ms_per_label ?? Number.NaN)),
+          consensus_worker_cpu_ms_per_label: median(
+            pairs.map((p) => p.gateway.workers_cpu_ms_per_label?.["consensus-worker"] ?? Number.NaN),
+          ),
+          webhook_worker_cpu_ms_per_label: median(pairs.map((p) => p.gateway.workers_cpu_ms_per_label?.["webhook-worker"] ?? Number.NaN)),
+          total_cpu_ms_per_label: median(pairs.map((p) => p.gateway.total_cpu_ms_per_label ?? Number.NaN)),
         },
       },
       lag: {
