@@ -188,6 +188,41 @@ describe("labelgate CLI against a running gateway", () => {
     expect(await totalTasks()).toBe(before + 3);
   });
 
+  it("quality flags: --confidence-target, --min-labels and --gold-column make confidence-policy and gold tasks; settings get and set", async () => {
+    const file = path.join(dir, "quality.csv");
+    writeFileSync(
+      file,
+      "data_url,question,options,truth\n" + "https://img.example/q1.jpg,Ripe?,yes|no,\n" + "https://img.example/q2.jpg,Ripe?,yes|no,yes\n",
+    );
+    const bad = await cli(["submit", file, "--confidence-target", "1.5"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--confidence-target");
+    const ran = await cli(["submit", file, "--confidence-target", "0.9", "--min-labels", "2", "--gold-column", "truth"], env);
+    expect(ran.code).toBe(0);
+    const [regular, gold] = jsonLines(ran.stdout).map((o) => String(o.task_id));
+    expect(await customer.tasks.get(regular as string)).toMatchObject({
+      confidence_target: 0.9,
+      min_labels: 2,
+      gold: false,
+      gold_label: null,
+    });
+    expect(await customer.tasks.get(gold as string)).toMatchObject({ gold: true, gold_label: "yes" });
+
+    const set = await cli(["settings", "set", "--confidence-target", "0.95", "--gold-rate", "0.2", "--min-gold-answers", "4"], env);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({
+      task_defaults: { confidence_target: 0.95 },
+      quality: { gold_rate: 0.2, min_gold_answers: 4 },
+    });
+    const cleared = await cli(["settings", "set", "--confidence-target", "none"], env);
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ task_defaults: { confidence_target: null }, quality: { gold_rate: 0.2 } });
+    const got = await cli(["settings", "get"], env);
+    expect(JSON.parse(got.stdout)).toEqual(JSON.parse(cleared.stdout));
+    const refused = await cli(["settings", "set", "--gold-rate", "3"], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("gold");
+  });
+
   it("creates a manifest job, watches it to completion and exports it to a file", async () => {
     const manifest = [1, 2].map((i) => JSON.stringify({ data_url: `https://img.example/m${i}.jpg`, sku: `m${i}` }));
     const server = await serveManifest(`${manifest.join("\n")}\n`);
