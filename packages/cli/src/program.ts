@@ -52,6 +52,16 @@ function probability(value: string, name: string): number {
   return n;
 }
 
+/** The policy flags of `submit` and `job create` (--threshold, --max-labels, --confidence-target, --min-labels), checked. @throws CliError (exit 2) */
+function policyFlags(o: Record<string, string | undefined>) {
+  return {
+    consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
+    max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
+    confidence_target: o.confidenceTarget === undefined ? undefined : probability(o.confidenceTarget, "--confidence-target"),
+    min_labels: o.minLabels === undefined ? undefined : positiveInt(o.minLabels, "--min-labels"),
+  };
+}
+
 /** An optional flag's value: undefined when absent, null for "none" (clears a setting), else parsed. */
 function setting<T>(value: string | undefined, parse: (v: string) => T): T | null | undefined {
   if (value === undefined) return undefined;
@@ -136,10 +146,7 @@ async function buildProgram(io: CliIo) {
         type: o.type,
         question: o.question,
         options: o.options === undefined ? undefined : splitOptions(o.options),
-        consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
-        max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
-        confidence_target: o.confidenceTarget === undefined ? undefined : probability(o.confidenceTarget, "--confidence-target"),
-        min_labels: o.minLabels === undefined ? undefined : positiveInt(o.minLabels, "--min-labels"),
+        ...policyFlags(o),
         callback_url: o.callbackUrl,
         goldColumn: o.goldColumn,
       };
@@ -212,10 +219,7 @@ async function buildProgram(io: CliIo) {
         manifest_url: manifestUrl,
         label_spec: { question: o.question ?? "", options: splitOptions(o.options ?? "") },
         type: o.type,
-        consensus_threshold: o.threshold === undefined ? undefined : positiveInt(o.threshold, "--threshold"),
-        max_labels: o.maxLabels === undefined ? undefined : positiveInt(o.maxLabels, "--max-labels"),
-        confidence_target: o.confidenceTarget === undefined ? undefined : probability(o.confidenceTarget, "--confidence-target"),
-        min_labels: o.minLabels === undefined ? undefined : positiveInt(o.minLabels, "--min-labels"),
+        ...policyFlags(o),
         callback_url: o.callbackUrl,
         output_url: o.outputUrl,
         credentials: credentials as never,

@@ -42,6 +42,7 @@ import { chargeSql } from "./quota";
 import { qualitySettingsOf } from "./settings";
 import { scoringModelOf } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
+import type { TaskPolicyColumns } from "./tasks";
 
 const OPEN = statusIn("t.status", OPEN_TASK_STATUSES);
 
@@ -193,17 +194,11 @@ interface LabelRequest {
 }
 
 /** A task's state as the label transaction reads it under its lock. */
-interface LabelingTask {
+interface LabelingTask extends TaskPolicyColumns {
   id: string;
   customer_id: string;
   status: TaskStatus;
   options: string[];
-  consensus_threshold: number;
-  max_labels: number;
-  confidence_target: number | null;
-  min_labels: number | null;
-  gold_label: string | null;
-  label_space_id: string;
   quota_reserved: number;
   /** the customer's `settings` (its quality part applies: exclusion) */
   settings: unknown;

@@ -51,7 +51,17 @@ export interface NewTask {
 }
 
 /** The fields of a new task row as `insertTasksSql` takes them (the `tasks` columns). */
-interface TaskRecord {
+/** The policy columns of a task row as the store's raw statements read them. */
+export interface TaskPolicyColumns {
+  consensus_threshold: number;
+  max_labels: number;
+  confidence_target: number | null;
+  min_labels: number | null;
+  gold_label: string | null;
+  label_space_id: string;
+}
+
+interface TaskRecord extends TaskPolicyColumns {
   id: string;
   customer_id: string;
   batch_id: string | null;
@@ -60,12 +70,6 @@ interface TaskRecord {
   question: string;
   options: string[];
   callback_url: string | null;
-  consensus_threshold: number;
-  max_labels: number;
-  confidence_target: number | null;
-  min_labels: number | null;
-  gold_label: string | null;
-  label_space_id: string;
   metadata: Record<string, unknown> | null;
   idempotency_key: string | null;
   /** fingerprint of the request, kept only when the task has an idempotency key (all it is compared for) */
