@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { createTask, eventually, label, type System } from "./system";
+import { createTask, eventually, label, registerCustomer, type System } from "./system";
 
 // --- a real local receiver ------------------------------------------------------------------------
 
@@ -187,6 +187,31 @@ export async function settleTask(
   const taskId = await createTask(s, customerKey, { consensus_threshold: 1, ...overrides });
   expect((await label(s, labelerKey, taskId, "cat")).status).toBe(201);
   return taskId;
+}
+
+/** A customer with a webhook at a receiver, and a task of that customer settled toward it. */
+export interface WebhookScenario {
+  sys: System;
+  /** the customer's API key */
+  key: string;
+  /** the webhook's secret */
+  secret: string;
+  webhookId: string;
+  taskId: string;
+  /** the webhook's receiver */
+  r: Receiver;
+}
+
+/**
+ * A new customer registers a webhook at `r` with a fresh secret, then submits a threshold-1 task with
+ * `callback_url` = `r.url` that `labelerKey`'s labeler labels at once (`settleTask`): its delivery follows.
+ */
+export async function webhookScenario(sys: System, labelerKey: string, r: Receiver): Promise<WebhookScenario> {
+  const c = await registerCustomer(sys);
+  const secret = newSecret();
+  const webhookId = await registerWebhook(sys, c.key, r.url, secret);
+  const taskId = await settleTask(sys, c.key, labelerKey, { callback_url: r.url });
+  return { sys, key: c.key, secret, webhookId, taskId, r };
 }
 
 /** The `task.settled` event of a task was routed (its deliveries, if any, exist). */

@@ -22,6 +22,8 @@ import {
   signedWith,
   stays,
   taskView,
+  type WebhookScenario,
+  webhookScenario,
   webhookStatusReaching,
 } from "../../../test/webhooks";
 
@@ -62,23 +64,11 @@ afterAll(async () => {
   redis?.disconnect();
 });
 
-interface Scenario {
-  sys: System;
-  key: string;
-  secret: string;
-  webhookId: string;
-  taskId: string;
-  r: Receiver;
-}
+type Scenario = WebhookScenario;
 
 /** A customer, a webhook at a new receiver answering `reply`, and a task that settles at once. */
 async function scenario(sys: System, labelerKey: string, reply: (r: Received) => Reply | Promise<Reply>): Promise<Scenario> {
-  const r = await rx(reply);
-  const c = await registerCustomer(sys);
-  const secret = newSecret();
-  const webhookId = await registerWebhook(sys, c.key, r.url, secret);
-  const taskId = await settleTask(sys, c.key, labelerKey, { callback_url: r.url });
-  return { sys, key: c.key, secret, webhookId, taskId, r };
+  return webhookScenario(sys, labelerKey, await rx(reply));
 }
 
 /** Every request of the scenario: one event, attempts numbered 1..n, each validly signed. */
