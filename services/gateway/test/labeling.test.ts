@@ -48,12 +48,15 @@ function labelClaim(s: System, labelerKey: string, claimId: string, value: unkno
   return s.api<LabelBody>("POST", `/v1/labeling/claims/${claimId}/label`, { token: labelerKey, body: { label: value } });
 }
 
-/** A new customer's task (created with `overrides`), a new labeler, and that labeler's claim on it (the response). */
-async function claimedTask(overrides: Record<string, unknown> = {}) {
-  const c = await registerCustomer(sys);
-  const taskId = await createTask(sys, c.key, overrides);
-  const l = await createLabeler(sys);
-  const cl = await claim(sys, l.key, { task_id: taskId });
+/**
+ * On `s` (default: this file's system): a new customer's task (created with `overrides`), a new labeler, and
+ * that labeler's claim on it (the response, whatever its status).
+ */
+async function claimedTask(overrides: Record<string, unknown> = {}, s: System = sys) {
+  const c = await registerCustomer(s);
+  const taskId = await createTask(s, c.key, overrides);
+  const l = await createLabeler(s);
+  const cl = await claim(s, l.key, { task_id: taskId });
   return { c, taskId, l, cl };
 }
 
@@ -192,10 +195,7 @@ describe("POST /v1/labeling/claims", () => {
 
 describe("claim invariants", () => {
   it("a labeler never gets the same task twice: not while claimed, not after labeling", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const l = await createLabeler(sys);
-    const first = await claim(sys, l.key, { task_id: taskId });
+    const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 3 });
     expect(first.status).toBe(201);
     expect((await claim(sys, l.key, { task_id: taskId })).status).toBe(204);
     expect((await labelClaim(sys, l.key, first.body.claim_id, "cat")).status).toBe(201);
@@ -449,10 +449,7 @@ describe("claim expiry", () => {
   });
 
   it("a labeler whose claim expired may claim the task again", async () => {
-    const c = await registerCustomer(short);
-    const taskId = await createTask(short, c.key, { consensus_threshold: 1 });
-    const l = await createLabeler(short);
-    const first = await claim(short, l.key, { task_id: taskId });
+    const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 1 }, short);
     expect(first.status).toBe(201);
     const again = await eventually(async () => {
       const res = await claim(short, l.key, { task_id: taskId });
