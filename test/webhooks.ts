@@ -25,8 +25,11 @@ export interface Received {
   open: boolean;
 }
 
+/** How a receiver answers: a reply to each request it got (at once, or when the promise settles). */
+export type Answer = (r: Received) => Reply | Promise<Reply>;
+
 /** A node:http server on 127.0.0.1:0 answering each request with `reply(request)`. */
-export async function receiver(reply: (r: Received) => Reply | Promise<Reply> = () => 200) {
+export async function receiver(reply: Answer = () => 200) {
   const received: Received[] = [];
   const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
@@ -77,7 +80,7 @@ export type Receiver = Awaited<ReturnType<typeof receiver>>;
  * Tracks the receivers a test file starts: `rx(reply)` starts one (see `receiver`) and remembers it,
  * `closeAll()` closes every one started so far (call it from the file's afterAll/afterEach).
  */
-export function receivers(): { rx: (reply?: (r: Received) => Reply | Promise<Reply>) => Promise<Receiver>; closeAll: () => Promise<void> } {
+export function receivers(): { rx: (reply?: Answer) => Promise<Receiver>; closeAll: () => Promise<void> } {
   const started: Receiver[] = [];
   return {
     rx: async (reply) => {
@@ -136,8 +139,8 @@ export interface DeliveryView {
 /** A fresh webhook secret (long enough for the API's minimum). */
 export const newSecret = () => `whsec-${randomBytes(12).toString("hex")}`;
 
-/** Registers a webhook (expects 201) and returns its id. */
-export async function registerWebhook(s: System, key: string, url: string, secret: string): Promise<string> {
+/** Registers a webhook at `url` (expects 201) with `secret` (default: a fresh one) and returns its id. */
+export async function registerWebhook(s: System, key: string, url: string, secret = newSecret()): Promise<string> {
   const res = await s.api<{ webhook_id: string }>("POST", "/v1/webhooks", { token: key, body: { callback_url: url, secret } });
   expect(res.status).toBe(201);
   return res.body.webhook_id;

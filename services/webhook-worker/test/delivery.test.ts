@@ -163,7 +163,7 @@ describe("routing of task.settled", () => {
   it("a task of a customer without webhooks is delivered nowhere and keeps webhook_status null", async () => {
     const r = await rx();
     const other = await registerCustomer(sys);
-    await registerWebhook(sys, other.key, r.url, newSecret());
+    await registerWebhook(sys, other.key, r.url);
     const lonely = await registerCustomer(sys);
     const taskId = await settleTask(sys, lonely.key, labeler.key);
     await routed(sys, taskId);
@@ -177,8 +177,8 @@ describe("deleted webhooks receive nothing", () => {
   it("a webhook deleted before settlement gets no delivery; the customer's other webhook does", async () => {
     const [kept, gone] = await Promise.all([rx(), rx()]);
     const c = await registerCustomer(sys);
-    const keptId = await registerWebhook(sys, c.key, kept.url, newSecret());
-    const goneId = await registerWebhook(sys, c.key, gone.url, newSecret());
+    const keptId = await registerWebhook(sys, c.key, kept.url);
+    const goneId = await registerWebhook(sys, c.key, gone.url);
     expect((await sys.api("DELETE", `/v1/webhooks/${goneId}`, { token: c.key })).status).toBe(200);
 
     const taskId = await settleTask(sys, c.key, labeler.key);
@@ -203,7 +203,7 @@ describe("deleted webhooks receive nothing", () => {
   it("a customer whose only webhook was deleted gets no delivery at all", async () => {
     const r = await rx();
     const c = await registerCustomer(sys);
-    const id = await registerWebhook(sys, c.key, r.url, newSecret());
+    const id = await registerWebhook(sys, c.key, r.url);
     expect((await sys.api("DELETE", `/v1/webhooks/${id}`, { token: c.key })).status).toBe(200);
     const taskId = await settleTask(sys, c.key, labeler.key);
     await routed(sys, taskId);

@@ -4,13 +4,12 @@
  */
 import { eventually, registerCustomer, useSystem } from "../../../test/system";
 import {
+  type Answer,
   deliveriesOf,
   deliveryReaching,
   ISO,
   json,
-  newSecret,
   type Received,
-  type Reply,
   receivers,
   registerWebhook,
   signedWith,
@@ -25,7 +24,7 @@ const { rx, closeAll } = receivers();
 const { sys, labeler } = useSystem({ isolatedDatabase: true, webhookRetryMax: 1 }, { beforeClose: closeAll });
 
 /** A customer whose webhook at a new receiver (answering `reply`) has a failed delivery. */
-async function failedDelivery(reply: (r: Received) => Reply | Promise<Reply>) {
+async function failedDelivery(reply: Answer) {
   const s = await webhookScenario(sys, labeler.key, await rx(reply));
   const delivery = await deliveryReaching(sys, s.key, s.webhookId, s.taskId, "failed");
   await webhookStatusReaching(sys, s.key, s.taskId, "failed");
@@ -104,7 +103,7 @@ it("a failed redelivery is logged as manual, leaves the delivery failed and is n
 it("404 for an unknown delivery and for another customer's webhook or delivery; 409 after the webhook is deleted", async () => {
   const { r, key: owner, webhookId, delivery } = await failedDelivery((q) => (q.n === 1 ? 500 : 200));
   const other = await registerCustomer(sys);
-  const othersHook = await registerWebhook(sys, other.key, (await rx()).url, newSecret());
+  const othersHook = await registerWebhook(sys, other.key, (await rx()).url);
 
   for (const [key, hook, dlv] of [
     [owner, webhookId, "dlv_doesnotexist000000000"],
