@@ -230,10 +230,75 @@ export async function registerCustomer(sys: System, quota?: number): Promise<{ i
   return { id: res.body.customer_id, key: res.body.api_key, email };
 }
 
-export async function createLabeler(sys: System, name = "labeler"): Promise<{ id: string; key: string }> {
+/** Creates a labeler (admin API). @returns its id and API key */
+export async function createLabeler(sys: System, name = "labeler"): Promise<Labeler> {
   const res = await sys.api<{ labeler_id: string; api_key: string }>("POST", "/v1/admin/labelers", { token: ADMIN_TOKEN, body: { name } });
   if (res.status !== 201) throw new Error(`labeler creation failed: ${res.status}`);
   return { id: res.body.labeler_id, key: res.body.api_key };
+}
+
+/** Creates `n` labelers named `<prefix>-0` … `<prefix>-<n-1>` (at once). */
+export async function createLabelers(sys: System, n: number, prefix = "labeler"): Promise<Labeler[]> {
+  return Promise.all(Array.from({ length: n }, (_, i) => createLabeler(sys, `${prefix}-${i}`)));
+}
+
+/** A labeler's id and API key. */
+export interface Labeler {
+  id: string;
+  key: string;
+}
+
+/**
+ * An object standing for a value that a hook sets later: every property read forwards to the value, so it can
+ * be declared at module level and used in tests and hooks. Read before `set`, it throws naming `what`.
+ */
+function settable<T extends object>(what: string): { stand: T; set(value: T): void } {
+  let value: T | undefined;
+  const stand = new Proxy({} as T, {
+    get(_, prop) {
+      if (value) return Reflect.get(value, prop, value);
+      // not a thenable (`await`, jest's matchers probe it)
+      if (prop === "then") return undefined;
+      throw new Error(`${what} is not started yet: read it in tests and hooks (useSystem starts it in a beforeAll)`);
+    },
+  });
+  return {
+    stand,
+    set: (v) => {
+      value = v;
+    },
+  };
+}
+
+/**
+ * One system for the tests of the calling scope (a test file, or a describe): a beforeAll starts it
+ * (`startSystem(options)`) and creates the labelers named in `labelers` (default: one, `labeler`); an afterAll
+ * runs `beforeClose` (e.g. closing the file's receivers, so hanging requests end and the workers close at
+ * once), then closes the system. `sys`, `labeler` (the first) and `labelers` stand for what the beforeAll
+ * started: use them in tests and hooks, not at module level.
+ */
+export function useSystem<const N extends readonly string[] = readonly ["labeler"]>(
+  options: SystemOptions = {},
+  extras: { labelers?: N; beforeClose?: () => Promise<void> } = {},
+): { sys: System; labeler: Labeler; labelers: { [K in keyof N]: Labeler } } {
+  const names: readonly string[] = extras.labelers ?? ["labeler"];
+  const sys = settable<System>("the test system");
+  const labelers = names.map((name) => ({ name, ...settable<Labeler>(`labeler ${name}`) }));
+  let started: System | undefined;
+  beforeAll(async () => {
+    started = await startSystem(options);
+    sys.set(started);
+    for (const l of labelers) l.set(await createLabeler(started, l.name));
+  });
+  afterAll(async () => {
+    await extras.beforeClose?.();
+    await started?.close();
+  });
+  return {
+    sys: sys.stand,
+    labeler: labelers[0]?.stand ?? settable<Labeler>("a labeler (none asked for)").stand,
+    labelers: labelers.map((l) => l.stand) as { [K in keyof N]: Labeler },
+  };
 }
 
 export const OPTIONS = ["cat", "dog", "bird"];

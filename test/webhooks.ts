@@ -6,7 +6,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { createTask, eventually, label, type System } from "./system";
+import { createTask, eventually, label, registerCustomer, type System } from "./system";
 
 // --- a real local receiver ------------------------------------------------------------------------
 
@@ -25,8 +25,11 @@ export interface Received {
   open: boolean;
 }
 
+/** How a receiver answers: a reply to each request it got (at once, or when the promise settles). */
+export type Answer = (r: Received) => Reply | Promise<Reply>;
+
 /** A node:http server on 127.0.0.1:0 answering each request with `reply(request)`. */
-export async function receiver(reply: (r: Received) => Reply | Promise<Reply> = () => 200) {
+export async function receiver(reply: Answer = () => 200) {
   const received: Received[] = [];
   const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
@@ -77,7 +80,7 @@ export type Receiver = Awaited<ReturnType<typeof receiver>>;
  * Tracks the receivers a test file starts: `rx(reply)` starts one (see `receiver`) and remembers it,
  * `closeAll()` closes every one started so far (call it from the file's afterAll/afterEach).
  */
-export function receivers(): { rx: (reply?: (r: Received) => Reply | Promise<Reply>) => Promise<Receiver>; closeAll: () => Promise<void> } {
+export function receivers(): { rx: (reply?: Answer) => Promise<Receiver>; closeAll: () => Promise<void> } {
   const started: Receiver[] = [];
   return {
     rx: async (reply) => {
@@ -136,8 +139,8 @@ export interface DeliveryView {
 /** A fresh webhook secret (long enough for the API's minimum). */
 export const newSecret = () => `whsec-${randomBytes(12).toString("hex")}`;
 
-/** Registers a webhook (expects 201) and returns its id. */
-export async function registerWebhook(s: System, key: string, url: string, secret: string): Promise<string> {
+/** Registers a webhook at `url` (expects 201) with `secret` (default: a fresh one) and returns its id. */
+export async function registerWebhook(s: System, key: string, url: string, secret = newSecret()): Promise<string> {
   const res = await s.api<{ webhook_id: string }>("POST", "/v1/webhooks", { token: key, body: { callback_url: url, secret } });
   expect(res.status).toBe(201);
   return res.body.webhook_id;
@@ -187,6 +190,31 @@ export async function settleTask(
   const taskId = await createTask(s, customerKey, { consensus_threshold: 1, ...overrides });
   expect((await label(s, labelerKey, taskId, "cat")).status).toBe(201);
   return taskId;
+}
+
+/** A customer with a webhook at a receiver, and a task of that customer settled toward it. */
+export interface WebhookScenario {
+  sys: System;
+  /** the customer's API key */
+  key: string;
+  /** the webhook's secret */
+  secret: string;
+  webhookId: string;
+  taskId: string;
+  /** the webhook's receiver */
+  r: Receiver;
+}
+
+/**
+ * A new customer registers a webhook at `r` with a fresh secret, then submits a threshold-1 task with
+ * `callback_url` = `r.url` that `labelerKey`'s labeler labels at once (`settleTask`): its delivery follows.
+ */
+export async function webhookScenario(sys: System, labelerKey: string, r: Receiver): Promise<WebhookScenario> {
+  const c = await registerCustomer(sys);
+  const secret = newSecret();
+  const webhookId = await registerWebhook(sys, c.key, r.url, secret);
+  const taskId = await settleTask(sys, c.key, labelerKey, { callback_url: r.url });
+  return { sys, key: c.key, secret, webhookId, taskId, r };
 }
 
 /** The `task.settled` event of a task was routed (its deliveries, if any, exist). */

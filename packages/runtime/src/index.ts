@@ -78,6 +78,37 @@ export function defineRole<R extends Role, I extends RoleInstance>(module: RoleM
   return module;
 }
 
+/** What a worker role builds on the runtime: its handlers, how its workers run, and what it owns. */
+export interface WorkerRoleSetup<S extends ServiceName> {
+  /** the handlers of every queue of the service (the catalog's `QueuesOf<S>`) */
+  handlers: HandlersFor<S>;
+  /** jobs at once per queue and retry backoffs (lock duration and failure logging are the runtime's) */
+  workers: Pick<WorkerOptions, "concurrency" | "backoffStrategy">;
+  /** Closes what the role owns, after the queue client closed; `returned` = jobs that went back to their queue. */
+  close(returned: number): Promise<void>;
+}
+
+/**
+ * Defines the role module of a worker service whose whole work is its BullMQ workers: it reports the depth
+ * of its own queues (`queueKeysOf(role)`), `setup` builds its handlers from the runtime and its environment,
+ * the runtime starts them (`ctx.startWorkers`), and the drain closes them within the budget (jobs still
+ * running then go back to their queue; handlers are idempotent). Errors thrown by `setup` fail the start.
+ */
+export function defineWorkerRole<S extends ServiceName>(
+  role: S,
+  setup: (ctx: RuntimeContext, env: EnvOf<S>) => WorkerRoleSetup<S>,
+): RoleModule<S, RoleInstance> {
+  return defineRole({
+    role,
+    queues: queueKeysOf(role),
+    async start(ctx, env) {
+      const { handlers, workers: options, close } = setup(ctx, env);
+      const workers = ctx.startWorkers(handlers, options);
+      return { drain: (budgetMs: number) => workers.closeWithin(budgetMs), close };
+    },
+  });
+}
+
 /** What an entry point may set beyond the environment. */
 export interface RuntimeOptions {
   /** the logger (default: pino on stdout at LOG_LEVEL, named after the role or `labelgate`) */

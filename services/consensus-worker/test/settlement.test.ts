@@ -15,7 +15,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
 import {
-  createLabeler,
+  createLabelers,
   createTask,
   eventually,
   label,
@@ -24,6 +24,7 @@ import {
   settledResult,
   startConsensusWorkers,
   startSystem,
+  useSystem,
 } from "../../../test/system";
 import { consensusHandlers, reconcile, type SettlementDeps, settleTask } from "../src";
 
@@ -47,10 +48,6 @@ async function labelAll(s: System, labelers: { key: string }[], taskId: string, 
     const res = await label(s, labeler.key, taskId, value);
     expect(res.status).toBe(201);
   }
-}
-
-async function labelers(s: System, n: number): Promise<{ id: string; key: string }[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => createLabeler(s, `settlement-${i}`)));
 }
 
 async function counts(s: System, taskId: string): Promise<{ ledger: number; events: number }> {
@@ -98,19 +95,32 @@ function copyOf(entries: readonly LedgerEntry[]): ChainRecord[] {
   }));
 }
 
-let sys: System;
-beforeAll(async () => {
-  sys = await startSystem();
-});
-afterAll(() => sys.close());
+const { sys } = useSystem({}, { labelers: [] });
 
 /** tasks settled by this file (the ledger must hold at least these) */
 const settledHere: string[] = [];
 
+/**
+ * Waits until the task's result is 200 (`settledResult`), records it in `settledHere`, and checks the result:
+ * the task, status settled, `fields`, and a ledger txid. @returns the result and its `settlement`
+ */
+async function settledHereAs(
+  customerKey: string,
+  taskId: string,
+  fields: Record<string, unknown>,
+): Promise<{ result: Record<string, unknown>; settlement: Record<string, unknown> }> {
+  const result = await settledResult(sys, customerKey, taskId);
+  settledHere.push(taskId);
+  expect(result).toMatchObject({ task_id: taskId, status: "settled", ...fields });
+  const settlement = result.settlement as Record<string, unknown>;
+  expect(settlement.ledger_txid).toMatch(TXID);
+  return { result, settlement };
+}
+
 describe("settlement with the workers running", () => {
   it("settles three agreeing labels on a threshold-3 task: result 200, task view and ledger agree", async () => {
     const customer = await registerCustomer(sys);
-    const [l0, l1, l2] = await labelers(sys, 3);
+    const [l0, l1, l2] = await createLabelers(sys, 3, "settlement");
     if (!l0 || !l1 || !l2) throw new Error("labelers");
     const taskId = await createTask(sys, customer.key, { consensus_threshold: 3 });
 
@@ -124,11 +134,7 @@ describe("settlement with the workers running", () => {
     expect(midway.body).toEqual({ task_id: taskId, status: "labeling", labels_collected: 2, consensus_threshold: 3 });
 
     await labelAll(sys, [l2], taskId, ["cat"]);
-    const result = await settledResult(sys, customer.key, taskId);
-    settledHere.push(taskId);
-    expect(result).toMatchObject({
-      task_id: taskId,
-      status: "settled",
+    const { result, settlement } = await settledHereAs(customer.key, taskId, {
       consensus_label: "cat",
       resolution: "consensus",
       label_counts: { cat: 3, dog: 0, bird: 0 },
@@ -141,8 +147,6 @@ describe("settlement with the workers running", () => {
     expect(confidence).toBeLessThanOrEqual(1);
     expect(confidence).toBe((result.posterior as Record<string, number>).cat);
     expect(new Date(result.settled_at as string).toISOString()).toBe(result.settled_at);
-    const settlement = result.settlement as Record<string, unknown>;
-    expect(settlement.ledger_txid).toMatch(TXID);
     expect(settlement.prev_hash).toMatch(HASH);
 
     const view = await sys.api("GET", `/v1/tasks/${taskId}`, { token: customer.key });
@@ -198,7 +202,7 @@ describe("settlement with the workers running", () => {
 
   it("settles a disagreement at max_labels with resolution max_labels (threshold 2, labels cat, dog, bird)", async () => {
     const customer = await registerCustomer(sys);
-    const ls = await labelers(sys, 3);
+    const ls = await createLabelers(sys, 3, "settlement");
     const taskId = await createTask(sys, customer.key, { consensus_threshold: 2, max_labels: 3 });
     await labelAll(sys, ls.slice(0, 2), taskId, ["cat", "dog"]);
     const open = await sys.api("GET", `/v1/tasks/${taskId}/result`, { token: customer.key });
@@ -206,12 +210,8 @@ describe("settlement with the workers running", () => {
     expect(open.body).toMatchObject({ status: "labeling", labels_collected: 2, consensus_threshold: 2 });
 
     await labelAll(sys, ls.slice(2), taskId, ["bird"]);
-    const result = await settledResult(sys, customer.key, taskId);
-    settledHere.push(taskId);
     // a three-way tie of counts: the posterior decides (packages/store/test/decision.test.ts covers its ties)
-    expect(result).toMatchObject({
-      task_id: taskId,
-      status: "settled",
+    const { result } = await settledHereAs(customer.key, taskId, {
       resolution: "max_labels",
       label_counts: { cat: 1, dog: 1, bird: 1 },
       labels_collected: 3,
@@ -219,7 +219,6 @@ describe("settlement with the workers running", () => {
     const posterior = result.posterior as Record<string, number>;
     expect(result.confidence).toBe(posterior[result.consensus_label as string]);
     expect(result.confidence as number).toBe(Math.max(...Object.values(posterior)));
-    expect((result.settlement as Record<string, unknown>).ledger_txid).toMatch(TXID);
   });
 });
 
@@ -232,7 +231,7 @@ describe("exactly-once settlement", () => {
 
   it("10 concurrent settlements of a decided task: one settles, nine find it closed; one ledger row, one event", async () => {
     const customer = await registerCustomer(off);
-    const ls = await labelers(off, 2);
+    const ls = await createLabelers(off, 2, "settlement");
     const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
     await labelAll(off, ls, taskId, ["dog", "dog"]);
     // workers are off: the deciding label decided the task (settling), nothing is settled yet
@@ -256,7 +255,7 @@ describe("exactly-once settlement", () => {
 
   it("settlements run at once share one transaction and keep what each deciding label decided", async () => {
     const customer = await registerCustomer(off);
-    const [a, b, c] = await labelers(off, 3);
+    const [a, b, c] = await createLabelers(off, 3, "settlement");
     if (!a || !b || !c) throw new Error("labelers");
     const plan: [{ id: string; key: string }, string][][] = [
       [
@@ -317,7 +316,7 @@ describe("exactly-once settlement", () => {
 
   it("duplicate consensus jobs and two racing worker sets settle once; the event is recorded once", async () => {
     const customer = await registerCustomer(off);
-    const ls = await labelers(off, 3);
+    const ls = await createLabelers(off, 3, "settlement");
     const taskId = await createTask(off, customer.key, { consensus_threshold: 3 });
     await labelAll(off, ls, taskId, ["bird", "bird", "bird"]);
     const labels = await off.db.prisma.label.findMany({ where: { taskId } });
@@ -389,7 +388,7 @@ describe("ledger", () => {
   beforeAll(async () => {
     // self-sufficient when run alone (-t ledger): two settlements of its own, the first with a successor
     const customer = await registerCustomer(sys);
-    const [l0] = await labelers(sys, 1);
+    const [l0] = await createLabelers(sys, 1, "settlement");
     if (!l0) throw new Error("labeler");
     for (const value of ["cat", "dog"]) {
       const taskId = await createTask(sys, customer.key, { consensus_threshold: 1 });
@@ -484,7 +483,7 @@ describe("reconciliation", () => {
     let workers: RunningWorkers | undefined;
     try {
       const customer = await registerCustomer(off);
-      const ls = await labelers(off, 2);
+      const ls = await createLabelers(off, 2, "settlement");
       const taskId = await createTask(off, customer.key, { consensus_threshold: 2 });
       await labelAll(off, ls, taskId, ["cat", "cat"]);
       const task = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });

@@ -1,12 +1,8 @@
 import { gatewayEnv, parseEnv } from "@labelgate/config";
-import { ADMIN_TOKEN, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
+import { ADMIN_TOKEN, registerCustomer, type System, startSystem, taskBody, useSystem } from "../../../test/system";
 
 describe("tier upgrade and operator routes", () => {
-  let sys: System;
-  beforeAll(async () => {
-    sys = await startSystem({ workers: false, isolatedDatabase: true });
-  });
-  afterAll(() => sys.close());
+  const { sys } = useSystem({ workers: false, isolatedDatabase: true }, { labelers: [] });
 
   it("upgrades to production: sk_live_ key once, quota raised, sandbox key revoked", async () => {
     const c = await registerCustomer(sys);
@@ -61,14 +57,10 @@ describe("tier upgrade and operator routes", () => {
 });
 
 describe("rate limits", () => {
-  let sys: System;
-  beforeAll(async () => {
-    sys = await startSystem({
-      workers: false,
-      rateLimits: { perKey: { sandbox: 5, production: 8 }, windowSeconds: 60, registrationsPerHour: 200 },
-    });
-  });
-  afterAll(() => sys.close());
+  const { sys } = useSystem(
+    { workers: false, rateLimits: { perKey: { sandbox: 5, production: 8 }, windowSeconds: 60, registrationsPerHour: 200 } },
+    { labelers: [] },
+  );
 
   it("limits each API key by its tier, with RateLimit-* headers and a 429 with Retry-After", async () => {
     const c = await registerCustomer(sys);

@@ -7,17 +7,7 @@ import path from "node:path";
 import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
 import { monthEnd, monthOf, monthStart } from "@labelgate/store";
 import { runReplay } from "../../../scripts/replay-lib";
-import {
-  ADMIN_TOKEN,
-  createLabeler,
-  createTask,
-  eventually,
-  label,
-  registerCustomer,
-  type System,
-  settledResult,
-  startSystem,
-} from "../../../test/system";
+import { ADMIN_TOKEN, createTask, eventually, label, registerCustomer, type System, settledResult, useSystem } from "../../../test/system";
 
 const CROWD = path.resolve(__dirname, "../../../../shared/data/crowd");
 const PRICES = { currency: "eur", pricePerLabelCents: { sandbox: 3, production: 11 } };
@@ -51,6 +41,23 @@ interface Invoice {
   finalized_at: string | null;
 }
 
+/**
+ * The usage of `month` the API must answer, in this file's PRICES (eur; sandbox 3, production 11 cents a
+ * label), for a customer now at `tier`: its totals (labels recorded, tasks settled, amount in cents) and line items.
+ */
+function usageOf(month: string, tier: string, totals: { labels: number; settled: number; amount: number }, lineItems: LineItem[]): Usage {
+  return {
+    month,
+    currency: PRICES.currency,
+    tier,
+    price_per_label_cents: tier === "production" ? PRICES.pricePerLabelCents.production : PRICES.pricePerLabelCents.sandbox,
+    labels_collected: totals.labels,
+    tasks_settled: totals.settled,
+    amount_cents: totals.amount,
+    line_items: lineItems,
+  };
+}
+
 /** `YYYY-MM` of now minus `back` months (UTC). */
 function monthsAgo(back: number): string {
   const now = new Date();
@@ -72,16 +79,9 @@ describe("month helpers", () => {
 });
 
 describe("billing routes", () => {
-  let sys: System;
-  let l1: { id: string; key: string };
-  let l2: { id: string; key: string };
-  beforeAll(async () => {
-    // a database of its own: the shared run database's customer list (newest first) is checked by other files
-    sys = await startSystem({ isolatedDatabase: true, billing: PRICES });
-    l1 = await createLabeler(sys, "billing-a");
-    l2 = await createLabeler(sys, "billing-b");
-  });
-  afterAll(() => sys.close());
+  // a database of its own: the shared run database's customer list (newest first) is checked by other files
+  const { sys, labelers } = useSystem({ isolatedDatabase: true, billing: PRICES }, { labelers: ["billing-a", "billing-b"] });
+  const [l1, l2] = labelers;
 
   it("401 without a customer key on both routes", async () => {
     const labeler = l1.key;
@@ -119,16 +119,7 @@ describe("billing routes", () => {
     const month = monthsAgo(0);
     const usage = await sys.api<Usage>("GET", `/v1/billing/usage?month=${month}`, { token: c.key });
     expect(usage.status).toBe(200);
-    expect(usage.body).toEqual({
-      month,
-      currency: "eur",
-      tier: "sandbox",
-      price_per_label_cents: 3,
-      labels_collected: 0,
-      tasks_settled: 0,
-      amount_cents: 0,
-      line_items: [],
-    });
+    expect(usage.body).toEqual(usageOf(month, "sandbox", { labels: 0, settled: 0, amount: 0 }, []));
     const invoices = await sys.api<{ items: Invoice[] }>("GET", "/v1/billing/invoices", { token: c.key });
     expect(invoices.status).toBe(200);
     expect(invoices.body.items).toHaveLength(1);
@@ -172,19 +163,12 @@ describe("billing routes", () => {
     const month = monthsAgo(0);
     const usage = await sys.api<Usage>("GET", `/v1/billing/usage?month=${month}`, { token: live });
     expect(usage.status).toBe(200);
-    expect(usage.body).toEqual({
-      month,
-      currency: "eur",
-      tier: "production",
-      price_per_label_cents: 11,
-      labels_collected: 5,
-      tasks_settled: 2,
-      amount_cents: 2 * 3 + 3 * 11,
-      line_items: [
+    expect(usage.body).toEqual(
+      usageOf(month, "production", { labels: 5, settled: 2, amount: 2 * 3 + 3 * 11 }, [
         { tier: "sandbox", labels: 2, unit_price_cents: 3, amount_cents: 6 },
         { tier: "production", labels: 3, unit_price_cents: 11, amount_cents: 33 },
-      ],
-    });
+      ]),
+    );
     expect(usage.body.labels_collected).toBe(await labelsOf(sys, a.id, month));
 
     const invoices = await sys.api<{ items: Invoice[] }>("GET", "/v1/billing/invoices", { token: live });
@@ -254,11 +238,7 @@ describe("billing routes", () => {
 });
 
 describe("billing of a replay of real crowd labels", () => {
-  let sys: System;
-  beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true, billing: PRICES });
-  });
-  afterAll(() => sys.close());
+  const { sys } = useSystem({ isolatedDatabase: true, billing: PRICES }, { labelers: [] });
 
   it("usage and the open invoice equal the labels the replay recorded, times the price", async () => {
     const summary = await runReplay({
@@ -300,16 +280,7 @@ describe("billing of a replay of real crowd labels", () => {
 
     const usage = await sys.api<Usage>("GET", `/v1/billing/usage?month=${month}`, { token: key.key });
     expect(usage.status).toBe(200);
-    expect(usage.body).toEqual({
-      month,
-      currency: "eur",
-      tier: customer.tier,
-      price_per_label_cents: customer.tier === "production" ? 11 : 3,
-      labels_collected: recorded,
-      tasks_settled: settled,
-      amount_cents: amount,
-      line_items: lineItems,
-    });
+    expect(usage.body).toEqual(usageOf(month, customer.tier, { labels: recorded, settled, amount }, lineItems));
     // the summary's mean labels per task (2 decimals) agrees with the table too
     expect(Math.abs(summary.labels_per_task - recorded / 15)).toBeLessThanOrEqual(0.005);
 

@@ -21,7 +21,7 @@ import {
   usageByMonthSql,
   usageDaysSql,
 } from "@labelgate/store";
-import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
+import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody, useSystem } from "../../../test/system";
 
 interface TaskItem {
   task_id: string;
@@ -72,12 +72,8 @@ const MIN = 60_000;
 const DAY = 86_400_000;
 
 describe("dashboard routes", () => {
-  let sys: System;
-  beforeAll(async () => {
-    // a database of its own: the shared run database's customer list (newest first) is checked by other files
-    sys = await startSystem({ isolatedDatabase: true, workers: false });
-  });
-  afterAll(() => sys.close());
+  // a database of its own: the shared run database's customer list (newest first) is checked by other files
+  const { sys } = useSystem({ isolatedDatabase: true, workers: false }, { labelers: [] });
 
   it("401 without a customer key on every route", async () => {
     const labeler = await createLabeler(sys, "dash");

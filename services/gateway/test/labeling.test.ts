@@ -11,8 +11,10 @@ import type { ClaimResult, RecordedLabel } from "@labelgate/store";
 import {
   type ApiResponse,
   createLabeler,
+  createLabelers,
   createTask,
   eventually,
+  type Labeler,
   label,
   OPTIONS,
   registerCustomer,
@@ -32,8 +34,6 @@ interface ErrorFields {
 type ClaimBody = ErrorFields & ClaimResult;
 type LabelBody = ErrorFields & RecordedLabel;
 
-type Labeler = { id: string; key: string };
-
 let sys: System;
 beforeAll(async () => {
   sys = await startSystem({ isolatedDatabase: true });
@@ -48,8 +48,16 @@ function labelClaim(s: System, labelerKey: string, claimId: string, value: unkno
   return s.api<LabelBody>("POST", `/v1/labeling/claims/${claimId}/label`, { token: labelerKey, body: { label: value } });
 }
 
-async function labelers(s: System, n: number): Promise<Labeler[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => createLabeler(s, `labeler-${i}`)));
+/**
+ * On `s` (default: this file's system): a new customer's task (created with `overrides`), a new labeler, and
+ * that labeler's claim on it (the response, whatever its status).
+ */
+async function claimedTask(overrides: Record<string, unknown> = {}, s: System = sys) {
+  const c = await registerCustomer(s);
+  const taskId = await createTask(s, c.key, overrides);
+  const l = await createLabeler(s);
+  const cl = await claim(s, l.key, { task_id: taskId });
+  return { c, taskId, l, cl };
 }
 
 async function quotaUsed(s: System, customerKey: string): Promise<number> {
@@ -160,7 +168,7 @@ describe("POST /v1/labeling/claims", () => {
   it("answers 204 for a named task that settled", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 1 });
-    const [a, b] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const [a, b] = (await createLabelers(sys, 2)) as [Labeler, Labeler];
     expect((await label(sys, a.key, taskId, "dog")).status).toBe(201);
     expect((await settledResult(sys, c.key, taskId)).consensus_label).toBe("dog");
     expect((await claim(sys, b.key, { task_id: taskId })).status).toBe(204);
@@ -187,10 +195,7 @@ describe("POST /v1/labeling/claims", () => {
 
 describe("claim invariants", () => {
   it("a labeler never gets the same task twice: not while claimed, not after labeling", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const l = await createLabeler(sys);
-    const first = await claim(sys, l.key, { task_id: taskId });
+    const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 3 });
     expect(first.status).toBe(201);
     expect((await claim(sys, l.key, { task_id: taskId })).status).toBe(204);
     expect((await labelClaim(sys, l.key, first.body.claim_id, "cat")).status).toBe(201);
@@ -222,7 +227,7 @@ describe("claim invariants", () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
     expect(await claimCapOf(sys, taskId)).toBe(3);
-    const [a, b, d, e] = (await labelers(sys, 4)) as [Labeler, Labeler, Labeler, Labeler];
+    const [a, b, d, e] = (await createLabelers(sys, 4)) as [Labeler, Labeler, Labeler, Labeler];
     const claims: ClaimBody[] = [];
     for (const l of [a, b, d]) {
       const res = await claim(sys, l.key, { task_id: taskId });
@@ -257,7 +262,7 @@ describe("claim invariants", () => {
   it("labels_needed and the claim cap are bounded by max_labels; 0 exactly with the deciding label", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3, max_labels: 4 });
-    const ls = await labelers(sys, 4);
+    const ls = await createLabelers(sys, 4);
     const values = ["cat", "dog", "bird", "cat"];
     const needed: number[] = [];
     const caps: number[] = [];
@@ -283,7 +288,7 @@ describe("DELETE /v1/labeling/claims/{claim_id} (skip)", () => {
   it("releases the claim: its slot returns at once to another labeler; again answers 204", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 1, max_labels: 1 });
-    const [a, b] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const [a, b] = (await createLabelers(sys, 2)) as [Labeler, Labeler];
     const held = await claim(sys, a.key, { task_id: taskId });
     expect(held.status).toBe(201);
     // one label decides it: the one slot is taken
@@ -303,7 +308,7 @@ describe("DELETE /v1/labeling/claims/{claim_id} (skip)", () => {
   it("answers 409 for a labeled claim, 404 for another labeler's or an unknown claim, 401 without a labeler key", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key);
-    const [a, b] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const [a, b] = (await createLabelers(sys, 2)) as [Labeler, Labeler];
     const held = await claim(sys, a.key, { task_id: taskId });
     const other = await sys.api("DELETE", `/v1/labeling/claims/${held.body.claim_id}`, { token: b.key });
     expect(other.status).toBe(404);
@@ -325,7 +330,7 @@ describe("claim concurrency", () => {
   it("20 labelers claiming one threshold-3 task at once: exactly 3 get it", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const ls = await labelers(sys, 20);
+    const ls = await createLabelers(sys, 20);
     const results = await Promise.all(ls.map((l) => claim(sys, l.key, { task_id: taskId })));
     const created = results.filter((r) => r.status === 201);
     expect(results.filter((r) => r.status !== 201 && r.status !== 204)).toEqual([]);
@@ -344,7 +349,7 @@ describe("claim concurrency", () => {
     const c = await registerCustomer(sys);
     const taskIds: string[] = [];
     for (let i = 0; i < 10; i++) taskIds.push(await createTask(sys, c.key, { consensus_threshold: 2, max_labels: 5 }));
-    const ls = await labelers(sys, 15);
+    const ls = await createLabelers(sys, 15);
     const requests = ls.flatMap((l) =>
       taskIds.map(async (t) => ({ labeler: l.id, task: t, res: await claim(sys, l.key, { task_id: t }) })),
     );
@@ -377,7 +382,7 @@ describe("claim concurrency", () => {
   it("12 labelers × 5 generic claims at once: never a task twice per labeler, never over the claim cap", async () => {
     const c = await registerCustomer(sys);
     for (let i = 0; i < 10; i++) await createTask(sys, c.key, { consensus_threshold: 2, max_labels: 5 });
-    const ls = await labelers(sys, 12);
+    const ls = await createLabelers(sys, 12);
     try {
       const requests = ls.flatMap((l) => Array.from({ length: 5 }, async () => ({ labeler: l.id, res: await claim(sys, l.key, {}) })));
       const results = await Promise.all(requests);
@@ -418,7 +423,7 @@ describe("claim expiry", () => {
   it("an expired claim returns its slot, and its label is refused with 409 claim expired", async () => {
     const c = await registerCustomer(short);
     const taskId = await createTask(short, c.key, { consensus_threshold: 1 });
-    const [a, b] = (await labelers(short, 2)) as [Labeler, Labeler];
+    const [a, b] = (await createLabelers(short, 2)) as [Labeler, Labeler];
     const held = await claim(short, a.key, { task_id: taskId });
     expect(held.status).toBe(201);
     expect(Date.parse(held.body.expires_at) - Date.now()).toBeLessThanOrEqual(1_500);
@@ -444,10 +449,7 @@ describe("claim expiry", () => {
   });
 
   it("a labeler whose claim expired may claim the task again", async () => {
-    const c = await registerCustomer(short);
-    const taskId = await createTask(short, c.key, { consensus_threshold: 1 });
-    const l = await createLabeler(short);
-    const first = await claim(short, l.key, { task_id: taskId });
+    const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 1 }, short);
     expect(first.status).toBe(201);
     const again = await eventually(async () => {
       const res = await claim(short, l.key, { task_id: taskId });
@@ -463,10 +465,7 @@ describe("claim expiry", () => {
 
 describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   it("records a label: 201 with the label, and the task is updated", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { c, taskId, l, cl } = await claimedTask({ consensus_threshold: 3 });
     expect(cl.status).toBe(201);
     const before = Date.now();
     const res = await labelClaim(sys, l.key, cl.body.claim_id, "bird");
@@ -484,10 +483,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 
   it("rejects a label outside the task's options with 400 (path label), and the claim stays usable", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key);
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { taskId, l, cl } = await claimedTask();
     expect(cl.status).toBe(201);
     const res = await labelClaim(sys, l.key, cl.body.claim_id, "horse");
     expect(res.status).toBe(400);
@@ -504,20 +500,14 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
     ["a non-string label", { label: 3 }],
     ["an unknown field", { label: "cat", extra: true }],
   ])("rejects a body with %s with 400 validation failed", async (_name, body) => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key);
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { l, cl } = await claimedTask();
     const res = await sys.api("POST", `/v1/labeling/claims/${cl.body.claim_id}/label`, { token: l.key, body });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe("validation failed");
   });
 
   it("answers 409 claim already labeled for a second label on the same claim", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { taskId, l, cl } = await claimedTask({ consensus_threshold: 3 });
     expect((await labelClaim(sys, l.key, cl.body.claim_id, "cat")).status).toBe(201);
     for (const value of ["cat", "dog"]) {
       const again = await labelClaim(sys, l.key, cl.body.claim_id, value);
@@ -529,10 +519,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
 
   // Proves the one-label-per-claim rule under a race: the same claim labeled 10 times at once yields one label.
   it("the same claim labeled 10 times concurrently records exactly one label", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { taskId, l, cl } = await claimedTask({ consensus_threshold: 3 });
     const results = await Promise.all(Array.from({ length: 10 }, () => labelClaim(sys, l.key, cl.body.claim_id, "cat")));
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     const refused = results.filter((r) => r.status === 409);
@@ -546,7 +533,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   it("answers 404 claim not found for another labeler's claim", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key);
-    const [owner, thief] = (await labelers(sys, 2)) as [Labeler, Labeler];
+    const [owner, thief] = (await createLabelers(sys, 2)) as [Labeler, Labeler];
     const cl = await claim(sys, owner.key, { task_id: taskId });
     const res = await labelClaim(sys, thief.key, cl.body.claim_id, "cat");
     expect(res.status).toBe(404);
@@ -562,10 +549,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 
   it("answers 401 without a labeler key", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key);
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { c, cl } = await claimedTask();
     for (const token of [undefined, c.key]) {
       const res = await sys.api("POST", `/v1/labeling/claims/${cl.body.claim_id}/label`, { token, body: { label: "cat" } });
       expect(res.status).toBe(401);
@@ -574,10 +558,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 
   it("answers 409 task no longer accepts labels once the customer canceled the task", async () => {
-    const c = await registerCustomer(sys);
-    const taskId = await createTask(sys, c.key);
-    const l = await createLabeler(sys);
-    const cl = await claim(sys, l.key, { task_id: taskId });
+    const { c, taskId, l, cl } = await claimedTask();
     expect(cl.status).toBe(201);
     const cancel = await sys.api("POST", `/v1/tasks/${taskId}/cancel`, { token: c.key });
     expect(cancel.status).toBe(200);
@@ -594,7 +575,7 @@ describe("quota charging (../shared/DESIGN.md §6)", () => {
     const c = await registerCustomer(sys);
     expect(await quotaUsed(sys, c.key)).toBe(0);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 2 });
-    const [a, b, d] = (await labelers(sys, 3)) as [Labeler, Labeler, Labeler];
+    const [a, b, d] = (await createLabelers(sys, 3)) as [Labeler, Labeler, Labeler];
     const used = [await quotaUsed(sys, c.key)];
     for (const [l, value] of [
       [a, "cat"],
@@ -614,7 +595,7 @@ describe("quota charging (../shared/DESIGN.md §6)", () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
     expect(await quotaUsed(sys, c.key)).toBe(3);
-    for (const l of await labelers(sys, 3)) {
+    for (const l of await createLabelers(sys, 3)) {
       expect((await label(sys, l.key, taskId, "bird")).status).toBe(201);
       expect(await quotaUsed(sys, c.key)).toBe(3);
     }
@@ -640,7 +621,7 @@ describe("quota charging (../shared/DESIGN.md §6)", () => {
     const customers = [await registerCustomer(sys), await registerCustomer(sys)];
     const tasks = customers.flatMap((c) => Array.from({ length: 4 }, () => ({ key: c.key, id: "" })));
     for (const t of tasks) t.id = await createTask(sys, t.key, { consensus_threshold: 3, max_labels: 7 });
-    const ls = await labelers(sys, 7);
+    const ls = await createLabelers(sys, 7);
     const labelsOn = new Map(tasks.map((t) => [t.id, 0]));
     let concurrentMax = 0;
     for (let round = 0; round < 7; round++) {
@@ -685,7 +666,7 @@ describe("quota charging (../shared/DESIGN.md §6)", () => {
     const c = await registerCustomer(sys, 2);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 2, max_labels: 4 });
     expect(await quotaUsed(sys, c.key)).toBe(2);
-    const ls = await labelers(sys, 3);
+    const ls = await createLabelers(sys, 3);
     for (const [i, value] of ["cat", "dog", "bird"].entries()) {
       expect((await label(sys, (ls[i] as Labeler).key, taskId, value)).status).toBe(201);
     }

@@ -103,6 +103,46 @@ export async function fetchExport(sys: System, key: string, jobId: string): Prom
   return { status: res.status, contentType: res.headers.get("content-type"), text: await res.text() };
 }
 
+/**
+ * Fetches a completed job's export (GET /v1/jobs/{id}/export) and checks it: 200, `application/x-ndjson`,
+ * and line by line against the manifest (`expectExportMatches`, every task labeled `consensusLabel`).
+ * @returns the export's text
+ */
+export async function expectExport(
+  sys: System,
+  key: string,
+  jobId: string,
+  manifestLines: string[],
+  consensusLabel: string,
+): Promise<string> {
+  const exp = await fetchExport(sys, key, jobId);
+  expect(exp.status).toBe(200);
+  expect(exp.contentType).toContain("application/x-ndjson");
+  expectExportMatches(exp.text, manifestLines, await jobTasks(sys, jobId), consensusLabel);
+  return exp.text;
+}
+
+/**
+ * Waits (20 s at most) until a completed job's export is written to its output_url and checks the job has
+ * no error. Nothing enqueues that write when the job completes: the periodic reconciliation (every
+ * RECONCILE_INTERVAL_MS in production) finds completed jobs whose export is not written and enqueues it.
+ * The test system schedules no reconciliation, so this schedules one, as production does.
+ * @returns the job's body once `export_written_at` is set
+ */
+export async function waitForExportWritten(sys: System, key: string, jobId: string): Promise<JobBody> {
+  await sys.queue.schedule("reconcile", 500, {});
+  const written = await eventually(
+    async () => {
+      const j = await getJob(sys, key, jobId);
+      return j.export_written_at ? j : undefined;
+    },
+    20_000,
+    "export to output_url",
+  );
+  expect(written.error).toBeNull();
+  return written;
+}
+
 export const EXPORT_KEYS = ["confidence", "consensus_label", "data_url", "ledger_txid", "settled_at", "source", "task_id"];
 
 /**

@@ -5,17 +5,15 @@
  */
 
 import { type FakeGcs, startFakeGcs } from "../../../test/gcs-server";
-import { eventually, registerCustomer, type System, startSystem } from "../../../test/system";
+import { registerCustomer, type System, startSystem } from "../../../test/system";
 import {
   captureLogs,
   createJob,
-  expectExportMatches,
-  fetchExport,
-  getJob,
-  jobTasks,
+  expectExport,
   jsonl,
   labelAllAndComplete,
   quotaUsed,
+  waitForExportWritten,
   waitForStatus,
 } from "./helpers";
 
@@ -63,25 +61,10 @@ it("happy path: gs:// manifest ingested, labeled, completed, exported line by li
   expect(gcs.requests.some((r) => r.startsWith("GET /storage/v1/b/gt-manifests/o/jobs%2F2026%2Foutput.manifest?alt=media"))).toBe(true);
 
   await labelAllAndComplete(sys, c.key, jobId, "dog");
-  const exp = await fetchExport(sys, c.key, jobId);
-  expect(exp.status).toBe(200);
-  expect(exp.contentType).toContain("application/x-ndjson");
-  expectExportMatches(exp.text, lines, await jobTasks(sys, jobId), "dog");
-
-  // The copy to output_url is enqueued by the periodic reconciliation (nothing enqueues it at completion);
-  // the test system schedules none, so schedule it as production does.
-  await sys.queue.schedule("reconcile", 500, {});
-  const written = await eventually(
-    async () => {
-      const j = await getJob(sys, c.key, jobId);
-      return j.export_written_at ? j : undefined;
-    },
-    20_000,
-    "export to output_url",
-  );
-  expect(written.error).toBeNull();
+  const text = await expectExport(sys, c.key, jobId, lines, "dog");
+  await waitForExportWritten(sys, c.key, jobId);
   const obj = gcs.get("gt-exports", "out/result.jsonl");
-  expect(obj?.data.toString("utf8")).toBe(exp.text);
+  expect(obj?.data.toString("utf8")).toBe(text);
   expect(obj?.contentType).toBe("application/x-ndjson");
 });
 

@@ -8,10 +8,11 @@ import type http from "node:http";
 import { createLabeler, eventually, registerCustomer, type System, startSystem } from "../../../test/system";
 import {
   createJob,
-  expectExportMatches,
+  expectExport,
   fetchExport,
   gate,
   getJob,
+  type JobBody,
   jobTasks,
   jsonl,
   labelAllAndComplete,
@@ -105,10 +106,7 @@ it("goes queued → ingesting → labeling → completed; export is 409 before a
     expect(typeof completed.completed_at).toBe("string");
     expect(Date.parse(String(completed.completed_at))).toBeGreaterThanOrEqual(Date.parse(String(completed.created_at)));
 
-    const exp = await fetchExport(sys, c.key, jobId);
-    expect(exp.status).toBe(200);
-    expect(exp.contentType).toContain("application/x-ndjson");
-    expectExportMatches(exp.text, lines, await jobTasks(sys, jobId), "cat");
+    await expectExport(sys, c.key, jobId, lines, "cat");
     expect(server.requests).toBe(1);
   } finally {
     open();
@@ -375,30 +373,28 @@ describe("quota", () => {
     }
   });
 
-  it("reserves consensus_threshold units per task: 5 tasks x 3 do not fit in 14", async () => {
-    const c = await registerCustomer(sys, 14);
+  /** A customer granted `quota` and its job of 5 manifest lines at consensus_threshold 3 (15 units), once it is `status`. */
+  async function fiveTasksOfThree(quota: number, status: string): Promise<{ key: string; job: JobBody }> {
+    const c = await registerCustomer(sys, quota);
     const server = await serveManifest(jsonl([1, 2, 3, 4, 5].map(line)));
     try {
       const jobId = await createJob(sys, c.key, { manifest_url: server.url(), consensus_threshold: 3 });
-      const failed = await waitForStatus(sys, c.key, jobId, "failed");
-      expect(failed.error).toMatch(/quota/i);
-      await expectNoTasksAndQuota(jobId, c.key, 0);
+      return { key: c.key, job: await waitForStatus(sys, c.key, jobId, status) };
     } finally {
       await server.close();
     }
+  }
+
+  it("reserves consensus_threshold units per task: 5 tasks x 3 do not fit in 14", async () => {
+    const { key, job } = await fiveTasksOfThree(14, "failed");
+    expect(job.error).toMatch(/quota/i);
+    await expectNoTasksAndQuota(job.job_id, key, 0);
   });
 
   it("a manifest that exactly fits the quota ingests, and reserves it", async () => {
-    const c = await registerCustomer(sys, 15);
-    const server = await serveManifest(jsonl([1, 2, 3, 4, 5].map(line)));
-    try {
-      const jobId = await createJob(sys, c.key, { manifest_url: server.url(), consensus_threshold: 3 });
-      const labeling = await waitForStatus(sys, c.key, jobId, "labeling");
-      expect(labeling.task_count).toBe(5);
-      expect(await quotaUsed(sys, c.key)).toBe(15);
-    } finally {
-      await server.close();
-    }
+    const { key, job } = await fiveTasksOfThree(15, "labeling");
+    expect(job.task_count).toBe(5);
+    expect(await quotaUsed(sys, key)).toBe(15);
   });
 });
 

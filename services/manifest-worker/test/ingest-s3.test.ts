@@ -9,8 +9,7 @@ import { createLabeler, eventually, label, registerCustomer, type System, startS
 import {
   captureLogs,
   createJob,
-  expectExportMatches,
-  fetchExport,
+  expectExport,
   getJob,
   jobTasks,
   jsonl,
@@ -18,6 +17,7 @@ import {
   putS3,
   quotaUsed,
   s3Client,
+  waitForExportWritten,
   waitForStatus,
 } from "./helpers";
 
@@ -69,25 +69,10 @@ describe("S3 happy paths", () => {
 
     const done = await labelAllAndComplete(sys, c.key, jobId, "dog", 120_000);
     expect(done).toMatchObject({ task_count: 200, tasks_settled: 200, progress: 1 });
-    const exp = await fetchExport(sys, c.key, jobId);
-    expect(exp.status).toBe(200);
-    expect(exp.contentType).toContain("application/x-ndjson");
-    expectExportMatches(exp.text, lines, await jobTasks(sys, jobId), "dog");
-
-    // The same export is written once to output_url. Nothing enqueues that write when the job completes:
-    // the periodic reconciliation (every RECONCILE_INTERVAL_MS in production) finds completed jobs whose
-    // export is not written and enqueues it. The test system schedules no reconciliation: do it here.
-    await sys.queue.schedule("reconcile", 500, {});
-    const written = await eventually(
-      async () => {
-        const j = await getJob(sys, c.key, jobId);
-        return j.export_written_at ? j : undefined;
-      },
-      20_000,
-      "export to output_url",
-    );
-    expect(written.error).toBeNull();
-    expect(await readS3("exports", "results/gt.jsonl")).toBe(exp.text);
+    const text = await expectExport(sys, c.key, jobId, lines, "dog");
+    // the same export is written once to output_url
+    await waitForExportWritten(sys, c.key, jobId);
+    expect(await readS3("exports", "results/gt.jsonl")).toBe(text);
   }, 180_000);
 
   it("`data_url` manifest with `credentials`: labeled, completed, exported line by line", async () => {
@@ -115,11 +100,9 @@ describe("S3 happy paths", () => {
     });
     expect(partial).toMatchObject({ status: "labeling", progress: 0.25, task_count: 4 });
     await labelAllAndComplete(sys, c.key, jobId, "cat");
-    const exp = await fetchExport(sys, c.key, jobId);
-    expect(exp.status).toBe(200);
-    expectExportMatches(exp.text, lines, await jobTasks(sys, jobId), "cat");
+    const text = await expectExport(sys, c.key, jobId, lines, "cat");
     // `data_url` wins over `source-ref` when a line has both
-    expect(JSON.parse(exp.text.trim().split("\n")[3] as string).data_url).toBe("http://cdn.example/d.png");
+    expect(JSON.parse(text.trim().split("\n")[3] as string).data_url).toBe("http://cdn.example/d.png");
   });
 
   it("keys with spaces and unicode are read", async () => {

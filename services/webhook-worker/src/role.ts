@@ -4,21 +4,18 @@
  * lookup refuses private addresses at connect time (core's `outboundDispatcher`).
  */
 import { outboundDispatcher } from "@labelgate/core";
-import { queueKeysOf } from "@labelgate/queue";
-import { defineRole } from "@labelgate/runtime";
+import { defineWorkerRole } from "@labelgate/runtime";
 import { webhookJobBackoffMs } from "./deliver";
 import { webhookHandlers } from "./handlers";
 
-export const webhookRole = defineRole({
-  role: "webhook-worker",
-  queues: queueKeysOf("webhook-worker"),
-  async start(ctx, env) {
-    const dispatcher = outboundDispatcher({
-      allowPrivate: env.ALLOW_PRIVATE_URLS,
-      resolve: ctx.options.resolve,
-      connectTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
-    });
-    const handlers = webhookHandlers({
+export const webhookRole = defineWorkerRole("webhook-worker", (ctx, env) => {
+  const dispatcher = outboundDispatcher({
+    allowPrivate: env.ALLOW_PRIVATE_URLS,
+    resolve: ctx.options.resolve,
+    connectTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+  });
+  return {
+    handlers: webhookHandlers({
       store: ctx.store,
       queue: ctx.queue,
       logger: ctx.logger,
@@ -27,15 +24,12 @@ export const webhookRole = defineRole({
       webhookRetryMax: env.WEBHOOK_RETRY_MAX,
       maxInFlightPerWebhook: env.WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK,
       metrics: ctx.metrics,
-    });
-    const workers = ctx.startWorkers(handlers, {
+    }),
+    workers: {
       concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
       backoffStrategy: { webhookDelivery: webhookJobBackoffMs },
-    });
-    return {
-      drain: (budgetMs: number) => workers.closeWithin(budgetMs),
-      // returned deliveries may still wait on their receivers: abort their requests rather than wait
-      close: (returned: number) => (returned > 0 ? dispatcher.destroy() : dispatcher.close()),
-    };
-  },
+    },
+    // returned deliveries may still wait on their receivers: abort their requests rather than wait
+    close: (returned) => (returned > 0 ? dispatcher.destroy() : dispatcher.close()),
+  };
 });

@@ -3,16 +3,7 @@
  * The signature is checked by an implementation of our own (HMAC-SHA256 over the raw bytes received),
  * the routing of `task.settled` to the customer's webhooks, and that deleted webhooks receive nothing.
  */
-import {
-  createLabeler,
-  createTask,
-  eventually,
-  label,
-  registerCustomer,
-  type System,
-  settledResult,
-  startSystem,
-} from "../../../test/system";
+import { createTask, eventually, label, registerCustomer, settledResult, useSystem } from "../../../test/system";
 import {
   deliveriesOf,
   deliveryReaching,
@@ -27,21 +18,12 @@ import {
   settleTask,
   signedWith,
   taskView,
+  webhookScenario,
   webhookStatusReaching,
 } from "../../../test/webhooks";
 
-let sys: System;
-let labeler: { key: string };
 const { rx, closeAll } = receivers();
-
-beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
-  labeler = await createLabeler(sys);
-});
-afterAll(async () => {
-  await closeAll();
-  await sys?.close();
-});
+const { sys, labeler } = useSystem({ isolatedDatabase: true }, { beforeClose: closeAll });
 
 it("delivers a signed task.settled to the webhook of the task's callback_url", async () => {
   const r = await rx();
@@ -62,15 +44,11 @@ it("delivers a signed task.settled to the webhook of the task's callback_url", a
 
 describe("signature and headers, checked independently", () => {
   it("signs every attempt over the raw bytes; the event id is stable, the attempt number increments, the timestamp is fresh", async () => {
-    const r = await rx((req) => (req.n === 1 ? 500 : 200));
-    const c = await registerCustomer(sys);
-    const secret = newSecret();
-    const webhookId = await registerWebhook(sys, c.key, r.url, secret);
-    const taskId = await settleTask(sys, c.key, labeler.key, { callback_url: r.url });
+    const { key, secret, webhookId, taskId, r } = await webhookScenario(sys, labeler.key, await rx((req) => (req.n === 1 ? 500 : 200)));
 
-    const delivery = await deliveryReaching(sys, c.key, webhookId, taskId, "delivered");
+    const delivery = await deliveryReaching(sys, key, webhookId, taskId, "delivered");
     expect(r.received).toHaveLength(2);
-    const result = await settledResult(sys, c.key, taskId);
+    const result = await settledResult(sys, key, taskId);
     const settlement = result.settlement as { ledger_txid: string };
 
     const [first, second] = r.received;
@@ -185,7 +163,7 @@ describe("routing of task.settled", () => {
   it("a task of a customer without webhooks is delivered nowhere and keeps webhook_status null", async () => {
     const r = await rx();
     const other = await registerCustomer(sys);
-    await registerWebhook(sys, other.key, r.url, newSecret());
+    await registerWebhook(sys, other.key, r.url);
     const lonely = await registerCustomer(sys);
     const taskId = await settleTask(sys, lonely.key, labeler.key);
     await routed(sys, taskId);
@@ -199,8 +177,8 @@ describe("deleted webhooks receive nothing", () => {
   it("a webhook deleted before settlement gets no delivery; the customer's other webhook does", async () => {
     const [kept, gone] = await Promise.all([rx(), rx()]);
     const c = await registerCustomer(sys);
-    const keptId = await registerWebhook(sys, c.key, kept.url, newSecret());
-    const goneId = await registerWebhook(sys, c.key, gone.url, newSecret());
+    const keptId = await registerWebhook(sys, c.key, kept.url);
+    const goneId = await registerWebhook(sys, c.key, gone.url);
     expect((await sys.api("DELETE", `/v1/webhooks/${goneId}`, { token: c.key })).status).toBe(200);
 
     const taskId = await settleTask(sys, c.key, labeler.key);
@@ -225,7 +203,7 @@ describe("deleted webhooks receive nothing", () => {
   it("a customer whose only webhook was deleted gets no delivery at all", async () => {
     const r = await rx();
     const c = await registerCustomer(sys);
-    const id = await registerWebhook(sys, c.key, r.url, newSecret());
+    const id = await registerWebhook(sys, c.key, r.url);
     expect((await sys.api("DELETE", `/v1/webhooks/${id}`, { token: c.key })).status).toBe(200);
     const taskId = await settleTask(sys, c.key, labeler.key);
     await routed(sys, taskId);
@@ -240,24 +218,21 @@ describe("deleted webhooks receive nothing", () => {
     const held = new Promise<Reply>((resolve) => {
       release = resolve;
     });
-    const r = await rx((req) => (req.n === 1 ? held : 200));
-    const c = await registerCustomer(sys);
-    const webhookId = await registerWebhook(sys, c.key, r.url, newSecret());
-    const taskId = await settleTask(sys, c.key, labeler.key, { callback_url: r.url });
+    const { key, webhookId, taskId, r } = await webhookScenario(sys, labeler.key, await rx((req) => (req.n === 1 ? held : 200)));
 
     await eventually(async () => r.received[0], 20000, "the first request");
-    const pending = await deliveryReaching(sys, c.key, webhookId, taskId, "pending");
+    const pending = await deliveryReaching(sys, key, webhookId, taskId, "pending");
     expect(pending.attempts).toBe(0);
-    const del = await sys.api("DELETE", `/v1/webhooks/${webhookId}`, { token: c.key });
+    const del = await sys.api("DELETE", `/v1/webhooks/${webhookId}`, { token: key });
     expect(del.status).toBe(200);
     release(500);
 
-    const failed = await deliveryReaching(sys, c.key, webhookId, taskId, "failed");
+    const failed = await deliveryReaching(sys, key, webhookId, taskId, "failed");
     expect(failed.attempts).toBe(1);
     expect(failed.attempt_log).toHaveLength(1);
     expect(failed.attempt_log[0]).toMatchObject({ attempt: 1, success: false, status_code: 500 });
     expect(failed.last_error).toMatch(/deleted/);
-    await webhookStatusReaching(sys, c.key, taskId, "failed");
+    await webhookStatusReaching(sys, key, taskId, "failed");
     expect(r.received).toHaveLength(1);
   });
 });

@@ -2,49 +2,34 @@
  * Manual redelivery (POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver): a new signed request for the
  * same event, logged as a manual attempt, moving the delivery and the task to `delivered` on success.
  */
-import { createLabeler, eventually, registerCustomer, type System, startSystem } from "../../../test/system";
+import { eventually, registerCustomer, useSystem } from "../../../test/system";
 import {
+  type Answer,
   deliveriesOf,
   deliveryReaching,
   ISO,
   json,
-  newSecret,
   type Received,
-  type Reply,
   receivers,
   registerWebhook,
-  settleTask,
   signedWith,
   stays,
   taskView,
+  webhookScenario,
   webhookStatusReaching,
 } from "../../../test/webhooks";
 
-let sys: System;
-let labelerKey: string;
 const { rx, closeAll } = receivers();
-
-beforeAll(async () => {
-  // one attempt per scheduled delivery: a failing receiver gives a failed delivery at once
-  sys = await startSystem({ isolatedDatabase: true, webhookRetryMax: 1 });
-  labelerKey = (await createLabeler(sys)).key;
-});
-afterAll(async () => {
-  await closeAll();
-  await sys?.close();
-});
+// one attempt per scheduled delivery: a failing receiver gives a failed delivery at once
+const { sys, labeler } = useSystem({ isolatedDatabase: true, webhookRetryMax: 1 }, { beforeClose: closeAll });
 
 /** A customer whose webhook at a new receiver (answering `reply`) has a failed delivery. */
-async function failedDelivery(reply: (r: Received) => Reply | Promise<Reply>) {
-  const r = await rx(reply);
-  const c = await registerCustomer(sys);
-  const secret = newSecret();
-  const webhookId = await registerWebhook(sys, c.key, r.url, secret);
-  const taskId = await settleTask(sys, c.key, labelerKey, { callback_url: r.url });
-  const delivery = await deliveryReaching(sys, c.key, webhookId, taskId, "failed");
-  await webhookStatusReaching(sys, c.key, taskId, "failed");
-  expect(r.received).toHaveLength(1);
-  return { r, c, secret, webhookId, taskId, delivery };
+async function failedDelivery(reply: Answer) {
+  const s = await webhookScenario(sys, labeler.key, await rx(reply));
+  const delivery = await deliveryReaching(sys, s.key, s.webhookId, s.taskId, "failed");
+  await webhookStatusReaching(sys, s.key, s.taskId, "failed");
+  expect(s.r.received).toHaveLength(1);
+  return { ...s, delivery };
 }
 
 function redeliver(key: string, webhookId: string, deliveryId: string) {
@@ -52,11 +37,11 @@ function redeliver(key: string, webhookId: string, deliveryId: string) {
 }
 
 it("redelivers a failed delivery: 202 queued, same event id, fresh timestamp and signature, manual attempt, delivered", async () => {
-  const { r, c, secret, webhookId, taskId, delivery } = await failedDelivery((q) => (q.n === 1 ? 500 : 200));
+  const { r, key, secret, webhookId, taskId, delivery } = await failedDelivery((q) => (q.n === 1 ? 500 : 200));
   expect(delivery.attempts).toBe(1);
 
   const asked = Date.now();
-  const res = await redeliver(c.key, webhookId, delivery.delivery_id);
+  const res = await redeliver(key, webhookId, delivery.delivery_id);
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ delivery_id: delivery.delivery_id, attempt_id: expect.stringMatching(/^att_/), status: "queued" });
   const attemptId = res.body.attempt_id as string;
@@ -77,7 +62,7 @@ it("redelivers a failed delivery: 202 queued, same event id, fresh timestamp and
   expect(rest2).toEqual(rest1);
   expect(rest2).toMatchObject({ event: "task.settled", task_id: taskId });
 
-  const done = await deliveryReaching(sys, c.key, webhookId, taskId, "delivered");
+  const done = await deliveryReaching(sys, key, webhookId, taskId, "delivered");
   expect(done.attempts).toBe(2);
   expect(done.attempt_log).toHaveLength(2);
   expect(done.attempt_log[0]).toMatchObject({
@@ -89,18 +74,18 @@ it("redelivers a failed delivery: 202 queued, same event id, fresh timestamp and
     error: null,
   });
   expect(done.attempt_log[1]).toMatchObject({ attempt: 1, manual: false, success: false, status_code: 500 });
-  await webhookStatusReaching(sys, c.key, taskId, "delivered");
+  await webhookStatusReaching(sys, key, taskId, "delivered");
   expect(r.received).toHaveLength(2);
 });
 
 it("a failed redelivery is logged as manual, leaves the delivery failed and is not retried automatically", async () => {
-  const { r, c, webhookId, taskId, delivery } = await failedDelivery(() => 500);
-  const res = await redeliver(c.key, webhookId, delivery.delivery_id);
+  const { r, key, webhookId, taskId, delivery } = await failedDelivery(() => 500);
+  const res = await redeliver(key, webhookId, delivery.delivery_id);
   expect(res.status).toBe(202);
   const attemptId = res.body.attempt_id as string;
   const logged = await eventually(
     async () =>
-      (await deliveriesOf(sys, c.key, webhookId)).items.find(
+      (await deliveriesOf(sys, key, webhookId)).items.find(
         (d) => d.attempts === 2 && d.attempt_log.some((a) => a.attempt_id === attemptId),
       ),
     15000,
@@ -112,18 +97,18 @@ it("a failed redelivery is logged as manual, leaves the delivery failed and is n
   expect(r.received.map((q) => q.headers["x-svc-delivery-attempt"])).toEqual(["1", "2"]);
   // past the 1 s a scheduled retry would take: nothing more arrives
   await stays(() => r.received.length === 2, 2000, "no automatic retry of a manual redelivery");
-  expect((await taskView(sys, c.key, taskId)).webhook_status).toBe("failed");
+  expect((await taskView(sys, key, taskId)).webhook_status).toBe("failed");
 });
 
 it("404 for an unknown delivery and for another customer's webhook or delivery; 409 after the webhook is deleted", async () => {
-  const { r, c, webhookId, delivery } = await failedDelivery((q) => (q.n === 1 ? 500 : 200));
+  const { r, key: owner, webhookId, delivery } = await failedDelivery((q) => (q.n === 1 ? 500 : 200));
   const other = await registerCustomer(sys);
-  const othersHook = await registerWebhook(sys, other.key, (await rx()).url, newSecret());
+  const othersHook = await registerWebhook(sys, other.key, (await rx()).url);
 
   for (const [key, hook, dlv] of [
-    [c.key, webhookId, "dlv_doesnotexist000000000"],
-    [c.key, webhookId, "not-a-delivery-id"],
-    [c.key, "whk_doesnotexist000000000", delivery.delivery_id],
+    [owner, webhookId, "dlv_doesnotexist000000000"],
+    [owner, webhookId, "not-a-delivery-id"],
+    [owner, "whk_doesnotexist000000000", delivery.delivery_id],
     // another customer: neither through the owner's webhook id nor through a webhook of its own
     [other.key, webhookId, delivery.delivery_id],
     [other.key, othersHook, delivery.delivery_id],
@@ -134,13 +119,13 @@ it("404 for an unknown delivery and for another customer's webhook or delivery; 
   }
   expect((await redeliver(other.key, webhookId, delivery.delivery_id)).body).toEqual({ error: "webhook not found" });
 
-  expect((await sys.api("DELETE", `/v1/webhooks/${webhookId}`, { token: c.key })).status).toBe(200);
-  const gone = await redeliver(c.key, webhookId, delivery.delivery_id);
+  expect((await sys.api("DELETE", `/v1/webhooks/${webhookId}`, { token: owner })).status).toBe(200);
+  const gone = await redeliver(owner, webhookId, delivery.delivery_id);
   expect(gone.status).toBe(409);
   expect(gone.body).toEqual({ error: "webhook is not active" });
   const unauth = await sys.api("POST", `/v1/webhooks/${webhookId}/deliveries/${delivery.delivery_id}/redeliver`);
   expect(unauth.status).toBe(401);
   // none of these sent anything
   await stays(() => r.received.length === 1, 1500, "no request from a refused redelivery");
-  expect((await deliveriesOf(sys, c.key, webhookId)).items[0]).toMatchObject({ status: "failed", attempts: 1 });
+  expect((await deliveriesOf(sys, owner, webhookId)).items[0]).toMatchObject({ status: "failed", attempts: 1 });
 });

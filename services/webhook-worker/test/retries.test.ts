@@ -9,19 +9,21 @@ import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
 import { createLabeler, eventually, registerCustomer, type System, startSystem } from "../../../test/system";
 import {
+  type Answer,
   type DeliveryView,
   deliveryReaching,
   json,
   newSecret,
   type Received,
   type Receiver,
-  type Reply,
   receivers,
   registerWebhook,
   settleTask,
   signedWith,
   stays,
   taskView,
+  type WebhookScenario,
+  webhookScenario,
   webhookStatusReaching,
 } from "../../../test/webhooks";
 
@@ -62,27 +64,13 @@ afterAll(async () => {
   redis?.disconnect();
 });
 
-interface Scenario {
-  sys: System;
-  key: string;
-  secret: string;
-  webhookId: string;
-  taskId: string;
-  r: Receiver;
-}
-
 /** A customer, a webhook at a new receiver answering `reply`, and a task that settles at once. */
-async function scenario(sys: System, labelerKey: string, reply: (r: Received) => Reply | Promise<Reply>): Promise<Scenario> {
-  const r = await rx(reply);
-  const c = await registerCustomer(sys);
-  const secret = newSecret();
-  const webhookId = await registerWebhook(sys, c.key, r.url, secret);
-  const taskId = await settleTask(sys, c.key, labelerKey, { callback_url: r.url });
-  return { sys, key: c.key, secret, webhookId, taskId, r };
+async function scenario(sys: System, labelerKey: string, reply: Answer): Promise<WebhookScenario> {
+  return webhookScenario(sys, labelerKey, await rx(reply));
 }
 
 /** Every request of the scenario: one event, attempts numbered 1..n, each validly signed. */
-function expectAttemptsOfOneEvent(s: Scenario, n: number, eventId: string): void {
+function expectAttemptsOfOneEvent(s: WebhookScenario, n: number, eventId: string): void {
   expect(s.r.received).toHaveLength(n);
   expect(s.r.received.map((q) => q.headers["x-svc-delivery-attempt"])).toEqual(Array.from({ length: n }, (_, i) => String(i + 1)));
   for (const q of s.r.received) {
@@ -97,8 +85,8 @@ function gaps(received: Received[]): number[] {
 }
 
 describe("WEBHOOK_RETRY_MAX=3 (default)", () => {
-  let flaky: Scenario;
-  let dead: Scenario;
+  let flaky: WebhookScenario;
+  let dead: WebhookScenario;
   beforeAll(async () => {
     const { sys, labelerKey } = await defaultSystem();
     // both run side by side: the receiver failing twice, and the one that always fails
@@ -154,7 +142,7 @@ describe("WEBHOOK_RETRY_MAX=3 (default)", () => {
 });
 
 describe("WEBHOOK_RETRY_MAX=2: exactly 2 attempts, then failed, for every kind of failure", () => {
-  const cases: Record<"500" | "timeout" | "reset" | "302", Scenario> = {} as never;
+  const cases: Record<"500" | "timeout" | "reset" | "302", WebhookScenario> = {} as never;
   let redirectTarget: Receiver;
   beforeAll(async () => {
     const { sys, labelerKey } = await system({ webhookRetryMax: 2, webhookTimeoutMs: 300 });
@@ -168,7 +156,7 @@ describe("WEBHOOK_RETRY_MAX=2: exactly 2 attempts, then failed, for every kind o
     Object.assign(cases, { "500": c500, timeout: cTimeout, reset: cReset, "302": c302 });
   });
 
-  async function exhausted(s: Scenario): Promise<DeliveryView> {
+  async function exhausted(s: WebhookScenario): Promise<DeliveryView> {
     const d = await deliveryReaching(s.sys, s.key, s.webhookId, s.taskId, "failed");
     expectAttemptsOfOneEvent(s, 2, d.event_id);
     const [g1] = gaps(s.r.received) as [number];
@@ -231,7 +219,7 @@ describe("isolation", () => {
     const { sys, labelerKey } = await defaultSystem();
     const hanging = await rx(() => "hang");
     const a = await registerCustomer(sys);
-    await registerWebhook(sys, a.key, hanging.url, newSecret());
+    await registerWebhook(sys, a.key, hanging.url);
     const aTasks: string[] = [];
     for (let i = 0; i < 5; i++) aTasks.push(await settleTask(sys, a.key, labelerKey, { callback_url: hanging.url }));
     await eventually(async () => (hanging.received.length === aTasks.length ? true : undefined), 10000, "A's requests to hang");
@@ -261,7 +249,7 @@ describe("isolation", () => {
     const { sys, labelerKey } = await defaultSystem();
     const hanging = await rx(() => "hang");
     const a = await registerCustomer(sys, 1000);
-    const aHook = await registerWebhook(sys, a.key, hanging.url, newSecret());
+    const aHook = await registerWebhook(sys, a.key, hanging.url);
     const aTasks = 70;
     for (let i = 0; i < aTasks; i++) await settleTask(sys, a.key, labelerKey, { callback_url: hanging.url });
     await eventually(
@@ -273,7 +261,7 @@ describe("isolation", () => {
 
     const fast = await rx(() => 200);
     const b = await registerCustomer(sys);
-    await registerWebhook(sys, b.key, fast.url, newSecret());
+    await registerWebhook(sys, b.key, fast.url);
     for (let i = 0; i < 3; i++) {
       const started = Date.now();
       const taskId = await settleTask(sys, b.key, labelerKey, { callback_url: fast.url });
