@@ -44,6 +44,8 @@ export class CalibrationSamples {
   private logits: Float64Array;
   private targets: Float64Array;
   private weights: Float64Array;
+  private hardLogs: Float64Array;
+  private hardTargets: Float64Array;
   private size = 0;
   /** distinct tasks that contributed */
   tasks = 0;
@@ -53,6 +55,8 @@ export class CalibrationSamples {
     this.logits = new Float64Array(Math.max(1, capacity) * k);
     this.targets = new Float64Array(Math.max(1, capacity) * k);
     this.weights = new Float64Array(Math.max(1, capacity));
+    this.hardLogs = new Float64Array(Math.max(1, capacity));
+    this.hardTargets = new Float64Array(Math.max(1, capacity));
   }
 
   get length(): number {
@@ -68,9 +72,12 @@ export class CalibrationSamples {
 
   /**
    * Adds a sample: `logits` (length >= K, the first K read) and `target` (length K: one-hot for gold, the
-   * likelihood column of the next label for prequential samples).
+   * likelihood column of the next label for prequential samples). `logHard` is the log probability of the
+   * sample's votes under the uninformative component (model.ts `taskLogHard`; default 0), `hardTarget` the
+   * target under that component: for prequential samples the next labeler's marginal probability of its label,
+   * m(l); NaN (the default) means sum_k classPrior_k target_k (a gold task's truth drawn from the prior).
    */
-  push(logits: ArrayLike<number>, target: ArrayLike<number>, weight: number): void {
+  push(logits: ArrayLike<number>, target: ArrayLike<number>, weight: number, logHard = 0, hardTarget = Number.NaN): void {
     const k = this.k;
     if (this.size === this.weights.length) {
       const cap = this.size * 2;
@@ -83,6 +90,12 @@ export class CalibrationSamples {
       const nw = new Float64Array(cap);
       nw.set(this.weights);
       this.weights = nw;
+      const nh = new Float64Array(cap);
+      nh.set(this.hardLogs);
+      this.hardLogs = nh;
+      const nht = new Float64Array(cap);
+      nht.set(this.hardTargets);
+      this.hardTargets = nht;
     }
     const base = this.size * k;
     for (let j = 0; j < k; j++) {
@@ -90,19 +103,23 @@ export class CalibrationSamples {
       this.targets[base + j] = target[j] as number;
     }
     this.weights[this.size] = weight;
+    this.hardLogs[this.size] = logHard;
+    this.hardTargets[this.size] = hardTarget;
     this.size++;
   }
 
   /**
-   * Weighted mean log loss of the calibrated posterior p = (1 - hardShare) * softmax(beta * logit) +
-   * hardShare * prior (beta = 1 / temperature): -log sum_k p_k * target_k. For one-hot targets that is the usual
-   * negative log likelihood.
+   * Weighted mean log loss of the calibration map (model.ts `calibrationMap`) with beta = 1 / temperature,
+   * `hardShare` h and `uninformativeShare` u: with a_k = (1 - u) exp(beta logit_k) and
+   * b = u exp(beta logHard), the loss of a sample is
+   *   -log[(1 - h) (sum_k a_k target_k + b hardTarget) / (sum_k a_k + b) + h sum_k prior_k target_k].
+   * For one-hot targets that is the usual negative log likelihood of the truth.
    */
-  loss(beta: number, hardShare = 0, prior?: ArrayLike<number>): number {
+  loss(beta: number, hardShare = 0, prior?: ArrayLike<number>, uninformativeShare = 0): number {
     const k = this.k;
+    const u = uninformativeShare;
     let total = 0;
     let weight = 0;
-    let priorHit = 0;
     for (let s = 0; s < this.size; s++) {
       const base = s * k;
       let max = Number.NEGATIVE_INFINITY;
@@ -110,14 +127,22 @@ export class CalibrationSamples {
         const v = beta * (this.logits[base + j] as number);
         if (v > max) max = v;
       }
+      const hardLog = u > 0 ? beta * (this.hardLogs[s] as number) : Number.NEGATIVE_INFINITY;
+      if (hardLog > max) max = hardLog;
       let z = 0;
       let hit = 0;
-      priorHit = 0;
+      let priorHit = 0;
       for (let j = 0; j < k; j++) {
-        const e = Math.exp(beta * (this.logits[base + j] as number) - max);
+        const e = (1 - u) * Math.exp(beta * (this.logits[base + j] as number) - max);
         z += e;
         hit += e * (this.targets[base + j] as number);
         if (prior) priorHit += (prior[j] as number) * (this.targets[base + j] as number);
+      }
+      if (u > 0) {
+        const b = u * Math.exp(hardLog - max);
+        const ht = this.hardTargets[s] as number;
+        z += b;
+        hit += b * (Number.isNaN(ht) ? priorHit : ht);
       }
       const p = (1 - hardShare) * (hit / z) + hardShare * priorHit;
       const w = this.weights[s] as number;
@@ -159,15 +184,61 @@ function goldenMin(f: (x: number) => number, lo: number, hi: number, tol: number
  * The temperature minimizing `samples.loss` over [MIN_TEMPERATURE, MAX_TEMPERATURE] (golden-section search on
  * log(temperature), to 1e-4), with a fixed hard share (default 0).
  */
-export function fitTemperature(samples: CalibrationSamples, hardShare = 0, prior?: ArrayLike<number>): number {
-  const logTau = goldenMin((x) => samples.loss(Math.exp(-x), hardShare, prior), Math.log(MIN_TEMPERATURE), Math.log(MAX_TEMPERATURE), 1e-4);
+export function fitTemperature(
+  samples: CalibrationSamples,
+  hardShare = 0,
+  prior?: ArrayLike<number>,
+  uninformativeShare = 0,
+  minTemperature = MIN_TEMPERATURE,
+): number {
+  const logTau = goldenMin(
+    (x) => samples.loss(Math.exp(-x), hardShare, prior, uninformativeShare),
+    Math.log(minTemperature),
+    Math.log(MAX_TEMPERATURE),
+    1e-4,
+  );
   return Math.exp(logTau);
 }
 
-/** One calibration map of the mixture: (1 - hardShare) * softmax(logit / temperature) + hardShare * classPrior. */
+/**
+ * Uninformative shares tried by the prequential fit (`fitPrequential`) and the gold grid. The uninformative
+ * component is a latent class of tasks whose votes are drawn from each labeler's marginal label distribution,
+ * independently of the truth: the "hard items" class of a two-class item mixture (a special case of item
+ * difficulty as in Whitehill, Ruvolo, Wu, Bergsma & Movellan 2009, "Whose vote should count more", NIPS, with the
+ * item's discriminability at 0 or 1; and of the spammer/hammer analysis of Raykar & Yu 2012, "Eliminating
+ * spammers and ranking annotators for crowdsourced labeling tasks", JMLR 13, applied to items instead of
+ * labelers). Unlike the constant hard share it is seen by the votes: agreeing votes are unlikely under it, split
+ * votes likely, so it lowers the confidence of split tasks and leaves unanimous ones free to become confident.
+ */
+export const UNINFORMATIVE_SHARE_GRID: readonly number[] = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
+
+/**
+ * The prequential calibration (no gold): the (temperature >= 1, uninformative share) minimizing the prequential
+ * log loss of the next label (Dawid 1984; samples with `hardTarget` = the next labeler's marginal of its label),
+ * a golden-section search of the temperature for each share of UNINFORMATIVE_SHARE_GRID. The uninformative
+ * share is identified from votes alone: it is the excess of disagreement after disagreement that a single
+ * confusion-matrix model cannot produce. The constant hard share is not (it changes no vote's probability).
+ */
+export function fitPrequential(samples: CalibrationSamples): { temperature: number; uninformativeShare: number; loss: number } {
+  let best = { temperature: 1, uninformativeShare: 0, loss: Number.POSITIVE_INFINITY };
+  for (const u of UNINFORMATIVE_SHARE_GRID) {
+    const temperature = fitTemperature(samples, 0, undefined, u, 1);
+    const loss = samples.loss(1 / temperature, 0, undefined, u);
+    if (loss < best.loss - 1e-12) best = { temperature, uninformativeShare: u, loss };
+  }
+  return best;
+}
+
+/**
+ * One calibration map of the mixture (model.ts `calibrationMap`): (1 - hardShare) q + hardShare classPrior, q the
+ * posterior of the true option under a mixture of the tempered Dawid-Skene model (weight 1 - uninformativeShare)
+ * and the uninformative component (votes independent of the truth, weight uninformativeShare).
+ */
 export interface CalibrationComponent {
   temperature: number;
   hardShare: number;
+  /** share of tasks whose votes carry no information (absent in models stored before it existed: 0) */
+  uninformativeShare?: number;
   /** posterior weight of this map (the weights of a calibration sum to 1) */
   weight: number;
 }
@@ -195,12 +266,22 @@ export const MAX_COMPONENTS = 16;
  * a tutorial", Statistical Science 14(4)). With few gold tasks the weights spread over every map the gold
  * answers allow, instead of betting on the point estimate that a handful of tasks happen to favour.
  */
-export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
+export function calibrationPosterior(
+  samples: CalibrationSamples,
+  prior: ArrayLike<number>,
+  prequential?: CalibrationSamples,
+): CalibrationComponent[] {
   const total = samples.totalWeight;
+  const votesTotal = prequential ? prequential.totalWeight : 0;
   const grid: CalibrationComponent[] = [];
-  for (const hardShare of HARD_SHARE_GRID) {
+  for (const uninformativeShare of UNINFORMATIVE_SHARE_GRID) {
     for (const temperature of TEMPERATURE_GRID) {
-      grid.push({ temperature, hardShare, weight: -samples.loss(1 / temperature, hardShare, prior) * total });
+      // the votes' composite log likelihood does not depend on the hard share (it changes no vote's probability)
+      const votes = prequential && votesTotal > 0 ? -prequential.loss(1 / temperature, 0, undefined, uninformativeShare) * votesTotal : 0;
+      for (const hardShare of HARD_SHARE_GRID) {
+        const weight = votes - samples.loss(1 / temperature, hardShare, prior, uninformativeShare) * total;
+        grid.push({ temperature, hardShare, uninformativeShare, weight });
+      }
     }
   }
   let max = Number.NEGATIVE_INFINITY;
@@ -213,7 +294,13 @@ export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLi
   const kept = grid
     .map((c) => ({ ...c, weight: c.weight / z }))
     .filter((c) => c.weight >= MIN_COMPONENT_WEIGHT)
-    .sort((a, b) => b.weight - a.weight || a.temperature - b.temperature || a.hardShare - b.hardShare)
+    .sort(
+      (a, b) =>
+        b.weight - a.weight ||
+        a.temperature - b.temperature ||
+        a.hardShare - b.hardShare ||
+        (a.uninformativeShare ?? 0) - (b.uninformativeShare ?? 0),
+    )
     .slice(0, MAX_COMPONENTS);
   const sum = kept.reduce((a, c) => a + c.weight, 0);
   return kept.map((c) => ({ ...c, weight: c.weight / sum }));
