@@ -1,7 +1,8 @@
 import path from "node:path";
-import { fit, LabelTable, calibrationSummary } from "../src/index";
+import { calibrationSummary, fit, LabelTable } from "../src/index";
 import { loadDataset } from "./dataset";
 import { pickGold } from "./sim-lib";
+
 for (const f of process.argv.slice(2)) {
   const ds = loadDataset(path.resolve(f));
   for (const withGold of [true, false]) {
@@ -12,6 +13,16 @@ for (const f of process.argv.slice(2)) {
     const t0 = performance.now();
     const { model } = fit(table);
     const c = model.space.calibration;
-    console.log(ds.name, withGold, Math.round(performance.now() - t0), c.source, JSON.stringify(calibrationSummary(c)), c.prequentialTemperature, JSON.stringify(c.components.slice(0, 6).map((x) => [x.temperature.toFixed(2), x.hardShare, x.uninformativeShare, x.weight.toFixed(3)])));
+    console.log(
+      ds.name,
+      withGold,
+      Math.round(performance.now() - t0),
+      c.source,
+      JSON.stringify(calibrationSummary(c)),
+      c.prequentialTemperature,
+      JSON.stringify(
+        c.components.slice(0, 6).map((x) => [x.temperature.toFixed(2), x.hardShare, x.uninformativeShare, x.weight.toFixed(3)]),
+      ),
+    );
   }
 }

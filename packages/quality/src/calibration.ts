@@ -22,12 +22,25 @@
  *
  * Each task weighs 1 in total (its prefixes share the weight), so long tasks do not dominate.
  *
- * The prequential fit gives one temperature (golden-section search on log tau; never below 1, i.e. never
- * sharper than the model, since without gold nothing shows the model is underconfident about the truth).
+ * Both scoring rules are applied to a mixture with an uninformative task class (`uninformativeShare` u): a share
+ * u of tasks has votes drawn from each labeler's marginal label distribution m_i(l) = sum_k pi_k theta_i[k][l],
+ * independently of the truth (item difficulty reduced to two classes: Whitehill et al. 2009, "Whose vote should
+ * count more: optimal integration of labels from labelers of unknown expertise", NIPS; a task-level analogue of
+ * the spammer score of Raykar & Yu 2012, JMLR 13). Then
+ *   P(true = k | votes) proportional to (1 - u) exp(logit_k / tau) + u pi_k exp(logHard / tau),
+ *   logHard = sum_votes log m_i(l_i),
+ * so agreeing votes make the uninformative class unlikely and the confidence free to rise, while split votes keep
+ * it honest. The votes alone identify u (it is the excess of disagreement after disagreement), so the
+ * prequential fit estimates (tau >= 1, u) jointly (`fitPrequential`): the threshold policy's confidence without
+ * gold. The constant hard share h (the crowd errs together, each labeler conditionally independent given the
+ * option the crowd perceives) changes no vote's probability and is fitted on gold only.
+ *
+ * With gold, the calibration is a posterior average over a grid of maps (tau x h x u): see `calibrationPosterior`.
  * Gold answers are few (5% of tasks is 40 tasks on an 800-task space) and decide how far the model errs with
- * the crowd, so with gold the calibration is a posterior average over a grid of maps that also lets a share
- * of tasks carry no information ("hard share", capping the confidence any number of votes can reach):
- * see `calibrationPosterior`.
+ * the crowd. Tried and dropped (2026-11-24): pinning (tau, u) by the prequential likelihood of the votes and
+ * letting gold choose only h. The votes of rte and dog asked for tau ~ 1 and u ~ 0, so gold explained the
+ * remaining errors with h ~ 0.1 to 0.14. That capped every confidence near 0.9 and raised the label share
+ * (rte 0.69 -> 0.83, dog 0.89 -> 0.95). How often labelers err together is not something the next vote shows.
  */
 
 /** Smallest temperature considered (sharpening by at most 2x in log-odds). */
@@ -258,7 +271,8 @@ export const MIN_COMPONENT_WEIGHT = 1e-3;
 export const MAX_COMPONENTS = 16;
 
 /**
- * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID, uniform prior)
+ * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID x
+ * UNINFORMATIVE_SHARE_GRID, uniform prior)
  * given gold samples: weight_j proportional to exp(-sum_s w_s loss_s(map_j)), the composite likelihood of the
  * gold tasks (each task's prefixes weigh 1 in total, so a task counts as one observation: Lindsay 1988,
  * "Composite likelihood methods", Contemporary Mathematics 80). The calibrated posterior is then the posterior
@@ -266,20 +280,13 @@ export const MAX_COMPONENTS = 16;
  * a tutorial", Statistical Science 14(4)). With few gold tasks the weights spread over every map the gold
  * answers allow, instead of betting on the point estimate that a handful of tasks happen to favour.
  */
-export function calibrationPosterior(
-  samples: CalibrationSamples,
-  prior: ArrayLike<number>,
-  prequential?: CalibrationSamples,
-): CalibrationComponent[] {
+export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
   const total = samples.totalWeight;
-  const votesTotal = prequential ? prequential.totalWeight : 0;
   const grid: CalibrationComponent[] = [];
   for (const uninformativeShare of UNINFORMATIVE_SHARE_GRID) {
     for (const temperature of TEMPERATURE_GRID) {
-      // the votes' composite log likelihood does not depend on the hard share (it changes no vote's probability)
-      const votes = prequential && votesTotal > 0 ? -prequential.loss(1 / temperature, 0, undefined, uninformativeShare) * votesTotal : 0;
       for (const hardShare of HARD_SHARE_GRID) {
-        const weight = votes - samples.loss(1 / temperature, hardShare, prior, uninformativeShare) * total;
+        const weight = -samples.loss(1 / temperature, hardShare, prior, uninformativeShare) * total;
         grid.push({ temperature, hardShare, uninformativeShare, weight });
       }
     }

@@ -598,7 +598,7 @@ function calibrate(s: EmState): Calibration {
   const prequential = preqSamples.tasks >= MIN_PREQUENTIAL_TASKS ? fitPrequential(preqSamples) : null;
   const prequentialTemperature = prequential ? prequential.temperature : null;
   const base = { prequentialTemperature, goldTasks: goldSamples.tasks, prequentialTasks: preqSamples.tasks };
-  if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior, preqSamples), ...base };
+  if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior), ...base };
   if (prequential) {
     const component = { temperature: prequential.temperature, hardShare: 0, uninformativeShare: prequential.uninformativeShare, weight: 1 };
     return { source: "prequential", components: [component], ...base };

@@ -23,11 +23,16 @@ import type { CalibrationComponent } from "./calibration";
  * particular confusions (which wrong option) need many more labels when K is large; one precision for both made
  * a single wrong label of a K = 20 labeler a strong "confusion" (section 1 of docs/notes/quality.md).
  *
- * The calibrated posterior is a weighted mixture of calibration maps
- *   sum_j weight_j * [(1 - hardShare_j) * softmax(logit / temperature_j) + hardShare_j * classPrior],
- * with logit_k = log classPrior_k + sum_votes log theta_i[k][l]: temperature scaling (Guo et al. 2017, "On
- * calibration of modern neural networks", ICML) for errors that are correlated within a task, and a share of
- * tasks on which the labels carry no information about the truth (the crowd errs together), which caps the
+ * The calibrated posterior is a weighted mixture of calibration maps (`calibrationMap`)
+ *   sum_j weight_j * [(1 - hardShare_j) * q_j + hardShare_j * classPrior],
+ *   q_j(k) proportional to (1 - u_j) exp(logit_k / temperature_j) + u_j classPrior_k exp(logHard / temperature_j),
+ * with logit_k = log classPrior_k + sum_votes log theta_i[k][l] and logHard = sum_votes log m_i(l), m_i(l) =
+ * sum_k classPrior_k theta_i[k][l] (`taskLogHard`). Three departures from Dawid-Skene's independence:
+ * temperature scaling (Guo et al. 2017, "On calibration of modern neural networks", ICML) for errors that are
+ * correlated within a task; a share u_j (`uninformativeShare`) of tasks whose votes are drawn from each labeler's
+ * marginal label distribution, independently of the truth (two-class item difficulty, Whitehill et al. 2009,
+ * NIPS), which agreeing votes rule out and split votes do not; and a share hardShare_j of tasks on which the
+ * crowd errs together (the labels follow an option the crowd perceives, not the truth), which caps the
  * confidence any number of votes can reach. See calibration.ts for how the maps and weights are fitted.
  */
 
