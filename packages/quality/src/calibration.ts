@@ -164,6 +164,53 @@ export class CalibrationSamples {
     }
     return weight === 0 ? 0 : total / weight;
   }
+  /**
+   * `loss` of every (hardShare, uninformativeShare) pair at one beta, in one pass over the samples (the
+   * exponentials depend on beta only): out[u * hardShares.length + h] = loss(beta, hardShares[h], prior,
+   * uninformativeShares[u]).
+   */
+  lossGrid(beta: number, hardShares: readonly number[], uninformativeShares: readonly number[], prior: ArrayLike<number>): Float64Array {
+    const k = this.k;
+    const nh = hardShares.length;
+    const nu = uninformativeShares.length;
+    const out = new Float64Array(nh * nu);
+    let weight = 0;
+    for (let s = 0; s < this.size; s++) {
+      const base = s * k;
+      let max = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j < k; j++) {
+        const v = beta * (this.logits[base + j] as number);
+        if (v > max) max = v;
+      }
+      const hardLog = beta * (this.hardLogs[s] as number);
+      if (hardLog > max) max = hardLog;
+      let z = 0;
+      let hit = 0;
+      let priorHit = 0;
+      for (let j = 0; j < k; j++) {
+        const e = Math.exp(beta * (this.logits[base + j] as number) - max);
+        z += e;
+        hit += e * (this.targets[base + j] as number);
+        priorHit += (prior[j] as number) * (this.targets[base + j] as number);
+      }
+      const hardMass = Math.exp(hardLog - max);
+      const ht = this.hardTargets[s] as number;
+      const hardHit = hardMass * (Number.isNaN(ht) ? priorHit : ht);
+      const w = this.weights[s] as number;
+      weight += w;
+      for (let u = 0; u < nu; u++) {
+        const share = uninformativeShares[u] as number;
+        const q = share > 0 ? ((1 - share) * hit + share * hardHit) / ((1 - share) * z + share * hardMass) : hit / z;
+        for (let h = 0; h < nh; h++) {
+          const hs = hardShares[h] as number;
+          const p = (1 - hs) * q + hs * priorHit;
+          out[u * nh + h] = (out[u * nh + h] as number) - w * Math.log(Math.max(p, 1e-300));
+        }
+      }
+    }
+    if (weight > 0) for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) / weight;
+    return out;
+  }
 }
 
 /** Golden-section search of the minimum of a unimodal f on [lo, hi], to `tol`. Deterministic. */
@@ -227,19 +274,32 @@ export const UNINFORMATIVE_SHARE_GRID: readonly number[] = [0, 0.05, 0.1, 0.2, 0
 
 /**
  * The prequential calibration (no gold): the (temperature >= 1, uninformative share) minimizing the prequential
- * log loss of the next label (Dawid 1984; samples with `hardTarget` = the next labeler's marginal of its label),
- * a golden-section search of the temperature for each share of UNINFORMATIVE_SHARE_GRID. The uninformative
+ * log loss of the next label (Dawid 1984; samples with `hardTarget` = the next labeler's marginal of its label):
+ * the best point of TEMPERATURE_GRID x UNINFORMATIVE_SHARE_GRID, its temperature then refined by golden-section
+ * search between the neighbouring grid temperatures. The uninformative
  * share is identified from votes alone: it is the excess of disagreement after disagreement that a single
  * confusion-matrix model cannot produce. The constant hard share is not (it changes no vote's probability).
  */
 export function fitPrequential(samples: CalibrationSamples): { temperature: number; uninformativeShare: number; loss: number } {
-  let best = { temperature: 1, uninformativeShare: 0, loss: Number.POSITIVE_INFINITY };
-  for (const u of UNINFORMATIVE_SHARE_GRID) {
-    const temperature = fitTemperature(samples, 0, undefined, u, 1);
-    const loss = samples.loss(1 / temperature, 0, undefined, u);
-    if (loss < best.loss - 1e-12) best = { temperature, uninformativeShare: u, loss };
-  }
-  return best;
+  // the grid first (one pass over the samples per temperature), then a golden-section search of the temperature
+  // around the best grid point at its share
+  const noPrior = new Array<number>(samples.k).fill(0);
+  let start = { index: 0, uninformativeShare: 0, loss: Number.POSITIVE_INFINITY };
+  TEMPERATURE_GRID.forEach((temperature, index) => {
+    const losses = samples.lossGrid(1 / temperature, [0], UNINFORMATIVE_SHARE_GRID, noPrior);
+    UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
+      const loss = losses[u] as number;
+      if (loss < start.loss - 1e-12) start = { index, uninformativeShare, loss };
+    });
+  });
+  const lo = Math.log(TEMPERATURE_GRID[Math.max(0, start.index - 1)] as number);
+  const hi = Math.log(TEMPERATURE_GRID[Math.min(TEMPERATURE_GRID.length - 1, start.index + 1)] as number);
+  const u = start.uninformativeShare;
+  const temperature = Math.exp(goldenMin((x) => samples.loss(Math.exp(-x), 0, undefined, u), lo, hi, 1e-4));
+  const loss = samples.loss(1 / temperature, 0, undefined, u);
+  return loss <= start.loss
+    ? { temperature, uninformativeShare: u, loss }
+    : { temperature: TEMPERATURE_GRID[start.index] as number, uninformativeShare: u, loss: start.loss };
 }
 
 /**
@@ -283,13 +343,13 @@ export const MAX_COMPONENTS = 16;
 export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
   const total = samples.totalWeight;
   const grid: CalibrationComponent[] = [];
-  for (const uninformativeShare of UNINFORMATIVE_SHARE_GRID) {
-    for (const temperature of TEMPERATURE_GRID) {
-      for (const hardShare of HARD_SHARE_GRID) {
-        const weight = -samples.loss(1 / temperature, hardShare, prior, uninformativeShare) * total;
-        grid.push({ temperature, hardShare, uninformativeShare, weight });
-      }
-    }
+  for (const temperature of TEMPERATURE_GRID) {
+    const losses = samples.lossGrid(1 / temperature, HARD_SHARE_GRID, UNINFORMATIVE_SHARE_GRID, prior);
+    UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
+      HARD_SHARE_GRID.forEach((hardShare, h) => {
+        grid.push({ temperature, hardShare, uninformativeShare, weight: -(losses[u * HARD_SHARE_GRID.length + h] as number) * total });
+      });
+    });
   }
   let max = Number.NEGATIVE_INFINITY;
   for (const c of grid) if (c.weight > max) max = c.weight;
