@@ -3,7 +3,7 @@
  *
  * Protocol (docs/notes/quality.md §Simulator):
  * - one label space for the dataset, options = its distinct labels;
- * - a seeded share S of the items with gold become gold tasks (Fisher-Yates with xoroshiro128+ seeded by N), fed
+ * - a seeded share S of the items with gold become gold tasks (the replay's rule: SHA-256 of "N:item"), fed
  *   first: each gold task receives all of its recorded answers;
  * - every other item is a task with the policy; its recorded answers are fed in recorded order, items 32 at a
  *   time in dataset order (a pool: when an item finishes the next one starts; the pool is served round-robin,
@@ -14,8 +14,7 @@
  * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
  */
 
-import { uniformInt } from "pure-rand/distribution/uniformInt";
-import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import { createHash } from "node:crypto";
 import {
   calibrationSummary,
   type Decision,
@@ -118,24 +117,18 @@ export function expectedCalibrationError(confidence: readonly number[], correct:
   return e;
 }
 
-/** Seeded Fisher-Yates shuffle (xoroshiro128+ from pure-rand). */
-export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
-  const rng = xoroshiro128plus(seed);
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = uniformInt(rng, 0, i);
-    const tmp = out[i] as T;
-    out[i] = out[j] as T;
-    out[j] = tmp;
-  }
-  return out;
-}
-
-/** The gold tasks of a run: round(S * items with gold) items, chosen by a seeded shuffle of the items with gold. */
+/**
+ * The gold tasks of a run: round(S * items with gold) items, the first in the order of SHA-256(`${seed}:${item}`)
+ * (hex, ascending): the rule of `pnpm replay` (scripts/replay-lib.ts `pickGoldItems`), so a seed picks the same
+ * gold items in the simulator and in a real replay. (Until 2026-11-24 the simulator shuffled with xoroshiro128+:
+ * seed 1 shared 2 of its 40 dog gold items with the replay's seed 1.)
+ */
 export function pickGold(ds: Dataset, share: number, seed: number): Set<string> {
   const withGold = ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => it.id);
   const count = Math.round(share * withGold.length);
-  return new Set(seededShuffle(withGold, seed).slice(0, count));
+  const key = (item: string) => createHash("sha256").update(`${seed}:${item}`).digest("hex");
+  const ordered = withGold.map((item) => ({ item, key: key(item) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new Set(ordered.slice(0, count).map((o) => o.item));
 }
 
 // --- today's one-coin worker (services/consensus-worker/src/consensus.ts, reproduced for the baseline) ---
