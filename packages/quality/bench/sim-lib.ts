@@ -3,18 +3,18 @@
  *
  * Protocol (docs/notes/quality.md §Simulator):
  * - one label space for the dataset, options = its distinct labels;
- * - a seeded share S of the items with gold become gold tasks (Fisher-Yates with xoroshiro128+ seeded by N), fed
+ * - a seeded share S of the items with gold become gold tasks (the replay's rule: SHA-256 of "N:item"), fed
  *   first: each gold task receives all of its recorded answers;
  * - every other item is a task with the policy; its recorded answers are fed in recorded order, items 32 at a
  *   time in dataset order (a pool: when an item finishes the next one starts; the pool is served round-robin,
  *   one answer per item per round), until the task is decided;
  * - each label is decided with the CURRENT model; the model is refitted (warm start) after every R accepted
- *   labels (gold answers included), as the service's background refit;
+ *   labels (gold answers included), or (R = 0, "system") at the service's cadence: a sweep each second of labels
+ *   (`labelsPerSecond`), refitting when the new labels reach 5% of the last fit's;
  * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
  */
 
-import { uniformInt } from "pure-rand/distribution/uniformInt";
-import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
+import { createHash } from "node:crypto";
 import {
   calibrationSummary,
   type Decision,
@@ -29,6 +29,9 @@ import {
 } from "../src/index";
 import type { Dataset, DatasetItem } from "./dataset";
 
+/** REFIT_NEW_LABEL_SHARE of packages/store/src/spaces.ts (the store package is not a dependency of the engine). */
+export const SYSTEM_REFIT_SHARE = 0.05;
+
 export type SimPolicy = "confidence" | "threshold" | "onecoin";
 
 export interface SimConfig {
@@ -40,8 +43,14 @@ export interface SimConfig {
   goldShare: number;
   /** seed N of the gold selection */
   seed: number;
-  /** refit after every R accepted labels */
+  /**
+   * refit after every R accepted labels; 0 = the service's cadence (packages/store/src/spaces.ts `due`): a refit
+   * sweep every REFIT_INTERVAL_MS (1 s, i.e. every `labelsPerSecond` accepted labels), which refits when the new
+   * labels reach REFIT_NEW_LABEL_SHARE (5%) of the labels of the last fit (at least 1)
+   */
   refitEvery: number;
+  /** labels per second of the replay (the sweep spacing of `refitEvery` = 0) */
+  labelsPerSecond: number;
   /** items labeled at a time (32) */
   concurrency: number;
   /** consensus threshold of the threshold policies (3) */
@@ -56,6 +65,7 @@ export const DEFAULT_SIM: SimConfig = {
   goldShare: 0.05,
   seed: 1,
   refitEvery: 200,
+  labelsPerSecond: 180,
   concurrency: 32,
   threshold: 3,
   minLabels: 1,
@@ -77,12 +87,13 @@ export interface SimResult {
   mean_confidence: number;
   resolutions: Record<string, number>;
   /** per resolution: tasks with gold, accuracy and mean confidence */
-  by_resolution: Record<string, { n: number; accuracy: number; confidence: number }>;
+  by_resolution: Record<string, { n: number; accuracy: number; confidence: number; labels: number }>;
   /** accuracy and mean confidence of the first, second and last third of the settled tasks (settlement order) */
-  by_third: { n: number; accuracy: number; confidence: number }[];
+  by_third: { n: number; accuracy: number; confidence: number; labels: number }[];
   refits: number;
   final_temperature: number;
   final_hard_share: number;
+  final_uninformative_share: number;
   final_calibration: string;
   fit_ms_mean: number;
   fit_ms_max: number;
@@ -106,24 +117,18 @@ export function expectedCalibrationError(confidence: readonly number[], correct:
   return e;
 }
 
-/** Seeded Fisher-Yates shuffle (xoroshiro128+ from pure-rand). */
-export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
-  const rng = xoroshiro128plus(seed);
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = uniformInt(rng, 0, i);
-    const tmp = out[i] as T;
-    out[i] = out[j] as T;
-    out[j] = tmp;
-  }
-  return out;
-}
-
-/** The gold tasks of a run: round(S * items with gold) items, chosen by a seeded shuffle of the items with gold. */
+/**
+ * The gold tasks of a run: round(S * items with gold) items, the first in the order of SHA-256(`${seed}:${item}`)
+ * (hex, ascending): the rule of `pnpm replay` (scripts/replay-lib.ts `pickGoldItems`), so a seed picks the same
+ * gold items in the simulator and in a real replay. (Until 2026-11-24 the simulator shuffled with xoroshiro128+:
+ * seed 1 shared 2 of its 40 dog gold items with the replay's seed 1.)
+ */
 export function pickGold(ds: Dataset, share: number, seed: number): Set<string> {
   const withGold = ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => it.id);
   const count = Math.round(share * withGold.length);
-  return new Set(seededShuffle(withGold, seed).slice(0, count));
+  const key = (item: string) => createHash("sha256").update(`${seed}:${item}`).digest("hex");
+  const ordered = withGold.map((item) => ({ item, key: key(item) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return new Set(ordered.slice(0, count).map((o) => o.item));
 }
 
 // --- today's one-coin worker (services/consensus-worker/src/consensus.ts, reproduced for the baseline) ---
@@ -193,8 +198,16 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     accepted++;
     sinceRefit++;
   };
+  let fittedLabels = 0;
   const maybeRefit = () => {
-    if (!useEngine || sinceRefit < config.refitEvery) return;
+    if (!useEngine) return;
+    if (config.refitEvery > 0 && sinceRefit < config.refitEvery) return;
+    if (config.refitEvery <= 0) {
+      // a sweep every second of labels; due when the new labels reach 5% of the last fit's (at least 1)
+      if (sinceRefit === 0 || accepted % Math.max(1, Math.round(config.labelsPerSecond)) !== 0) return;
+      if (sinceRefit < Math.max(1, Math.ceil(fittedLabels * SYSTEM_REFIT_SHARE))) return;
+    }
+    fittedLabels = accepted;
     const t0 = performance.now();
     model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
     hooks.onRefit?.(table, model);
@@ -306,19 +319,21 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     refits,
     final_temperature: r4(calibrationSummary(model.space.calibration).temperature),
     final_hard_share: r4(calibrationSummary(model.space.calibration).hardShare),
+    final_uninformative_share: r4(calibrationSummary(model.space.calibration).uninformativeShare),
     final_calibration: model.space.calibration.source,
     fit_ms_mean: Math.round(fitTimes.reduce((a, b) => a + b, 0) / Math.max(1, fitTimes.length)),
     fit_ms_max: Math.round(Math.max(0, ...fitTimes)),
   };
 }
 
-function summarize(list: readonly Outcome[]): { n: number; accuracy: number; confidence: number } {
+function summarize(list: readonly Outcome[]): { n: number; accuracy: number; confidence: number; labels: number } {
   const n = list.length;
   const r4 = (v: number) => Math.round(v * 1e4) / 1e4;
   return {
     n,
     accuracy: r4(list.filter((o) => o.option === o.item.gold).length / Math.max(1, n)),
     confidence: r4(list.reduce((s, o) => s + o.confidence, 0) / Math.max(1, n)),
+    labels: r4(list.reduce((s, o) => s + o.labels, 0) / Math.max(1, n)),
   };
 }
 

@@ -8,7 +8,9 @@
  *   --target 0.95                            T of the confidence policy (comma list allowed)
  *   --gold-share 0.05                        S
  *   --seed 1                                 N (comma list allowed, or a range "1-5")
- *   --refit 50,200,1000                      R: refit after every R accepted labels (comma list)
+ *   --refit 50,200,1000                      R: refit after every R accepted labels (comma list); "system" = the
+ *                                            service's cadence (1 s sweeps, refit at 5% new labels)
+ *   --rate 180                               labels per second of the replay (sweep spacing of --refit system)
  *   --synthetic                              also run the synthetic scenarios of synthetic.ts
  *   --references                             print the MV and DS references of each dataset first
  */
@@ -49,7 +51,8 @@ function main(): void {
   for (const p of policies) if (!["confidence", "threshold", "onecoin"].includes(p)) throw new Error(`unknown policy ${p}`);
   const targets = list(flags.get("target"), "0.95").map(Number);
   const seeds = list(flags.get("seed"), "1").map(Number);
-  const refits = list(flags.get("refit"), "50,200,1000").map(Number);
+  const refits = list(flags.get("refit"), "50,200,1000").map((v) => (v === "system" ? 0 : Number(v)));
+  const labelsPerSecond = Number(flags.get("rate") ?? DEFAULT_SIM.labelsPerSecond);
   const goldShare = Number(flags.get("gold-share") ?? DEFAULT_SIM.goldShare);
   const datasets: Dataset[] = folders.map((f) => loadDataset(path.resolve(f)));
   if (flags.has("synthetic")) for (const s of SCENARIOS) datasets.push(syntheticDataset(s));
@@ -61,7 +64,7 @@ function main(): void {
         // The threshold policies have no gold and no target: one run per R and seed is enough.
         for (const target of policy === "confidence" ? targets : [DEFAULT_SIM.confidenceTarget]) {
           for (const seed of policy === "confidence" ? seeds : [seeds[0] ?? 1]) {
-            const result = simulate(ds, { ...DEFAULT_SIM, policy, confidenceTarget: target, goldShare, seed, refitEvery });
+            const result = simulate(ds, { ...DEFAULT_SIM, policy, confidenceTarget: target, goldShare, seed, refitEvery, labelsPerSecond });
             console.log(JSON.stringify(result));
           }
         }

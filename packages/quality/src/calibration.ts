@@ -22,12 +22,25 @@
  *
  * Each task weighs 1 in total (its prefixes share the weight), so long tasks do not dominate.
  *
- * The prequential fit gives one temperature (golden-section search on log tau; never below 1, i.e. never
- * sharper than the model, since without gold nothing shows the model is underconfident about the truth).
+ * Both scoring rules are applied to a mixture with an uninformative task class (`uninformativeShare` u): a share
+ * u of tasks has votes drawn from each labeler's marginal label distribution m_i(l) = sum_k pi_k theta_i[k][l],
+ * independently of the truth (item difficulty reduced to two classes: Whitehill et al. 2009, "Whose vote should
+ * count more: optimal integration of labels from labelers of unknown expertise", NIPS; a task-level analogue of
+ * the spammer score of Raykar & Yu 2012, JMLR 13). Then
+ *   P(true = k | votes) proportional to (1 - u) exp(logit_k / tau) + u pi_k exp(logHard / tau),
+ *   logHard = sum_votes log m_i(l_i),
+ * so agreeing votes make the uninformative class unlikely and the confidence free to rise, while split votes keep
+ * it honest. The votes alone identify u (it is the excess of disagreement after disagreement), so the
+ * prequential fit estimates (tau >= 1, u) jointly (`fitPrequential`): the threshold policy's confidence without
+ * gold. The constant hard share h (the crowd errs together, each labeler conditionally independent given the
+ * option the crowd perceives) changes no vote's probability and is fitted on gold only.
+ *
+ * With gold, the calibration is a posterior average over a grid of maps (tau x h x u): see `calibrationPosterior`.
  * Gold answers are few (5% of tasks is 40 tasks on an 800-task space) and decide how far the model errs with
- * the crowd, so with gold the calibration is a posterior average over a grid of maps that also lets a share
- * of tasks carry no information ("hard share", capping the confidence any number of votes can reach):
- * see `calibrationPosterior`.
+ * the crowd. Tried and dropped (2026-11-24): pinning (tau, u) by the prequential likelihood of the votes and
+ * letting gold choose only h. The votes of rte and dog asked for tau ~ 1 and u ~ 0, so gold explained the
+ * remaining errors with h ~ 0.1 to 0.14. That capped every confidence near 0.9 and raised the label share
+ * (rte 0.69 -> 0.83, dog 0.89 -> 0.95). How often labelers err together is not something the next vote shows.
  */
 
 /** Smallest temperature considered (sharpening by at most 2x in log-odds). */
@@ -44,6 +57,8 @@ export class CalibrationSamples {
   private logits: Float64Array;
   private targets: Float64Array;
   private weights: Float64Array;
+  private hardLogs: Float64Array;
+  private hardTargets: Float64Array;
   private size = 0;
   /** distinct tasks that contributed */
   tasks = 0;
@@ -53,6 +68,8 @@ export class CalibrationSamples {
     this.logits = new Float64Array(Math.max(1, capacity) * k);
     this.targets = new Float64Array(Math.max(1, capacity) * k);
     this.weights = new Float64Array(Math.max(1, capacity));
+    this.hardLogs = new Float64Array(Math.max(1, capacity));
+    this.hardTargets = new Float64Array(Math.max(1, capacity));
   }
 
   get length(): number {
@@ -68,9 +85,12 @@ export class CalibrationSamples {
 
   /**
    * Adds a sample: `logits` (length >= K, the first K read) and `target` (length K: one-hot for gold, the
-   * likelihood column of the next label for prequential samples).
+   * likelihood column of the next label for prequential samples). `logHard` is the log probability of the
+   * sample's votes under the uninformative component (model.ts `taskLogHard`; default 0), `hardTarget` the
+   * target under that component: for prequential samples the next labeler's marginal probability of its label,
+   * m(l); NaN (the default) means sum_k classPrior_k target_k (a gold task's truth drawn from the prior).
    */
-  push(logits: ArrayLike<number>, target: ArrayLike<number>, weight: number): void {
+  push(logits: ArrayLike<number>, target: ArrayLike<number>, weight: number, logHard = 0, hardTarget = Number.NaN): void {
     const k = this.k;
     if (this.size === this.weights.length) {
       const cap = this.size * 2;
@@ -83,6 +103,12 @@ export class CalibrationSamples {
       const nw = new Float64Array(cap);
       nw.set(this.weights);
       this.weights = nw;
+      const nh = new Float64Array(cap);
+      nh.set(this.hardLogs);
+      this.hardLogs = nh;
+      const nht = new Float64Array(cap);
+      nht.set(this.hardTargets);
+      this.hardTargets = nht;
     }
     const base = this.size * k;
     for (let j = 0; j < k; j++) {
@@ -90,19 +116,23 @@ export class CalibrationSamples {
       this.targets[base + j] = target[j] as number;
     }
     this.weights[this.size] = weight;
+    this.hardLogs[this.size] = logHard;
+    this.hardTargets[this.size] = hardTarget;
     this.size++;
   }
 
   /**
-   * Weighted mean log loss of the calibrated posterior p = (1 - hardShare) * softmax(beta * logit) +
-   * hardShare * prior (beta = 1 / temperature): -log sum_k p_k * target_k. For one-hot targets that is the usual
-   * negative log likelihood.
+   * Weighted mean log loss of the calibration map (model.ts `calibrationMap`) with beta = 1 / temperature,
+   * `hardShare` h and `uninformativeShare` u: with a_k = (1 - u) exp(beta logit_k) and
+   * b = u exp(beta logHard), the loss of a sample is
+   *   -log[(1 - h) (sum_k a_k target_k + b hardTarget) / (sum_k a_k + b) + h sum_k prior_k target_k].
+   * For one-hot targets that is the usual negative log likelihood of the truth.
    */
-  loss(beta: number, hardShare = 0, prior?: ArrayLike<number>): number {
+  loss(beta: number, hardShare = 0, prior?: ArrayLike<number>, uninformativeShare = 0): number {
     const k = this.k;
+    const u = uninformativeShare;
     let total = 0;
     let weight = 0;
-    let priorHit = 0;
     for (let s = 0; s < this.size; s++) {
       const base = s * k;
       let max = Number.NEGATIVE_INFINITY;
@@ -110,14 +140,22 @@ export class CalibrationSamples {
         const v = beta * (this.logits[base + j] as number);
         if (v > max) max = v;
       }
+      const hardLog = u > 0 ? beta * (this.hardLogs[s] as number) : Number.NEGATIVE_INFINITY;
+      if (hardLog > max) max = hardLog;
       let z = 0;
       let hit = 0;
-      priorHit = 0;
+      let priorHit = 0;
       for (let j = 0; j < k; j++) {
-        const e = Math.exp(beta * (this.logits[base + j] as number) - max);
+        const e = (1 - u) * Math.exp(beta * (this.logits[base + j] as number) - max);
         z += e;
         hit += e * (this.targets[base + j] as number);
         if (prior) priorHit += (prior[j] as number) * (this.targets[base + j] as number);
+      }
+      if (u > 0) {
+        const b = u * Math.exp(hardLog - max);
+        const ht = this.hardTargets[s] as number;
+        z += b;
+        hit += b * (Number.isNaN(ht) ? priorHit : ht);
       }
       const p = (1 - hardShare) * (hit / z) + hardShare * priorHit;
       const w = this.weights[s] as number;
@@ -125,6 +163,53 @@ export class CalibrationSamples {
       weight += w;
     }
     return weight === 0 ? 0 : total / weight;
+  }
+  /**
+   * `loss` of every (hardShare, uninformativeShare) pair at one beta, in one pass over the samples (the
+   * exponentials depend on beta only): out[u * hardShares.length + h] = loss(beta, hardShares[h], prior,
+   * uninformativeShares[u]).
+   */
+  lossGrid(beta: number, hardShares: readonly number[], uninformativeShares: readonly number[], prior: ArrayLike<number>): Float64Array {
+    const k = this.k;
+    const nh = hardShares.length;
+    const nu = uninformativeShares.length;
+    const out = new Float64Array(nh * nu);
+    let weight = 0;
+    for (let s = 0; s < this.size; s++) {
+      const base = s * k;
+      let max = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j < k; j++) {
+        const v = beta * (this.logits[base + j] as number);
+        if (v > max) max = v;
+      }
+      const hardLog = beta * (this.hardLogs[s] as number);
+      if (hardLog > max) max = hardLog;
+      let z = 0;
+      let hit = 0;
+      let priorHit = 0;
+      for (let j = 0; j < k; j++) {
+        const e = Math.exp(beta * (this.logits[base + j] as number) - max);
+        z += e;
+        hit += e * (this.targets[base + j] as number);
+        priorHit += (prior[j] as number) * (this.targets[base + j] as number);
+      }
+      const hardMass = Math.exp(hardLog - max);
+      const ht = this.hardTargets[s] as number;
+      const hardHit = hardMass * (Number.isNaN(ht) ? priorHit : ht);
+      const w = this.weights[s] as number;
+      weight += w;
+      for (let u = 0; u < nu; u++) {
+        const share = uninformativeShares[u] as number;
+        const q = share > 0 ? ((1 - share) * hit + share * hardHit) / ((1 - share) * z + share * hardMass) : hit / z;
+        for (let h = 0; h < nh; h++) {
+          const hs = hardShares[h] as number;
+          const p = (1 - hs) * q + hs * priorHit;
+          out[u * nh + h] = (out[u * nh + h] as number) - w * Math.log(Math.max(p, 1e-300));
+        }
+      }
+    }
+    if (weight > 0) for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) / weight;
+    return out;
   }
 }
 
@@ -159,15 +244,74 @@ function goldenMin(f: (x: number) => number, lo: number, hi: number, tol: number
  * The temperature minimizing `samples.loss` over [MIN_TEMPERATURE, MAX_TEMPERATURE] (golden-section search on
  * log(temperature), to 1e-4), with a fixed hard share (default 0).
  */
-export function fitTemperature(samples: CalibrationSamples, hardShare = 0, prior?: ArrayLike<number>): number {
-  const logTau = goldenMin((x) => samples.loss(Math.exp(-x), hardShare, prior), Math.log(MIN_TEMPERATURE), Math.log(MAX_TEMPERATURE), 1e-4);
+export function fitTemperature(
+  samples: CalibrationSamples,
+  hardShare = 0,
+  prior?: ArrayLike<number>,
+  uninformativeShare = 0,
+  minTemperature = MIN_TEMPERATURE,
+): number {
+  const logTau = goldenMin(
+    (x) => samples.loss(Math.exp(-x), hardShare, prior, uninformativeShare),
+    Math.log(minTemperature),
+    Math.log(MAX_TEMPERATURE),
+    1e-4,
+  );
   return Math.exp(logTau);
 }
 
-/** One calibration map of the mixture: (1 - hardShare) * softmax(logit / temperature) + hardShare * classPrior. */
+/**
+ * Uninformative shares tried by the prequential fit (`fitPrequential`) and the gold grid. The uninformative
+ * component is a latent class of tasks whose votes are drawn from each labeler's marginal label distribution,
+ * independently of the truth: the "hard items" class of a two-class item mixture (a special case of item
+ * difficulty as in Whitehill, Ruvolo, Wu, Bergsma & Movellan 2009, "Whose vote should count more", NIPS, with the
+ * item's discriminability at 0 or 1; and of the spammer/hammer analysis of Raykar & Yu 2012, "Eliminating
+ * spammers and ranking annotators for crowdsourced labeling tasks", JMLR 13, applied to items instead of
+ * labelers). Unlike the constant hard share it is seen by the votes: agreeing votes are unlikely under it, split
+ * votes likely, so it lowers the confidence of split tasks and leaves unanimous ones free to become confident.
+ */
+export const UNINFORMATIVE_SHARE_GRID: readonly number[] = [0, 0.05, 0.1, 0.2, 0.3, 0.5];
+
+/**
+ * The prequential calibration (no gold): the (temperature >= 1, uninformative share) minimizing the prequential
+ * log loss of the next label (Dawid 1984; samples with `hardTarget` = the next labeler's marginal of its label):
+ * the best point of TEMPERATURE_GRID x UNINFORMATIVE_SHARE_GRID, its temperature then refined by golden-section
+ * search between the neighbouring grid temperatures. The uninformative
+ * share is identified from votes alone: it is the excess of disagreement after disagreement that a single
+ * confusion-matrix model cannot produce. The constant hard share is not (it changes no vote's probability).
+ */
+export function fitPrequential(samples: CalibrationSamples): { temperature: number; uninformativeShare: number; loss: number } {
+  // the grid first (one pass over the samples per temperature), then a golden-section search of the temperature
+  // around the best grid point at its share
+  const noPrior = new Array<number>(samples.k).fill(0);
+  let start = { index: 0, uninformativeShare: 0, loss: Number.POSITIVE_INFINITY };
+  TEMPERATURE_GRID.forEach((temperature, index) => {
+    const losses = samples.lossGrid(1 / temperature, [0], UNINFORMATIVE_SHARE_GRID, noPrior);
+    UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
+      const loss = losses[u] as number;
+      if (loss < start.loss - 1e-12) start = { index, uninformativeShare, loss };
+    });
+  });
+  const lo = Math.log(TEMPERATURE_GRID[Math.max(0, start.index - 1)] as number);
+  const hi = Math.log(TEMPERATURE_GRID[Math.min(TEMPERATURE_GRID.length - 1, start.index + 1)] as number);
+  const u = start.uninformativeShare;
+  const temperature = Math.exp(goldenMin((x) => samples.loss(Math.exp(-x), 0, undefined, u), lo, hi, 1e-4));
+  const loss = samples.loss(1 / temperature, 0, undefined, u);
+  return loss <= start.loss
+    ? { temperature, uninformativeShare: u, loss }
+    : { temperature: TEMPERATURE_GRID[start.index] as number, uninformativeShare: u, loss: start.loss };
+}
+
+/**
+ * One calibration map of the mixture (model.ts `calibrationMap`): (1 - hardShare) q + hardShare classPrior, q the
+ * posterior of the true option under a mixture of the tempered Dawid-Skene model (weight 1 - uninformativeShare)
+ * and the uninformative component (votes independent of the truth, weight uninformativeShare).
+ */
 export interface CalibrationComponent {
   temperature: number;
   hardShare: number;
+  /** share of tasks whose votes carry no information (absent in models stored before it existed: 0) */
+  uninformativeShare?: number;
   /** posterior weight of this map (the weights of a calibration sum to 1) */
   weight: number;
 }
@@ -187,7 +331,8 @@ export const MIN_COMPONENT_WEIGHT = 1e-3;
 export const MAX_COMPONENTS = 16;
 
 /**
- * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID, uniform prior)
+ * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID x
+ * UNINFORMATIVE_SHARE_GRID, uniform prior)
  * given gold samples: weight_j proportional to exp(-sum_s w_s loss_s(map_j)), the composite likelihood of the
  * gold tasks (each task's prefixes weigh 1 in total, so a task counts as one observation: Lindsay 1988,
  * "Composite likelihood methods", Contemporary Mathematics 80). The calibrated posterior is then the posterior
@@ -198,10 +343,13 @@ export const MAX_COMPONENTS = 16;
 export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
   const total = samples.totalWeight;
   const grid: CalibrationComponent[] = [];
-  for (const hardShare of HARD_SHARE_GRID) {
-    for (const temperature of TEMPERATURE_GRID) {
-      grid.push({ temperature, hardShare, weight: -samples.loss(1 / temperature, hardShare, prior) * total });
-    }
+  for (const temperature of TEMPERATURE_GRID) {
+    const losses = samples.lossGrid(1 / temperature, HARD_SHARE_GRID, UNINFORMATIVE_SHARE_GRID, prior);
+    UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
+      HARD_SHARE_GRID.forEach((hardShare, h) => {
+        grid.push({ temperature, hardShare, uninformativeShare, weight: -(losses[u * HARD_SHARE_GRID.length + h] as number) * total });
+      });
+    });
   }
   let max = Number.NEGATIVE_INFINITY;
   for (const c of grid) if (c.weight > max) max = c.weight;
@@ -213,7 +361,13 @@ export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLi
   const kept = grid
     .map((c) => ({ ...c, weight: c.weight / z }))
     .filter((c) => c.weight >= MIN_COMPONENT_WEIGHT)
-    .sort((a, b) => b.weight - a.weight || a.temperature - b.temperature || a.hardShare - b.hardShare)
+    .sort(
+      (a, b) =>
+        b.weight - a.weight ||
+        a.temperature - b.temperature ||
+        a.hardShare - b.hardShare ||
+        (a.uninformativeShare ?? 0) - (b.uninformativeShare ?? 0),
+    )
     .slice(0, MAX_COMPONENTS);
   const sum = kept.reduce((a, c) => a + c.weight, 0);
   return kept.map((c) => ({ ...c, weight: c.weight / sum }));

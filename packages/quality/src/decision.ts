@@ -10,7 +10,7 @@
  *   probable option (resolution "max_labels"). A label that does both resolves as "confidence".
  * In every case `confidence` = calibrated posterior of the chosen option.
  */
-import { calibratedPosterior, type SpaceParams, taskLogits, type Vote } from "./model";
+import { calibratedPosterior, type SpaceParams, taskLogHard, taskLogits, type Vote } from "./model";
 
 export type Resolution = "consensus" | "confidence" | "max_labels";
 
@@ -171,7 +171,8 @@ export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], p
   if (floor >= remaining) return remaining;
   const k = space.k;
   const base = taskLogits(space, votes);
-  // log theta of the population-mean labeler: logMean[z][o] = log(alpha[z][o] / alpha0[z])
+  const baseHard = taskLogHard(space, votes);
+  // log theta of the population-mean labeler: logMean[z][o] = log(alpha[z][o] / alpha0[z]); its marginal m(o)
   const logMean = space.population.map((row) => {
     const total = row.reduce((a, b) => a + b, 0);
     return row.map((a) => Math.log(a / total));
@@ -179,9 +180,13 @@ export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], p
   let best = remaining;
   for (let o = 0; o < k; o++) {
     const logits = base.slice();
+    let logHard = baseHard;
+    let marginal = 0;
+    for (let z = 0; z < k; z++) marginal += (space.classPrior[z] as number) * Math.exp((logMean[z] as number[])[o] as number);
     for (let m = 1; m < best; m++) {
       for (let z = 0; z < k; z++) logits[z] = (logits[z] as number) + ((logMean[z] as number[])[o] as number);
-      if (m >= floor && (calibratedPosterior(space, logits)[o] as number) >= policy.confidenceTarget) {
+      logHard += Math.log(marginal);
+      if (m >= floor && (calibratedPosterior(space, logits, logHard)[o] as number) >= policy.confidenceTarget) {
         best = m;
         break;
       }

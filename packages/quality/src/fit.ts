@@ -24,7 +24,7 @@
  * Deterministic: every loop runs in the table's index order, no randomness.
  */
 import digamma from "@stdlib/math-base-special-digamma";
-import { CalibrationSamples, calibrationPosterior, fitTemperature } from "./calibration";
+import { CalibrationSamples, calibrationPosterior, fitPrequential } from "./calibration";
 import {
   type Calibration,
   defaultPopulation,
@@ -46,6 +46,11 @@ export const MIN_GOLD_TASKS = 5;
 export const MIN_PREQUENTIAL_TASKS = 30;
 /** At most this many tasks enter the prequential calibration (an even stride through the tasks). */
 export const MAX_CALIBRATION_TASKS = 5000;
+/**
+ * At most this many gold tasks enter the gold calibration (an even stride): the posterior over the calibration
+ * grid has concentrated long before, and the grid's cost is linear in the samples.
+ */
+export const MAX_GOLD_CALIBRATION_TASKS = 1000;
 
 /** Options of `fit`. */
 export interface FitOptions {
@@ -510,6 +515,7 @@ function calibrate(s: EmState): Calibration {
   const preqSamples = new CalibrationSamples(K);
   const z = new Float64Array(K);
   const own = new Float64Array(K);
+  const z0 = new Float64Array(K);
   const column = new Float64Array(K);
   const classDen = s.activeTasks - 1 + K;
 
@@ -536,6 +542,10 @@ function calibrate(s: EmState): Calibration {
   }
   const stride = Math.max(1, Math.ceil(multiLabelTasks / MAX_CALIBRATION_TASKS));
   let seenMulti = 0;
+  let labeledGold = 0;
+  for (let t = 0; t < T; t++) if ((gold[t] as number) >= 0 && (start[t + 1] as number) > (start[t] as number)) labeledGold++;
+  const goldStride = Math.max(1, Math.ceil(labeledGold / MAX_GOLD_CALIBRATION_TASKS));
+  let seenGold = 0;
 
   for (let t = 0; t < T; t++) {
     const a = start[t] as number;
@@ -548,34 +558,50 @@ function calibrate(s: EmState): Calibration {
       const pick = seenMulti % stride === 0;
       seenMulti++;
       if (!pick) continue;
+    } else {
+      const pick = seenGold % goldStride === 0;
+      seenGold++;
+      if (!pick) continue;
     }
     for (let k = 0; k < K; k++) {
       own[k] = q[t * K + k] as number;
       z[k] = Math.log(Math.max((classCount[k] as number) - (own[k] as number), 0) + 1) - Math.log(classDen);
+      z0[k] = z[k] as number;
     }
+    // log of the label's probability under the uninformative component: log m_i(l) = log sum_k pi_k theta_i[k][l]
+    const logMarginal = (p: number): number => {
+      let m = 0;
+      for (let k = 0; k < K; k++) m += Math.exp((z0[k] as number) + looLogTheta(p, k));
+      return Math.log(m);
+    };
+    let logHard = 0;
     if (g >= 0) {
       const target = new Float64Array(K);
       target[g] = 1;
       for (let p = a; p < b; p++) {
         for (let k = 0; k < K; k++) z[k] = (z[k] as number) + looLogTheta(p, k);
-        goldSamples.push(z, target, 1 / n);
+        logHard += logMarginal(p);
+        goldSamples.push(z, target, 1 / n, logHard, Math.exp(z0[g] as number));
       }
       goldSamples.tasks++;
     } else {
       for (let p = a; p < b - 1; p++) {
         for (let k = 0; k < K; k++) z[k] = (z[k] as number) + looLogTheta(p, k);
+        logHard += logMarginal(p);
         for (let k = 0; k < K; k++) column[k] = Math.exp(looLogTheta(p + 1, k));
-        preqSamples.push(z, column, 1 / (n - 1));
+        preqSamples.push(z, column, 1 / (n - 1), logHard, Math.exp(logMarginal(p + 1)));
       }
       preqSamples.tasks++;
     }
   }
   const prior = Array.from(s.logPi, (v) => Math.exp(v));
-  const prequentialTemperature = preqSamples.tasks >= MIN_PREQUENTIAL_TASKS ? fitTemperature(preqSamples) : null;
+  const prequential = preqSamples.tasks >= MIN_PREQUENTIAL_TASKS ? fitPrequential(preqSamples) : null;
+  const prequentialTemperature = prequential ? prequential.temperature : null;
   const base = { prequentialTemperature, goldTasks: goldSamples.tasks, prequentialTasks: preqSamples.tasks };
   if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior), ...base };
-  if (prequentialTemperature !== null) {
-    return { source: "prequential", components: [{ temperature: Math.max(1, prequentialTemperature), hardShare: 0, weight: 1 }], ...base };
+  if (prequential) {
+    const component = { temperature: prequential.temperature, hardShare: 0, uninformativeShare: prequential.uninformativeShare, weight: 1 };
+    return { source: "prequential", components: [component], ...base };
   }
   return { ...identityCalibration(), ...base };
 }

@@ -9,6 +9,7 @@ export {
   type CalibrationComponent,
   CalibrationSamples,
   calibrationPosterior,
+  fitPrequential,
   fitTemperature,
   HARD_SHARE_GRID,
   MAX_COMPONENTS,
@@ -16,6 +17,7 @@ export {
   MIN_COMPONENT_WEIGHT,
   MIN_TEMPERATURE,
   TEMPERATURE_GRID,
+  UNINFORMATIVE_SHARE_GRID,
 } from "./calibration";
 export {
   type ConfidencePolicy,
@@ -41,10 +43,20 @@ export {
   isExcluded,
   probabilityAccuracyBelow,
 } from "./exclusion";
-export { type FitOptions, type FitResult, fit, MAX_PRECISION, MIN_GOLD_TASKS, MIN_PRECISION, MIN_PREQUENTIAL_TASKS } from "./fit";
+export {
+  type FitOptions,
+  type FitResult,
+  fit,
+  MAX_GOLD_CALIBRATION_TASKS,
+  MAX_PRECISION,
+  MIN_GOLD_TASKS,
+  MIN_PRECISION,
+  MIN_PREQUENTIAL_TASKS,
+} from "./fit";
 export {
   type Calibration,
   calibratedPosterior,
+  calibrationMap,
   calibrationSummary,
   confusionMatrix,
   defaultPopulation,
@@ -59,6 +71,7 @@ export {
   scoreTask,
   softmax,
   type TaskScore,
+  taskLogHard,
   taskLogits,
   type Vote,
 } from "./model";

@@ -23,11 +23,16 @@ import type { CalibrationComponent } from "./calibration";
  * particular confusions (which wrong option) need many more labels when K is large; one precision for both made
  * a single wrong label of a K = 20 labeler a strong "confusion" (section 1 of docs/notes/quality.md).
  *
- * The calibrated posterior is a weighted mixture of calibration maps
- *   sum_j weight_j * [(1 - hardShare_j) * softmax(logit / temperature_j) + hardShare_j * classPrior],
- * with logit_k = log classPrior_k + sum_votes log theta_i[k][l]: temperature scaling (Guo et al. 2017, "On
- * calibration of modern neural networks", ICML) for errors that are correlated within a task, and a share of
- * tasks on which the labels carry no information about the truth (the crowd errs together), which caps the
+ * The calibrated posterior is a weighted mixture of calibration maps (`calibrationMap`)
+ *   sum_j weight_j * [(1 - hardShare_j) * q_j + hardShare_j * classPrior],
+ *   q_j(k) proportional to (1 - u_j) exp(logit_k / temperature_j) + u_j classPrior_k exp(logHard / temperature_j),
+ * with logit_k = log classPrior_k + sum_votes log theta_i[k][l] and logHard = sum_votes log m_i(l), m_i(l) =
+ * sum_k classPrior_k theta_i[k][l] (`taskLogHard`). Three departures from Dawid-Skene's independence:
+ * temperature scaling (Guo et al. 2017, "On calibration of modern neural networks", ICML) for errors that are
+ * correlated within a task; a share u_j (`uninformativeShare`) of tasks whose votes are drawn from each labeler's
+ * marginal label distribution, independently of the truth (two-class item difficulty, Whitehill et al. 2009,
+ * NIPS), which agreeing votes rule out and split votes do not; and a share hardShare_j of tasks on which the
+ * crowd errs together (the labels follow an option the crowd perceives, not the truth), which caps the
  * confidence any number of votes can reach. See calibration.ts for how the maps and weights are fitted.
  */
 
@@ -131,15 +136,17 @@ export function identityCalibration(): Calibration {
   };
 }
 
-/** Weighted means of the calibration's temperature and hard share (for reports). */
-export function calibrationSummary(calibration: Calibration): { temperature: number; hardShare: number } {
+/** Weighted means of the calibration's temperature (geometric), hard share and uninformative share (for reports). */
+export function calibrationSummary(calibration: Calibration): { temperature: number; hardShare: number; uninformativeShare: number } {
   let logTau = 0;
   let h = 0;
+  let u = 0;
   for (const c of calibration.components) {
     logTau += c.weight * Math.log(c.temperature);
     h += c.weight * c.hardShare;
+    u += c.weight * (c.uninformativeShare ?? 0);
   }
-  return { temperature: Math.exp(logTau), hardShare: h };
+  return { temperature: Math.exp(logTau), hardShare: h, uninformativeShare: u };
 }
 
 /** Pseudo-counts of the hyperprior on a confusion row: 2 on the diagonal, 1 spread over the K-1 other options. */
@@ -247,16 +254,72 @@ export interface TaskScore {
 }
 
 /**
- * The calibrated posterior of a logit vector:
- * sum_j weight_j * [(1 - hardShare_j) * softmax(logits / temperature_j) + hardShare_j * classPrior].
+ * Log of the probability of a task's votes under the uninformative ("hard") component of the calibration
+ * (length-free scalar): sum over votes of log m_i(l), m_i(l) = sum_k classPrior_k theta_i[k][l], the labeler's
+ * marginal label distribution, i.e. its votes drawn independently of the truth. 0 for no votes.
+ * @throws RangeError when a vote's option is out of range
  */
-export function calibratedPosterior(space: SpaceParams, logits: readonly number[]): number[] {
+export function taskLogHard(space: SpaceParams, votes: readonly Vote[]): number {
+  const k = space.k;
+  let total = 0;
+  for (const vote of votes) {
+    if (!Number.isInteger(vote.option) || vote.option < 0 || vote.option >= k) {
+      throw new RangeError(`option index must be an integer in 0..${k - 1}, got ${vote.option}`);
+    }
+    let m = 0;
+    for (let z = 0; z < k; z++) {
+      const row = vote.labeler?.counts[z];
+      let rowTotal = 0;
+      if (row) for (let l = 0; l < k; l++) rowTotal += row[l] as number;
+      const n = (l: number) => (row ? (row[l] as number) : 0);
+      m +=
+        (space.classPrior[z] as number) *
+        rowCell(space.population[z] as number[], space.errorPrecision, z, vote.option, n(z), rowTotal, n(vote.option));
+    }
+    total += Math.log(m);
+  }
+  return total;
+}
+
+/**
+ * One calibration map applied to a logit vector (see the module doc and calibration.ts):
+ *   (1 - hardShare) q + hardShare classPrior,
+ *   q_k proportional to (1 - u) exp(logit_k / tau) + u classPrior_k exp(logHard / tau),  u = uninformativeShare.
+ * `logHard` = `taskLogHard` of the same votes (ignored when u = 0).
+ */
+export function calibrationMap(
+  classPrior: readonly number[],
+  logits: readonly number[],
+  component: { temperature: number; hardShare: number; uninformativeShare?: number },
+  logHard = 0,
+): number[] {
+  const k = logits.length;
+  const tau = component.temperature;
+  const u = component.uninformativeShare ?? 0;
+  const h = component.hardShare;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const v of logits) if (v / tau > max) max = v / tau;
+  const hardLog = u > 0 ? logHard / tau : Number.NEGATIVE_INFINITY;
+  if (hardLog > max) max = hardLog;
+  const hardMass = u > 0 ? u * Math.exp(hardLog - max) : 0;
+  const q = logits.map((v, j) => (1 - u) * Math.exp(v / tau - max) + hardMass * (classPrior[j] as number));
+  const z = q.reduce((a, b) => a + b, 0);
+  const out = new Array<number>(k);
+  for (let j = 0; j < k; j++) out[j] = (1 - h) * ((q[j] as number) / z) + h * (classPrior[j] as number);
+  return out;
+}
+
+/**
+ * The calibrated posterior of a logit vector: sum_j weight_j * calibrationMap(component_j). `logHard` is the
+ * `taskLogHard` of the task's votes; it matters only for components with an uninformative share (a caller that
+ * omits it scores those components as if the votes were as likely under the uninformative component as the
+ * population's marginal, i.e. logHard = 0, which is only right for no votes).
+ */
+export function calibratedPosterior(space: SpaceParams, logits: readonly number[], logHard = 0): number[] {
   const out = new Array<number>(space.k).fill(0);
   for (const c of space.calibration.components) {
-    const p = softmax(logits, c.temperature);
-    for (let k = 0; k < space.k; k++) {
-      out[k] = (out[k] as number) + c.weight * ((1 - c.hardShare) * (p[k] as number) + c.hardShare * (space.classPrior[k] as number));
-    }
+    const p = calibrationMap(space.classPrior, logits, c, logHard);
+    for (let k = 0; k < space.k; k++) out[k] = (out[k] as number) + c.weight * (p[k] as number);
   }
   return out;
 }
@@ -267,7 +330,7 @@ export function calibratedPosterior(space: SpaceParams, logits: readonly number[
  */
 export function scoreTask(space: SpaceParams, votes: readonly Vote[]): TaskScore {
   const logits = taskLogits(space, votes);
-  return { posterior: calibratedPosterior(space, logits), rawPosterior: softmax(logits, 1) };
+  return { posterior: calibratedPosterior(space, logits, taskLogHard(space, votes)), rawPosterior: softmax(logits, 1) };
 }
 
 function checkK(k: number): void {
