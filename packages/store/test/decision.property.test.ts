@@ -11,9 +11,9 @@ import { resolvePolicy, type TaskInput } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
 import { fit, LabelTable } from "@labelgate/quality";
 import fc from "fast-check";
-import { testDatabaseUrl } from "../../../test/env";
+import { isolatedDatabaseUrl } from "../../../test/system";
 import { decide, priorModel, type ScoringModel, type Vote } from "../src/decision";
-import { createStore, labelSpaceId, type Store } from "../src/index";
+import { createStore, dropDatabase, labelSpaceId, type Store } from "../src/index";
 
 let store: Store;
 let customerId: string;
@@ -22,8 +22,13 @@ const POOL = 8;
 const labelerIds: string[] = [];
 let caseNumber = 0;
 
+let databaseUrl: string;
+
 beforeAll(async () => {
-  store = createStore({ url: testDatabaseUrl(), poolMax: 4 });
+  // a database of its own: the other files' systems run refit sweeps over the run's shared database, and a
+  // refit of this file's label spaces between a label and the pure rule's check would change the model
+  databaseUrl = await isolatedDatabaseUrl();
+  store = createStore({ url: databaseUrl, poolMax: 4 });
   const customer = await store.accounts.register({
     name: "property",
     email: `property-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
@@ -33,7 +38,10 @@ beforeAll(async () => {
   customerId = customer.id;
   for (let i = 0; i < POOL; i++) labelerIds.push((await store.accounts.createLabeler(`property-${i}`, issueKey(KEY_PREFIX.labeler))).id);
 });
-afterAll(() => store.close());
+afterAll(async () => {
+  await store.close();
+  await dropDatabase(databaseUrl);
+});
 
 const OPTIONS = ["a", "b", "c", "d"];
 
