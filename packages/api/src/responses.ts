@@ -397,6 +397,27 @@ export const Batch = documented(
   },
 );
 
+export const BatchPage = documented(
+  z.strictObject({ ...page, items: z.array(Batch) }),
+  "A page of batches, newest first (each item as `GET /v1/batches/{id}`).",
+  {
+    page: 1,
+    per_page: 20,
+    total: 1,
+    items: [
+      {
+        batch_id: E.batchId,
+        task_count: 2,
+        status: "in_progress",
+        callback_url: null,
+        created_at: E.createdAt,
+        counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
+        gold_tasks: 0,
+      },
+    ],
+  },
+);
+
 // --- labeling ---------------------------------------------------------------------------------------
 
 export const Claim = documented(
@@ -896,6 +917,7 @@ export const RESPONSE_SCHEMAS = {
   TaskProgress,
   TaskResult,
   Batch,
+  BatchPage,
   Claim,
   LabelRecorded,
   WebhookCreated,

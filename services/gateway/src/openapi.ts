@@ -12,6 +12,7 @@
 
 import {
   batchBody,
+  batchesQuery,
   claimBody,
   customerPatchBody,
   customersQuery,
@@ -405,6 +406,18 @@ export const ROUTES: RouteDoc[] = [
     pathParams: [taskId],
     responses: [{ status: 200, description: "Canceled (`status: canceled`).", schema: "Task" }],
     errors: ["taskNotFound", "taskNotCancelable"],
+  },
+  {
+    method: "get",
+    path: "/v1/batches",
+    operationId: "listBatches",
+    summary: "The customer's batches",
+    description: "Newest first; each item is the batch as `GET /v1/batches/{id}` answers it, with its tasks counted by status.",
+    tag: "tasks",
+    auth: "customer",
+    query: batchesQuery,
+    responses: [{ status: 200, description: "Newest first.", schema: "BatchPage" }],
+    errors: [],
   },
   {
     method: "get",
