@@ -424,7 +424,14 @@ export const Claim = documented(
   z.strictObject({
     claim_id: id("clm_", "claim"),
     task_id: id("tsk_", "task"),
+    task_type: z.string().describe("the task's `type` (e.g. `image_classification`): what kind of item to show"),
     data_url: z.string(),
+    view_url: z
+      .string()
+      .optional()
+      .describe(
+        "for an `s3://` or `gs://` item of a manifest job that stored credentials: a presigned GET of the object, valid at most 15 minutes (and never past the claim)",
+      ),
     label_spec: labelSpec,
     expires_at: time,
   }),
@@ -432,6 +439,7 @@ export const Claim = documented(
   {
     claim_id: E.claimId,
     task_id: E.taskId,
+    task_type: "image_classification",
     data_url: E.dataUrl,
     label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
     expires_at: E.settledAt,
