@@ -310,7 +310,7 @@ function SettingsEditor({ settings, editable }: { settings: Settings; editable: 
             Save settings
           </Button>
           {save.isSuccess && (
-            <Text size="sm" role="status" c="green.9">
+            <Text size="sm" role="status" c="green">
               Saved.
             </Text>
           )}
