@@ -302,7 +302,11 @@ function SettingsEditor({ settings, editable }: { settings: Settings; editable: 
         )}
         {save.error instanceof ValidationError && fieldErrors.size > 0 && (
           <Text c="red" size="sm" role="alert">
-            The settings were not saved: {[...fieldErrors.keys()].join(", ")} refused.
+            The settings were not saved: check{" "}
+            {FIELDS.filter((f) => fieldErrors.has(`${f.group}.${f.name}`))
+              .map((f) => f.label)
+              .join(", ")}
+            .
           </Text>
         )}
         <Group>
