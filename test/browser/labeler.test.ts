@@ -7,7 +7,6 @@
  * presigned `view_url` (s3rver). Throughout: no key in any URL, in localStorage or in the gateway's logs, no CSP violation or
  * console error, and no serious or critical axe-core violation.
  */
-import { PutObjectCommand } from "@aws-sdk/client-s3";
 import type { Browser, Page } from "playwright-core";
 import { createJob, jobTasks, jsonl, putS3, s3Client, waitForStatus } from "../../services/manifest-worker/test/helpers";
 import { startS3 } from "../s3";
@@ -314,7 +313,7 @@ describe("labeler app: private S3 items and Skip", () => {
         ["pets/a.svg", "#2b8a3e"],
         ["pets/b.svg", "#1971c2"],
       ] as const) {
-        await client.send(new PutObjectCommand({ Bucket: "private-images", Key: key, Body: svg(fill), ContentType: "image/svg+xml" }));
+        await putS3(client, "private-images", key, svg(fill), "image/svg+xml");
       }
       await putS3(
         client,

@@ -94,8 +94,9 @@ function gcsSigner(c: GcsStored): Signer {
  * The view URL signer of a gateway: `viewUrl(task)` answers the presigned GET of the task's item, or
  * undefined when there is none to give (not `s3://`/`gs://`, no manifest job, no stored credentials of
  * that store). A job's credentials are opened once and kept a minute. A failure to sign (credentials that
- * do not parse, a key that cannot sign) is logged with the job id and answers undefined: the claim still
- * goes out, with its `data_url` only.
+ * do not parse, a key that cannot sign) is logged with the job id and answers undefined, and the job's
+ * next claims of that minute are not signed either (one warning a minute): the claim still goes out, with
+ * its `data_url` only.
  */
 export function viewUrlSigner(options: ViewUrlOptions) {
   const ttl = Math.max(1, Math.min(VIEW_URL_MAX_TTL_SECONDS, Math.floor(options.ttlSeconds)));
@@ -131,6 +132,8 @@ export function viewUrlSigner(options: ViewUrlOptions) {
         // the name and message only: a parse error's message could quote the credentials it failed on
         const reason = err instanceof SyntaxError ? "SyntaxError" : err instanceof Error ? `${err.name}: ${err.message}` : String(err);
         options.logger.warn({ job_id: task.job_id, reason }, "view_url not signed: the job's stored credentials cannot sign");
+        // the job's claims go without view_url until the entry ages out: one warning a minute, not one a claim
+        cache.set(task.job_id, { at: Date.now(), signer: Promise.resolve(undefined) });
         return undefined;
       }
     },

@@ -5,25 +5,27 @@
  * URL but not its SigV4 signature, so the test recomputes the signature with the secret; `gs://`
  * items of a GCS job get a V4-signed URL computed locally from the service account's key (checked by its
  * parameters and by verifying the RSA signature over the string-to-sign); items without stored
- * credentials (https, tasks posted directly) get none. Every claim carries `task_type`.
+ * credentials (https, tasks posted directly) get none; a key that cannot sign gives claims without
+ * `view_url` and one warning (without the key), not one per claim. Every claim carries `task_type`.
  */
 import { createHash, createHmac, createVerify, generateKeyPairSync } from "node:crypto";
 import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { type FakeGcs, startFakeGcs } from "../../../test/gcs-server";
 import { type LocalS3, startS3 } from "../../../test/s3";
 import { createLabeler, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
-import { createJob, jobTasks, jsonl, putS3, s3Client, waitForStatus } from "./helpers";
+import { captureLogs, createJob, jobTasks, jsonl, putS3, s3Client, waitForStatus } from "./helpers";
 
 let sys: System;
 let s3: LocalS3;
 let gcs: FakeGcs;
 let client: S3Client;
+const logs = captureLogs();
 
 beforeAll(async () => {
   s3 = await startS3(["manifests", "images"]);
   gcs = await startFakeGcs({ buckets: ["gt-manifests"] });
   client = s3Client(s3.endpoint);
-  sys = await startSystem({ isolatedDatabase: true, gcsApiEndpoint: gcs.url });
+  sys = await startSystem({ isolatedDatabase: true, gcsApiEndpoint: gcs.url, logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();
@@ -201,4 +203,36 @@ it("GCS: a V4 signed URL from the service account's key, <= 15 min, verifiable w
   const verifier = createVerify("RSA-SHA256");
   verifier.update(stringToSign);
   expect(verifier.verify(publicKey, Buffer.from(String(q.get("X-Goog-Signature")), "hex"))).toBe(true);
+});
+
+it("a service account key that cannot sign: claims go without view_url, one warning without the key", async () => {
+  const badKey = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n";
+  const credentials = {
+    service_account_json: JSON.stringify({ type: "service_account", client_email: "x@y.iam.gserviceaccount.com", private_key: badKey }),
+  };
+  const c = await registerCustomer(sys);
+  gcs.put(
+    "gt-manifests",
+    "view/bad-key.jsonl",
+    jsonl([JSON.stringify({ "source-ref": "gs://gt-images/b/1.jpg" }), JSON.stringify({ "source-ref": "gs://gt-images/b/2.jpg" })]),
+    "application/x-ndjson",
+  );
+  const jobId = await createJob(sys, c.key, {
+    manifest_url: "gs://gt-manifests/view/bad-key.jsonl",
+    label_spec: { question: "Which animal?", options: ["cat", "dog"] },
+    credentials,
+  });
+  await waitForStatus(sys, c.key, jobId, "labeling");
+  const labeler = await createLabeler(sys, "bad-key-viewer");
+  for (const task of await jobTasks(sys, jobId)) {
+    const claim = await claimTask(labeler.key, task.id);
+    expect(claim.task_type).toBe("image_classification");
+    expect(claim.view_url).toBeUndefined();
+  }
+  const warnings = logs
+    .text()
+    .split("\n")
+    .filter((l) => l.includes("view_url not signed") && l.includes(jobId));
+  expect(warnings).toHaveLength(1);
+  expect(warnings[0]).not.toContain("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC");
 });
