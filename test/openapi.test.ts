@@ -449,6 +449,9 @@ describe("responses of a running system match the document", () => {
     );
     expect((await call("get", "/v1/batches/{id}", { params: { id: batch.body.batch_id }, token: key })).status).toBe(200);
     expect((await call("get", "/v1/batches/{id}", { params: { id: "bat_missing" }, token: key })).status).toBe(404);
+    expect((await call("get", "/v1/batches", { token: key })).status).toBe(200);
+    expect((await call("get", "/v1/batches", { token: key, query: "?page=2&per_page=1" })).status).toBe(200);
+    expect((await call("get", "/v1/batches", { token: key, query: "?per_page=0" })).status).toBe(400);
     const first = batch.body.task_ids[0] as string;
     expect((await call("post", "/v1/tasks/{id}/cancel", { params: { id: first }, token: key })).status).toBe(200);
     expect((await call("get", "/v1/tasks/{id}/result", { params: { id: first }, token: key })).status).toBe(409);

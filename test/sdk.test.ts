@@ -197,6 +197,9 @@ describe("the SDK against a running gateway", () => {
       status: "accepted",
       counts: { pending: 3, labeling: 0, settling: 0, settled: 0, canceled: 0 },
     });
+    const batches = await customer.batches.list({ per_page: 5 });
+    expect(batches.items[0]).toEqual(await customer.batches.get(batch.batch_id));
+    await rejection(customer.batches.list({ page: 0 }), ValidationError);
     for (const id of batch.task_ids) expect((await customer.tasks.cancel(id)).status).toBe("canceled");
     const canceled = await rejection(customer.tasks.result(batch.task_ids[0] as string), ConflictError);
     expect(canceled).toMatchObject({ error: "task canceled", body: { status: "canceled" } });

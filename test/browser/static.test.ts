@@ -2,7 +2,8 @@
  * How the gateway serves the built web apps (services/gateway/src/web.ts), over HTTP against the real app
  * (startSystem, no workers): the CSP and security headers, caching of hashed assets and of index.html, the
  * single-page fallback of deep links, the redirect to the trailing slash, the API's JSON 404 for missing
- * files and other methods, and the 503 page when there is no build.
+ * files and other methods, the 503 page when there is no build, and the chain's RPC origin in connect-src
+ * with the console's config.json.
  */
 import { mkdtempSync, readdirSync } from "node:fs";
 import type { Server } from "node:http";
@@ -80,6 +81,35 @@ describe("the gateway serves the web apps", () => {
       expect(res.status).toBe(503);
       expect(res.headers.get("retry-after")).toBe("30");
       expect(await res.text()).toContain("pnpm --filter @labelgate/web build");
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it("without EVM_RPC_URL: /console/config.json says there is no chain, connect-src is the gateway only", async () => {
+    const res = await fetch(`${sys.baseUrl}/console/config.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-security-policy")).toBe(EXPECTED_CSP);
+    expect(await res.json()).toEqual({ evm_rpc_url: null });
+    expect((await fetch(`${sys.baseUrl}/label/config.json`)).status).toBe(404);
+  });
+
+  it("with EVM_RPC_URL: its origin joins connect-src of both apps and the console reads the URL", async () => {
+    const rpc = "http://127.0.0.1:8545/rpc/path";
+    const app = express();
+    app.use(webRouter({ distDir: WEB_DIST_DIR, evmRpcUrl: rpc }));
+    const server: Server = await new Promise((resolve) => {
+      const s = app.listen(0, "127.0.0.1", () => resolve(s));
+    });
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const withRpc = EXPECTED_CSP.replace("connect-src 'self'", "connect-src 'self' http://127.0.0.1:8545");
+      for (const p of ["/console/", "/label/", "/console/config.json"]) {
+        const res = await fetch(base + p);
+        expect(res.headers.get("content-security-policy")).toBe(withRpc);
+        await res.arrayBuffer();
+      }
+      expect(await (await fetch(`${base}/console/config.json`)).json()).toEqual({ evm_rpc_url: rpc });
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }

@@ -220,6 +220,16 @@ export const tasksQuery = z
   })
   .strict();
 
+// --- batches -----------------------------------------------------------------------------------------
+
+/** `GET /v1/batches`: `page` from 1, `per_page` 1..100 (default 20). */
+export const batchesQuery = z
+  .object({
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+
 // --- jobs --------------------------------------------------------------------------------------------
 
 export const s3Credentials = z

@@ -397,13 +397,41 @@ export const Batch = documented(
   },
 );
 
+export const BatchPage = documented(
+  z.strictObject({ ...page, items: z.array(Batch) }),
+  "A page of batches, newest first (each item as `GET /v1/batches/{id}`).",
+  {
+    page: 1,
+    per_page: 20,
+    total: 1,
+    items: [
+      {
+        batch_id: E.batchId,
+        task_count: 2,
+        status: "in_progress",
+        callback_url: null,
+        created_at: E.createdAt,
+        counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
+        gold_tasks: 0,
+      },
+    ],
+  },
+);
+
 // --- labeling ---------------------------------------------------------------------------------------
 
 export const Claim = documented(
   z.strictObject({
     claim_id: id("clm_", "claim"),
     task_id: id("tsk_", "task"),
+    task_type: z.string().describe("the task's `type` (e.g. `image_classification`): what kind of item to show"),
     data_url: z.string(),
+    view_url: z
+      .string()
+      .optional()
+      .describe(
+        "for an `s3://` or `gs://` item of a manifest job that stored credentials: a presigned GET of the object, valid at most 15 minutes (and never past the claim)",
+      ),
     label_spec: labelSpec,
     expires_at: time,
   }),
@@ -411,6 +439,7 @@ export const Claim = documented(
   {
     claim_id: E.claimId,
     task_id: E.taskId,
+    task_type: "image_classification",
     data_url: E.dataUrl,
     label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
     expires_at: E.settledAt,
@@ -896,6 +925,7 @@ export const RESPONSE_SCHEMAS = {
   TaskProgress,
   TaskResult,
   Batch,
+  BatchPage,
   Claim,
   LabelRecorded,
   WebhookCreated,

@@ -59,6 +59,10 @@ export type SettledResult = Out<typeof res.TaskResult>;
 export type TaskResult = PendingResult | SettledResult;
 /** `GET /v1/batches/{id}`. */
 export type Batch = Out<typeof res.Batch>;
+/** `GET /v1/batches`: a page of batches, newest first. */
+export type BatchPage = Out<typeof res.BatchPage>;
+/** `page` and `per_page` of `GET /v1/batches`. */
+export type BatchesQuery = Partial<Out<typeof req.batchesQuery>>;
 
 // --- webhooks ---------------------------------------------------------------------------------------
 

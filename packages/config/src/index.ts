@@ -129,6 +129,11 @@ export const gatewayEnv = commonEnv.extend({
     .string()
     .regex(/^[a-z]{3}$/, "a 3-letter lower-case currency code, e.g. usd")
     .default("usd"),
+  /**
+   * the EVM chain's JSON-RPC URL (DESIGN §5): the console's "verify" button reads settlement proofs from it
+   * in the browser, so its origin is allowed in the apps' connect-src; unset = no chain to verify against
+   */
+  EVM_RPC_URL: z.string().url().optional(),
 });
 
 export const consensusWorkerEnv = commonEnv.extend({

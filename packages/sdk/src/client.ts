@@ -233,7 +233,7 @@ export class BatchesApi {
 
   /**
    * A page of the customer's batches, newest first, each with its tasks' counts by status (the item shape
-   * of {@link get}). @throws ValidationError, NotFoundError while the gateway has no batch list route
+   * of {@link get}). @throws ValidationError for a `page` below 1 or a `per_page` outside 1..100
    */
   list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Batch>> {
     return this.ctx.json({

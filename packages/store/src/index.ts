@@ -4,11 +4,12 @@
  * the batchers (group commit) of that process.
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
- * returns a `Store`: `accounts`, `settings`, `tasks`, `labeling`, `spaces`, `settlement`, `webhooks`,
+ * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
  * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, plus `ping()` and `close()`. Errors meant for clients are
  * `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
  */
 import { type AccountsStore, accountsStore } from "./accounts";
+import { type BatchesStore, batchesStore } from "./batches";
 import { type BillingStore, billingStore } from "./billing";
 import { type DashboardStore, dashboardStore } from "./dashboard";
 import { createDb, type Db, type DbOptions } from "./database";
@@ -23,6 +24,7 @@ import { type TasksStore, tasksStore } from "./tasks";
 import { type WebhooksStore, webhooksStore } from "./webhooks";
 
 export type { CustomerKey, CustomerWithHint, IssuedKey, LabelerKey } from "./accounts";
+export { type BatchWithCounts, batchPageSql } from "./batches";
 export type { BillingConfig, InvoiceRow, LineItem, MonthUsage } from "./billing";
 export {
   FINALIZE_GRACE_MS,
@@ -93,6 +95,7 @@ export interface Store {
   readonly accounts: AccountsStore;
   readonly settings: SettingsStore;
   readonly tasks: TasksStore;
+  readonly batches: BatchesStore;
   readonly labeling: LabelingStore;
   readonly spaces: SpacesStore;
   readonly settlement: SettlementStore;
@@ -119,6 +122,7 @@ export function storeOver(db: Db): Store {
     accounts: accountsStore(db),
     settings: settingsStore(db),
     tasks: tasksStore(db),
+    batches: batchesStore(db),
     labeling: labelingStore(db),
     spaces: spacesStore(db),
     settlement: settlementStore(db),

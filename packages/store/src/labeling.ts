@@ -49,9 +49,13 @@ const OPEN = statusIn("t.status", OPEN_TASK_STATUSES);
 export interface ClaimResult {
   claim_id: string;
   task_id: string;
+  /** the task's `type` (e.g. `image_classification`): what kind of item the labeler is shown */
+  task_type: string;
   data_url: string;
   label_spec: { question: string; options: string[] };
   expires_at: string;
+  /** the manifest job the task came from (its stored storage credentials sign `view_url`s), or null; not on the wire */
+  job_id: string | null;
 }
 
 /** How many candidates a generic claim tries before answering that nothing is open. */
@@ -138,18 +142,20 @@ function lockAndClaim(claimId: string, labelerId: string, taskId: string | undef
 function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
   return Prisma.sql`
     WITH checked AS (
-      SELECT m.task_id, m.expires_at, t.data_url, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok
+      SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok
       FROM claims m JOIN tasks t ON t.id = m.task_id
       WHERE m.id = ${claimId}
     ),
     withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok))
-    SELECT task_id, expires_at, data_url, question, options, ok FROM checked`;
+    SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
 }
 
 interface ConfirmedRow {
   task_id: string;
   expires_at: Date;
+  task_type: string;
   data_url: string;
+  job_id: string | null;
   question: string;
   options: string[];
   ok: boolean;
@@ -580,9 +586,11 @@ export function labelingStore(db: Db) {
           return {
             claim_id: claimId,
             task_id: row.task_id,
+            task_type: row.task_type,
             data_url: row.data_url,
             label_spec: { question: row.question, options: row.options },
             expires_at: row.expires_at.toISOString(),
+            job_id: row.job_id,
           };
         }
         if (taskId) return undefined;

@@ -21,12 +21,18 @@ export const BUILD_STAMP = path.join(WEB_DIST_DIR, ".build-stamp");
 export const WEB_APPS = ["label", "console"] as const;
 export type WebApp = (typeof WEB_APPS)[number];
 
-/** What a build is made from: the apps, the build script, the package manifest, and the SDK's sources. */
+/**
+ * What a build is made from: the apps, the build script, the package manifest, the SDK's sources, and
+ * those of @labelgate/api (the wire types and enums the SDK re-exports) and @labelgate/chain (the proof
+ * verifier of the console's "verify" button).
+ */
 const SOURCES = [
   path.join(WEB_PACKAGE_DIR, "app"),
   path.join(WEB_PACKAGE_DIR, "src", "vite-build.mts"),
   path.join(WEB_PACKAGE_DIR, "package.json"),
   path.resolve(WEB_PACKAGE_DIR, "..", "sdk", "src"),
+  path.resolve(WEB_PACKAGE_DIR, "..", "api", "src"),
+  path.resolve(WEB_PACKAGE_DIR, "..", "chain", "src"),
 ];
 
 function newestMtimeMs(p: string): number {

@@ -27,6 +27,7 @@ import { labelingRoutes } from "./routes/labeling";
 import { systemRoutes } from "./routes/system";
 import { batchRoutes, taskRoutes } from "./routes/tasks";
 import { webhookRoutes } from "./routes/webhooks";
+import { VIEW_URL_MAX_TTL_SECONDS, viewUrlSigner } from "./view-url";
 import { webRouter } from "./web";
 
 export interface GatewayConfig {
@@ -49,6 +50,8 @@ export interface GatewayConfig {
    * count, or a list of trusted proxy addresses/CIDRs. Decides `req.ip`, which the registration limit counts by.
    */
   trustProxy: boolean | number | string[];
+  /** EVM_RPC_URL: the chain the console verifies settlement proofs against (connect-src of the apps); unset = none */
+  evmRpcUrl?: string;
 }
 
 export interface GatewayDeps {
@@ -155,12 +158,20 @@ export function createApp(deps: GatewayDeps): express.Express {
   );
   v1.use("/billing", billingRoutes({ store, billing: config.billing }, customer));
   v1.use("/dashboard", dashboardRoutes({ store }, customer));
-  v1.use("/labeling", labelingRoutes({ store, queue, claimTtlSeconds: config.claimTtlSeconds }, labeler, json));
+  const viewUrls = viewUrlSigner({
+    store,
+    secretBox: deps.secretBox,
+    logger,
+    ttlSeconds: Math.min(VIEW_URL_MAX_TTL_SECONDS, config.claimTtlSeconds),
+  });
+  v1.use("/labeling", labelingRoutes({ store, queue, claimTtlSeconds: config.claimTtlSeconds, viewUrls }, labeler, json));
   v1.use("/admin", adminRoutes({ store, productionLabelQuota: config.productionLabelQuota }, admin, json));
 
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());
-  app.use(webRouter()); // the labeler app at /label/ and the customer console at /console/ (web.ts)
+  // the labeler app at /label/ and the customer console at /console/ (web.ts); the console's "verify" button
+  // reads the chain at EVM_RPC_URL, so its origin joins the apps' connect-src
+  app.use(webRouter({ evmRpcUrl: config.evmRpcUrl }));
   // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
   app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

@@ -12,6 +12,7 @@ export function gatewayConfigFromEnv(env: GatewayEnv, adminToken: string | undef
     productionLabelQuota: env.PRODUCTION_LABEL_QUOTA,
     serviceName: "labelgate-gateway",
     trustProxy: env.TRUST_PROXY,
+    evmRpcUrl: env.EVM_RPC_URL,
     billing: {
       currency: env.BILLING_CURRENCY,
       pricePerLabelCents: { sandbox: env.PRICE_PER_LABEL_CENTS_SANDBOX, production: env.PRICE_PER_LABEL_CENTS_PRODUCTION },

@@ -12,6 +12,7 @@
 
 import {
   batchBody,
+  batchesQuery,
   claimBody,
   customerPatchBody,
   customersQuery,
@@ -408,6 +409,18 @@ export const ROUTES: RouteDoc[] = [
   },
   {
     method: "get",
+    path: "/v1/batches",
+    operationId: "listBatches",
+    summary: "The customer's batches",
+    description: "Newest first; each item is the batch as `GET /v1/batches/{id}` answers it, with its tasks counted by status.",
+    tag: "tasks",
+    auth: "customer",
+    query: batchesQuery,
+    responses: [{ status: 200, description: "Newest first.", schema: "BatchPage" }],
+    errors: [],
+  },
+  {
+    method: "get",
     path: "/v1/batches/{id}",
     operationId: "getBatch",
     summary: "A batch and its tasks by status",
@@ -654,7 +667,7 @@ export const ROUTES: RouteDoc[] = [
     operationId: "claimTask",
     summary: "Claim a task to label",
     description:
-      "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist.",
+      "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist. The claim names the task's `task_type`; an `s3://` or `gs://` item of a manifest job that stored credentials also gets `view_url`, a presigned GET of the object valid at most 15 minutes (and never past the claim).",
     tag: "labeling",
     auth: "labeler",
     body: {

@@ -27,6 +27,28 @@ export interface WebOptions {
   distDir?: string;
   /** origins the console may also call (e.g. an EVM RPC URL for verifying settlement proofs) */
   connectSrc?: string[];
+  /**
+   * EVM_RPC_URL: the chain the console's "verify" button reads. Its origin joins `connect-src`, and the
+   * console learns the URL from `GET /console/config.json` (`{evm_rpc_url}`, null when unset). The URL is
+   * shown to signed-in and anonymous visitors alike: use an RPC URL that is fit to be public.
+   */
+  evmRpcUrl?: string;
+}
+
+/** `GET /console/config.json`: what the console needs to know of this deployment. */
+export interface ConsoleConfig {
+  /** the EVM JSON-RPC URL settlement proofs are verified against, or null (no chain configured) */
+  evm_rpc_url: string | null;
+}
+
+/** The origin of a URL for a CSP source list, or undefined when it has none (not http(s)/ws(s)). */
+export function cspOrigin(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return /^(https?|wss?):$/.test(parsed.protocol) ? parsed.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** packages/web/dist, from services/gateway/src. */
@@ -61,7 +83,7 @@ function notBuiltPage(app: string, dir: string): string {
 `;
 }
 
-function appRouter(app: string, distDir: string, connectSrc: string[]): Router {
+function appRouter(app: string, distDir: string, connectSrc: string[], config: ConsoleConfig): Router {
   const dir = path.join(distDir, app);
   const index = path.join(dir, "index.html");
   const router = Router();
@@ -87,6 +109,12 @@ function appRouter(app: string, distDir: string, connectSrc: string[]): Router {
     }
     res.status(503).setHeader("Retry-After", "30").setHeader("Cache-Control", "no-store").type("html").send(notBuiltPage(app, dir));
   });
+  if (app === "console") {
+    router.get("/config.json", (_req, res) => {
+      res.setHeader("Cache-Control", "no-cache");
+      res.json(config);
+    });
+  }
   router.use(
     express.static(dir, {
       index: false,
@@ -121,7 +149,10 @@ function appRouter(app: string, distDir: string, connectSrc: string[]): Router {
  */
 export function webRouter(options: WebOptions = {}): Router {
   const distDir = options.distDir ?? DEFAULT_WEB_DIST_DIR;
+  const rpcOrigin = options.evmRpcUrl ? cspOrigin(options.evmRpcUrl) : undefined;
+  const connectSrc = [...(options.connectSrc ?? []), ...(rpcOrigin ? [rpcOrigin] : [])];
+  const config: ConsoleConfig = { evm_rpc_url: rpcOrigin ? (options.evmRpcUrl ?? null) : null };
   const router = Router();
-  for (const app of WEB_APPS) router.use(`/${app}`, appRouter(app, distDir, options.connectSrc ?? []));
+  for (const app of WEB_APPS) router.use(`/${app}`, appRouter(app, distDir, connectSrc, config));
   return router;
 }

@@ -31,7 +31,7 @@ interface ErrorFields {
 }
 
 /** The wire shapes of the claim and label routes, as the gateway declares them, plus error fields. */
-type ClaimBody = ErrorFields & ClaimResult;
+type ClaimBody = ErrorFields & Omit<ClaimResult, "job_id"> & { view_url?: string };
 type LabelBody = ErrorFields & RecordedLabel;
 
 let sys: System;
@@ -100,10 +100,12 @@ describe("POST /v1/labeling/claims", () => {
     const before = Date.now();
     const res = await claim(sys, l.key, { task_id: taskId });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(["claim_id", "data_url", "expires_at", "label_spec", "task_id"]);
+    // no view_url: an https item (presigned view URLs: services/manifest-worker/test/view-url.test.ts)
+    expect(Object.keys(res.body).sort()).toEqual(["claim_id", "data_url", "expires_at", "label_spec", "task_id", "task_type"]);
     expect(res.body.claim_id).toMatch(/^clm_[A-Za-z0-9]+$/);
     expect(res.body).toMatchObject({
       task_id: taskId,
+      task_type: "image_classification",
       data_url: "https://images.example/claim.jpg",
       label_spec: { question: "What animal is this?", options: OPTIONS },
     });

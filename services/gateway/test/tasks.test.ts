@@ -427,3 +427,64 @@ describe("result and isolation", () => {
     expect((await sys.api("GET", "/v1/customers/me", { token: ADMIN_TOKEN })).status).toBe(401);
   });
 });
+
+describe("GET /v1/batches", () => {
+  it("lists the customer's batches newest first, each as GET /v1/batches/{id}, paged", async () => {
+    const c = await registerCustomer(sys);
+    const other = await registerCustomer(sys);
+    await sys.api("POST", "/v1/tasks/batch", { token: other.key, body: { tasks: [taskBody()] } });
+    const empty = await sys.api("GET", "/v1/batches", { token: c.key });
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({ page: 1, per_page: 20, total: 0, items: [] });
+
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const tasks = i === 1 ? [taskBody(), taskBody(), taskBody({ gold_label: "cat" })] : [taskBody()];
+      const res = await sys.api("POST", "/v1/tasks/batch", { token: c.key, body: { tasks } });
+      expect(res.status).toBe(202);
+      ids.push(String(res.body.batch_id));
+      if (i === 1) await sys.api("POST", `/v1/tasks/${(res.body.task_ids as string[])[0]}/cancel`, { token: c.key });
+    }
+    const all = await sys.api("GET", "/v1/batches", { token: c.key });
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ page: 1, per_page: 20, total: 3 });
+    const items = all.body.items as { batch_id: string }[];
+    expect(items.map((b) => b.batch_id)).toEqual([...ids].reverse());
+    // each item is exactly what the batch's own route answers (counts without gold tasks, gold counted apart)
+    for (const item of items) {
+      expect(item).toEqual((await sys.api("GET", `/v1/batches/${item.batch_id}`, { token: c.key })).body);
+    }
+    expect(items[1]).toMatchObject({
+      batch_id: ids[1],
+      task_count: 3,
+      gold_tasks: 1,
+      counts: { pending: 1, labeling: 0, settling: 0, settled: 0, canceled: 1 },
+    });
+
+    const second = await sys.api("GET", "/v1/batches?page=2&per_page=2", { token: c.key });
+    expect(second.body).toMatchObject({ page: 2, per_page: 2, total: 3 });
+    expect((second.body.items as { batch_id: string }[]).map((b) => b.batch_id)).toEqual([ids[0]]);
+    const past = await sys.api("GET", "/v1/batches?page=9", { token: c.key });
+    expect(past.body).toMatchObject({ page: 9, total: 3, items: [] });
+  });
+
+  it.each([
+    ["page=0", "page"],
+    ["page=-1", "page"],
+    ["page=abc", "page"],
+    ["page=1.5", "page"],
+    ["per_page=0", "per_page"],
+    ["per_page=101", "per_page"],
+    ["sort=created_at", ""], // an unknown parameter: the whole query is named
+  ])("400 for ?%s naming %s", async (query, path) => {
+    const c = await registerCustomer(sys);
+    const res = await sys.api("GET", `/v1/batches?${query}`, { token: c.key });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBeDefined();
+    expect((res.body.details as { path: string }[]).map((d) => d.path)).toContain(path);
+  });
+
+  it("401 without a customer key", async () => {
+    expect((await sys.api("GET", "/v1/batches")).status).toBe(401);
+  });
+});

@@ -233,8 +233,14 @@ export function s3Client(endpoint: string): S3Client {
   });
 }
 
-export async function putS3(client: S3Client, bucket: string, key: string, body: string): Promise<void> {
-  await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: "application/x-ndjson" }));
+export async function putS3(
+  client: S3Client,
+  bucket: string,
+  key: string,
+  body: string,
+  contentType = "application/x-ndjson",
+): Promise<void> {
+  await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
 }
 
 /** Joins manifest lines into a JSONL body with a final newline. */

@@ -21,10 +21,8 @@ export interface EvmSettlement {
   prev_hash: string;
 }
 
-/** A settled result with the optional fields of newer gateways. */
-export type ResultView = SettledResult & {
-  posterior?: Record<string, number>;
-};
+/** A settled result (`posterior` is part of it since DESIGN §10). */
+export type ResultView = SettledResult;
 
 /** The EVM proof of a result, when its settlement has one. */
 export function evmProofOf(result: SettledResult): EvmSettlement | null {

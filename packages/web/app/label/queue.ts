@@ -65,16 +65,9 @@ export interface QueueSnapshot {
   signedOut: boolean;
 }
 
-/** Extra fields a claim may carry (newer gateways): a presigned view URL and the task's type. */
-interface ClaimExtras {
-  view_url?: string;
-  task_type?: string;
-}
-
 /** The URL a browser can load for a claim: its presigned `view_url`, else its http(s) `data_url`. */
 export function viewUrlOf(claim: Claim): string | null {
-  const extras = claim as Claim & ClaimExtras;
-  const url = extras.view_url ?? claim.data_url;
+  const url = claim.view_url ?? claim.data_url;
   try {
     const u = new URL(url);
     return u.protocol === "http:" || u.protocol === "https:" ? u.href : null;
@@ -84,12 +77,14 @@ export function viewUrlOf(claim: Claim): string | null {
 }
 
 /**
- * Whether a claim is shown as an image: by its task type when the claim has one, else by the URL's
- * extension; an URL with no known extension is tried as an image and shown as a link if it fails to decode.
+ * Whether a claim is shown as an image: yes when its task type names images (`image_classification`), no
+ * when it names another medium (text, video, audio, document), else by the URL's extension; an URL with no
+ * known extension is tried as an image and shown as a link if it fails to decode.
  */
 function looksLikeImage(claim: Claim, url: string): "yes" | "no" | "maybe" {
-  const type = (claim as Claim & ClaimExtras).task_type;
-  if (type !== undefined) return type.includes("image") ? "yes" : "no";
+  const type = claim.task_type ?? "";
+  if (/image|photo|picture/.test(type)) return "yes";
+  if (/text|video|audio|document|pdf/.test(type)) return "no";
   const path = new URL(url).pathname;
   if (IMAGE_EXTENSIONS.test(path)) return "yes";
   if (OTHER_EXTENSIONS.test(path)) return "no";

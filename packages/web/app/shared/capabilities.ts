@@ -9,7 +9,7 @@ import { useQuery } from "@tanstack/react-query";
 export type RouteKey = string;
 
 export const ROUTE = {
-  releaseClaim: "DELETE /v1/labeling/claims/{claim_id}",
+  releaseClaim: "DELETE /v1/labeling/claims/{claimId}",
   listBatches: "GET /v1/batches",
   settings: "GET /v1/customers/me/settings",
   updateSettings: "PATCH /v1/customers/me/settings",

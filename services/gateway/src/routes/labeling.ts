@@ -1,15 +1,17 @@
 /**
  * Labeler routes (../shared/DESIGN.md §4): claim a task (generic or named), release a claim (skip), and
- * label it. The label is recorded with the decision of the rule in the same transaction
+ * label it. A claim on a private item of a manifest job carries a presigned `view_url` (view-url.ts). The label is recorded with the decision of the rule in the same transaction
  * (packages/store/src/labeling.ts); a deciding label enqueues its task's settlement (labels that decide
  * nothing need no queue job).
  */
 import { claimBody, labelBody } from "@labelgate/api";
+import type * as wire from "@labelgate/api/types";
 import type { QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { type RequestHandler, Router } from "express";
 import { labelerOf } from "../auth";
 import { parse } from "../errors";
+import type { ViewUrlSigner } from "../view-url";
 import { pathParam } from "./tasks";
 
 export interface LabelingRouteDeps {
@@ -17,6 +19,8 @@ export interface LabelingRouteDeps {
   queue: QueueClient;
   /** how long a claim holds its slot, seconds */
   claimTtlSeconds: number;
+  /** signs the `view_url` of private (`s3://`, `gs://`) items of manifest jobs */
+  viewUrls: ViewUrlSigner;
 }
 
 /** Routes under /v1/labeling; `auth` is the labeler authentication. */
@@ -32,7 +36,17 @@ export function labelingRoutes(deps: LabelingRouteDeps, auth: RequestHandler, js
       res.status(204).end();
       return;
     }
-    res.status(201).json(claim);
+    const viewUrl = await deps.viewUrls.viewUrl(claim);
+    const out: wire.Claim = {
+      claim_id: claim.claim_id,
+      task_id: claim.task_id,
+      task_type: claim.task_type,
+      data_url: claim.data_url,
+      ...(viewUrl ? { view_url: viewUrl } : {}),
+      label_spec: claim.label_spec,
+      expires_at: claim.expires_at,
+    };
+    res.status(201).json(out);
   });
 
   router.delete("/claims/:claimId", auth, async (req, res) => {

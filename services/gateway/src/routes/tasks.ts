@@ -5,6 +5,7 @@
 import {
   ApiError,
   batchBody,
+  batchesQuery,
   type ErrorDetail,
   idempotencyKey as idempotencyKeySchema,
   pathId,
@@ -137,9 +138,21 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
   return router;
 }
 
-/** Routes under /v1/batches. */
+/** Routes under /v1/batches: the list (newest first, paged) and one batch. */
 export function batchRoutes(deps: { store: Store }, auth: RequestHandler): Router {
   const router = Router();
+  router.get("/", auth, async (req, res) => {
+    const { customerId } = customerOf(res);
+    const q = parse(batchesQuery, req.query);
+    const { total, items } = await deps.store.batches.list(customerId, q.page, q.per_page);
+    const body: wire.BatchPage = {
+      page: q.page,
+      per_page: q.per_page,
+      total,
+      items: items.map((b) => batchView(b.batch, b.counts, b.goldTasks)),
+    };
+    res.json(body);
+  });
   router.get("/:id", auth, async (req, res) => {
     const { customerId } = customerOf(res);
     const found = await deps.store.tasks.batch(customerId, pathParam(req, "id", "bat_", "batchNotFound"));

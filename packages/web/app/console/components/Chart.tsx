@@ -52,7 +52,13 @@ function options(spec: BarSeries | PointSeries, width: number, height: number): 
   const range = spec.range;
   const series: uPlot.Series[] = [
     {},
-    { label: spec.yLabel, stroke: "rgb(28, 126, 214)", width: 2, points: { show: true, size: 8, fill: "rgb(28, 126, 214)" } },
+    {
+      label: spec.yLabel,
+      stroke: "rgb(28, 126, 214)",
+      width: 2,
+      spanGaps: true,
+      points: { show: true, size: 8, fill: "rgb(28, 126, 214)" },
+    },
   ];
   if (spec.diagonal) series.push({ label: "perfect calibration", stroke: "rgba(0, 0, 0, 0.35)", dash: [6, 4], points: { show: false } });
   return {
@@ -66,8 +72,17 @@ function options(spec: BarSeries | PointSeries, width: number, height: number): 
   };
 }
 
+/**
+ * The aligned data of a chart. With a diagonal, x also holds the ends of the range (or of the data), so the
+ * line y = x spans the whole plot however few points there are; the points' series is null there.
+ */
 function data(spec: BarSeries | PointSeries): uPlot.AlignedData {
-  if (spec.kind === "points" && spec.diagonal) return [spec.x, spec.y, spec.x];
+  if (spec.kind === "points" && spec.diagonal) {
+    const [lo, hi] = spec.range ?? [Math.min(...spec.x, 0), Math.max(...spec.x, 1)];
+    const xs = [...new Set([lo, ...spec.x, hi])].sort((a, b) => a - b);
+    const yAt = new Map(spec.x.map((x, i) => [x, spec.y[i] ?? null]));
+    return [xs, xs.map((x) => yAt.get(x) ?? null), xs];
+  }
   return [spec.x, spec.y];
 }
 

@@ -1,10 +1,11 @@
 /**
- * A task: its question and options, progress, and once settled the consensus with the label counts, the
- * posterior and confidence, the resolution and the settlement proof (ledger record; Merkle proof and
- * anchor transaction on an EVM ledger).
+ * A task: its question and options, its effective policy (threshold or confidence), progress, the gold
+ * fields of a gold task, and once settled the consensus with the label counts, the posterior and
+ * confidence, the resolution and the settlement proof (ledger record; Merkle proof and anchor transaction on
+ * an EVM ledger) with a "verify" button that checks the proof against the chain from the browser.
  */
 import { ConflictError, type SettledResult, type Task } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Code, Group, Stack, Table, Text, Title } from "@mantine/core";
+import { Button, Card, Code, Group, Stack, Table, Text, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { useParams } from "react-router";
@@ -13,6 +14,7 @@ import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
 import { useSession } from "../auth";
 import { Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
 import { evmProofOf, type ResultView } from "../settlement";
+import { VerifySettlement } from "./VerifySettlement";
 
 const IMAGE = /\.(avif|bmp|gif|jpe?g|png|svg|webp)$/i;
 
@@ -69,9 +71,19 @@ function TaskSummary({ task }: { task: Task }) {
               </Code>
             ))}
           </Text>
-          <Text size="sm">
-            Labels {task.labels_collected} · consensus at {task.consensus_threshold} agreeing · at most {task.max_labels}
+          <Text size="sm" data-testid="task-policy">
+            Labels {task.labels_collected} ·{" "}
+            {task.confidence_target !== null
+              ? `confidence policy: settles at ${formatShare(task.confidence_target)} after at least ${task.min_labels ?? 1} labels`
+              : `consensus at ${task.consensus_threshold} agreeing`}{" "}
+            · at most {task.max_labels}
           </Text>
+          {task.gold && (
+            <Text size="sm" data-testid="gold">
+              Gold task: gold label <Code>{task.gold_label}</Code> · {task.gold_answers ?? 0} answers · agreement{" "}
+              {formatShare(task.gold_agreement)} (never settled, delivered or exported)
+            </Text>
+          )}
           <Text size="sm" className="break-all">
             Item:{" "}
             {link ? (
@@ -246,12 +258,7 @@ function SettlementProof({ result }: { result: SettledResult }) {
           )}
         </Table.Tbody>
       </Table>
-      {!evm && (
-        <Alert color="gray" mt="sm">
-          This settlement is on the gateway's local hash-chained ledger: its transaction id is the record's hash. A proof that anyone can
-          verify against a chain comes with an EVM ledger.
-        </Alert>
-      )}
+      <VerifySettlement result={result} evm={evm !== null} />
     </Card>
   );
 }
