@@ -232,7 +232,8 @@ export function anchorsStore(db: Db) {
             Prisma.sql`
             UPDATE tasks SET ledger_txid = ${tx.txHash}, updated_at = now()
             WHERE id IN (SELECT task_id FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
-              AND ledger_txid <> ${tx.txHash} AND ledger_txid = ANY((SELECT tx_hashes FROM anchors WHERE id = ${anchorId}))
+              AND ledger_txid <> ${tx.txHash}
+              AND EXISTS (SELECT 1 FROM anchors a WHERE a.id = ${anchorId} AND tasks.ledger_txid = ANY(a.tx_hashes))
             RETURNING id`,
             ...jobIds.flatMap((id) => completeJobSql(id)),
           ],
