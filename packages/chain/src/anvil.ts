@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { privateKeyToAddress } from "viem/accounts";
 
 export interface AnvilOptions {
   /** TCP port on 127.0.0.1; default 0 (a free port chosen by the OS) */
@@ -154,4 +155,24 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return { rpcUrl, port, statePath, process: child, stop };
+}
+
+/**
+ * Sets the balance of `privateKey`'s account on an anvil chain (`anvil_setBalance`; default 100 ETH), so a
+ * key of our own (not anvil's well-known development keys) can deploy and anchor. The key stays here: only
+ * its address is sent. @throws Error when the RPC answers an error (not an anvil node)
+ */
+export async function fundOnAnvil(rpcUrl: string, privateKey: string, wei = 100n * 10n ** 18n): Promise<void> {
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "anvil_setBalance",
+      params: [privateKeyToAddress(privateKey as `0x${string}`), `0x${wei.toString(16)}`],
+    }),
+  });
+  const body = (await res.json()) as { error?: { message?: string } };
+  if (body.error) throw new Error(`anvil_setBalance: ${body.error.message ?? "error"}`);
 }
