@@ -13,8 +13,10 @@ import path from "node:path";
 import { privateKeyToAddress } from "viem/accounts";
 
 export interface AnvilOptions {
-  /** TCP port on 127.0.0.1; default 0 (a free port chosen by the OS) */
+  /** TCP port; default 0 (a free port chosen by the OS) */
   port?: number;
+  /** address to listen on; default 127.0.0.1 (a container: 0.0.0.0) */
+  host?: string;
   /** directory of the chain's state file (`anvil-state.json`, `--state`): loaded at start, written at exit and every `stateIntervalS` */
   stateDir?: string;
   /** seconds between state dumps with `stateDir` (crash safety); default 1 */
@@ -82,7 +84,7 @@ async function rpcAnswers(rpcUrl: string): Promise<boolean> {
  * @throws Error when anvil exits early or does not answer within `startTimeoutMs` (the process is killed).
  */
 export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
-  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0)];
+  const args = ["--host", options.host ?? "127.0.0.1", "--port", String(options.port ?? 0)];
   let statePath: string | undefined;
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true });

@@ -1,0 +1,33 @@
+/**
+ * A local EVM chain for Compose (`anvil` service): the anvil binary of the `@foundry-rs/anvil` package, on
+ * ANVIL_HOST (default 127.0.0.1) : ANVIL_PORT (default 8545), its state under DATA_DIR/anvil (loaded at
+ * start, dumped every second and at exit). Prints the RPC URL; stops anvil on SIGTERM/SIGINT. anvil's own
+ * output (it lists its development keys) is not printed.
+ */
+import path from "node:path";
+import { startAnvil } from "@labelgate/chain/node";
+
+async function main(): Promise<void> {
+  const port = Number(process.env.ANVIL_PORT ?? 8545);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error("ANVIL_PORT must be a port number");
+  const host = process.env.ANVIL_HOST ?? "127.0.0.1";
+  const anvil = await startAnvil({ port, host, stateDir: path.resolve(process.env.DATA_DIR ?? ".data", "anvil") });
+  process.stdout.write(`anvil listening: http://${host}:${anvil.port} (chain state ${anvil.statePath})\n`);
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    void anvil.stop().then(() => process.exit(0));
+  };
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  anvil.process.once("exit", (code) => {
+    if (stopping) return;
+    process.stderr.write(`anvil exited (${code})\n`);
+    process.exit(1);
+  });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
