@@ -5,6 +5,8 @@
  * JSON-RPC verifier accept; the task's ledger_txid, its event's and the export's are the anchor
  * transaction; a second consensus worker stands by (one leader); one byte changed in a leaf fails.
  */
+import { execFile } from "node:child_process";
+import path from "node:path";
 import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import { verifySettlement } from "@labelgate/sdk";
 import { verifyLedger } from "@labelgate/store";
@@ -21,6 +23,25 @@ import {
   startConsensusWorkers,
   startSystem,
 } from "../../../test/system";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const BIN = path.join(ROOT, "packages/cli/bin/labelgate.cjs");
+
+/** `labelgate <args>` as a real process against the system (RPC URL from EVM_RPC_URL). */
+function cli(args: string[], apiKey: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", LABELGATE_API_KEY: apiKey, LABELGATE_URL: s.baseUrl, EVM_RPC_URL: anvil.rpcUrl },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
 
 let anvil: Anvil;
 let s: System;
@@ -92,6 +113,11 @@ describe("LEDGER=evm", () => {
       expect((await verifyLedger(s.db.prisma)).ok).toBe(true);
       const contracts = await s.db.prisma.anchorContract.findMany();
       expect(contracts).toHaveLength(1);
+
+      // the CLI on a real result: holds, exit 0
+      const ran = await cli(["verify", ids[0] as string], customer.key);
+      expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(JSON.parse(ran.stdout)).toMatchObject({ task_id: ids[0], ok: true });
 
       // one byte of the leaf changed: the verifiers refuse it with a reason
       const result = results[0] as Record<string, unknown> & { settlement: { leaf: string } };
