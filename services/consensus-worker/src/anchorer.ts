@@ -205,6 +205,15 @@ export class Anchorer {
       await this.sign(client, anchor, "first");
       return;
     }
+    // an earlier transaction of this batch (before a re-sign) that got mined after all confirms it: the
+    // batch is anchored by whichever of its transactions the chain holds, never signed again past it
+    for (const earlier of anchor.txHashes.filter((h) => h !== anchor.txHash)) {
+      const before = await client.status(earlier as Hex);
+      if (before.state === "mined" && before.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase())) {
+        if (before.confirmations >= this.o.confirmations) await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
+        return;
+      }
+    }
     const txHash = anchor.txHash as Hex;
     const status = await client.status(txHash);
     switch (status.state) {
@@ -236,8 +245,13 @@ export class Anchorer {
         if (status.state === "reorged" && status.inPool) return;
         // the same transaction while its nonce is free (same hash); else a new one with the next nonce
         const mined = await client.nonce("latest");
-        if (mined <= anchor.nonce) await this.rebroadcast(client, anchor);
-        else await this.sign(client, anchor, "resign");
+        if (mined <= anchor.nonce) {
+          await this.rebroadcast(client, anchor);
+          return;
+        }
+        // its nonce is used: read the transaction once more (it may have been mined since the first read)
+        const again = await client.status(txHash);
+        if (again.state === "dropped" || (again.state === "reorged" && !again.inPool)) await this.sign(client, anchor, "resign");
         return;
       }
     }
