@@ -128,7 +128,7 @@ async function scenario(
     const faultFigures = await faultDuring(load, run, atLabels, () => fault(cc));
     const counts = await checkInvariant({ databaseUrl: cc.cluster.pg.databaseUrl, customer, record: load.record, healthy: cc.healthy });
     expect(counts.tasksSettled).toBe(ITEMS);
-    const anchors = await checkAnchors(cc, customer, load.record.acceptedTasks);
+    const anchors = await checkAnchors(cc, customer, [...load.record.acceptedTasks]);
     results[name] = { ...counts, ...anchors, ...faultFigures };
     return counts;
   });

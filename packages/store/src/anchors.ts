@@ -101,7 +101,7 @@ export function anchorsStore(db: Db) {
         const [, records] = await run<[object, { seq: string; payload: unknown }]>([
           Prisma.sql`SELECT pg_advisory_xact_lock(${CLOSE_LOCK_KEY})`,
           Prisma.sql`SELECT seq::text AS seq, payload FROM ledger_entries
-            WHERE seq > (SELECT COALESCE(max(last_seq), 0) FROM anchors) ORDER BY seq LIMIT ${options.maxLeaves}`,
+            WHERE ledger_entries.seq > (SELECT COALESCE(max(last_seq), 0) FROM anchors) ORDER BY ledger_entries.seq LIMIT ${options.maxLeaves}`,
         ]);
         if (records.length === 0) return undefined;
         const first = BigInt((records[0] as { seq: string }).seq);

@@ -77,12 +77,24 @@ export class Anchorer {
 
   /** Starts ticking (the first tick at once). */
   start(): void {
+    // consecutive failed ticks: the next waits longer (up to 2 s), and one failure in 20 is logged
+    let failures = 0;
     const loop = () => {
       if (this.stopped) return;
       this.running = this.tick()
-        .catch((err: unknown) => this.o.logger.warn({ err: describe(err) }, "anchorer tick failed (retrying)"))
+        .then(
+          () => {
+            if (failures > 0) this.o.logger.info({ failures }, "anchorer recovered");
+            failures = 0;
+          },
+          (err: unknown) => {
+            if (failures % 20 === 0) this.o.logger.warn({ err: describe(err), failures: failures + 1 }, "anchorer tick failed (retrying)");
+            failures++;
+          },
+        )
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.lock.held ? this.tickMs : Math.max(this.tickMs, 500));
+          const base = this.lock.held ? this.tickMs : Math.max(this.tickMs, 500);
+          if (!this.stopped) this.timer = setTimeout(loop, failures === 0 ? base : Math.min(2000, base * 2 ** Math.min(failures, 5)));
         });
     };
     loop();
