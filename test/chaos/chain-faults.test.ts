@@ -137,7 +137,8 @@ async function scenario(
 /** The anchor in flight (state sent) once one is, polled with a deadline. */
 async function sentAnchor(cc: ChainCluster, timeoutMs = 30_000) {
   return eventually(
-    async () => (await cc.db.prisma.anchor.findFirst({ where: { state: "sent", sends: { gte: 1 } }, orderBy: { firstSeq: "asc" } })) ?? undefined,
+    async () =>
+      (await cc.db.prisma.anchor.findFirst({ where: { state: "sent", sends: { gte: 1 } }, orderBy: { firstSeq: "asc" } })) ?? undefined,
     timeoutMs,
     "an anchor sent and not confirmed",
   );

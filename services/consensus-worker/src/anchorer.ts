@@ -222,7 +222,8 @@ export class Anchorer {
     for (const earlier of anchor.txHashes.filter((h) => h !== anchor.txHash)) {
       const before = await client.status(earlier as Hex);
       if (before.state === "mined" && before.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase())) {
-        if (before.confirmations >= this.o.confirmations) await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
+        if (before.confirmations >= this.o.confirmations)
+          await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
         return;
       }
     }
