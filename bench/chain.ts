@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:chain-settlement` (node --import tsx bench/chain.ts): on-chain settlement (LEDGER=evm) on a local
+ * `pnpm bench:settlement` (node --import tsx bench/chain.ts): on-chain settlement (LEDGER=evm) on a local
  * anvil started here, against the machine's Postgres (a database of its own) and Redis (a prefix of its own).
  * The gateway runs as a process only to create a customer and a template task; the decided tasks are then
  * cloned from it with SQL (status `settling`, as a deciding label leaves them), and the settlement runs
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     const gateway = services.get("gateway") as Started;
     children.push(gateway.child);
     const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
-    const customer = await productionCustomer(gatewayUrl, target.adminToken, "chain bench");
+    const customer = await productionCustomer(gatewayUrl, target.adminToken, "chainbench");
     const created = await fetch(`${gatewayUrl}/v1/tasks`, {
       method: "POST",
       headers: { authorization: `Bearer ${customer.key}`, "content-type": "application/json" },

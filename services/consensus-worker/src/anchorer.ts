@@ -79,13 +79,15 @@ export class Anchorer {
   start(): void {
     // consecutive failed ticks: the next waits longer (up to 2 s), and one failure in 20 is logged
     let failures = 0;
+    let progressed = false;
     const loop = () => {
       if (this.stopped) return;
       this.running = this.tick()
         .then(
-          () => {
+          (moved) => {
             if (failures > 0) this.o.logger.info({ failures }, "anchorer recovered");
             failures = 0;
+            progressed = moved;
           },
           (err: unknown) => {
             if (failures % 20 === 0) this.o.logger.warn({ err: describe(err), failures: failures + 1 }, "anchorer tick failed (retrying)");
@@ -93,8 +95,10 @@ export class Anchorer {
           },
         )
         .finally(() => {
-          const base = this.lock.held ? this.tickMs : Math.max(this.tickMs, 500);
-          if (!this.stopped) this.timer = setTimeout(loop, failures === 0 ? base : Math.min(2000, base * 2 ** Math.min(failures, 5)));
+          // a tick that moved an anchor on is followed at once (the next step is often ready: mined, or a full batch)
+          const base = progressed ? 0 : this.lock.held ? this.tickMs : Math.max(this.tickMs, 500);
+          if (!this.stopped)
+            this.timer = setTimeout(loop, failures === 0 ? base : Math.min(2000, Math.max(base, 50) * 2 ** Math.min(failures, 5)));
         });
     };
     loop();
@@ -116,33 +120,34 @@ export class Anchorer {
 
   /**
    * One step: take or confirm the leadership; as leader, check reorgs, then advance the anchor in flight or
-   * close a due batch. @throws RPC or database errors (the loop logs them and ticks again)
+   * close a due batch. @returns whether an anchor moved on (closed, sent, confirmed) @throws RPC or database
+   * errors (the loop logs them and ticks again)
    */
-  async tick(): Promise<void> {
+  async tick(): Promise<boolean> {
     const wasLeader = this.lock.held;
     const leader = await this.lock.tryAcquire();
     this.o.metrics?.anchorerLeader.set(leader ? 1 : 0);
     if (leader !== wasLeader) this.o.logger.info({ leader }, leader ? "anchorer: leading" : "anchorer: standing by");
-    if (!leader) return;
+    if (!leader) return false;
     const client = await this.connect();
     await this.checkReorgs(client);
     let anchor = await this.o.store.anchors.inFlight();
     if (!anchor) {
       const backlog = await this.o.store.anchors.backlog();
-      if (backlog.count === 0 || !backlog.oldestAt) return;
+      if (backlog.count === 0 || !backlog.oldestAt) return false;
       const due = backlog.count >= this.o.maxLeaves || Date.now() - backlog.oldestAt.getTime() >= this.o.intervalMs;
-      if (!due) return;
+      if (!due) return false;
       anchor =
         (await this.o.store.anchors.close({ maxLeaves: this.o.maxLeaves, chainId: client.chainId, contract: client.contract as string })) ??
         null;
-      if (!anchor) return;
+      if (!anchor) return false;
       this.o.metrics?.anchorLeaves.observe(anchor.treeSize);
       this.o.logger.debug(
         { anchor: String(anchor.id), first: String(anchor.firstSeq), last: String(anchor.lastSeq) },
         "anchor batch closed",
       );
     }
-    await this.advance(client, anchor);
+    return this.advance(client, anchor);
   }
 
   /** The anchor client, with the contract configured, stored or (first leader) deployed. */
@@ -211,20 +216,20 @@ export class Anchorer {
     };
   }
 
-  /** Moves the anchor in flight one step (see the module comment). */
-  private async advance(client: AnchorClient, anchor: Anchor): Promise<void> {
+  /** Moves the anchor in flight one step (see the module comment). @returns whether it was sent first or confirmed */
+  private async advance(client: AnchorClient, anchor: Anchor): Promise<boolean> {
     if (anchor.state === "open" || !anchor.txHash || !anchor.rawTx || anchor.nonce === null) {
       await this.sign(client, anchor, "first");
-      return;
+      return true;
     }
     // an earlier transaction of this batch (before a re-sign) that got mined after all confirms it: the
     // batch is anchored by whichever of its transactions the chain holds, never signed again past it
     for (const earlier of anchor.txHashes.filter((h) => h !== anchor.txHash)) {
       const before = await client.status(earlier as Hex);
       if (before.state === "mined" && before.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase())) {
-        if (before.confirmations >= this.o.confirmations)
-          await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
-        return;
+        if (before.confirmations < this.o.confirmations) return false;
+        await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
+        return true;
       }
     }
     const txHash = anchor.txHash as Hex;
@@ -238,34 +243,34 @@ export class Anchorer {
             "anchor transaction mined without its Anchored event: signing again",
           );
           await this.sign(client, anchor, "resign");
-          return;
+          return false;
         }
-        if (status.confirmations < this.o.confirmations) return;
+        if (status.confirmations < this.o.confirmations) return false;
         await this.confirm(anchor, this.minedOf(anchor, status));
-        return;
+        return true;
       }
       case "reverted":
         this.o.logger.warn({ anchor: String(anchor.id), tx: txHash }, "anchor transaction reverted: signing again");
         await this.sign(client, anchor, "resign");
-        return;
+        return false;
       case "pending": {
         const last = this.lastBroadcast.get(anchor.id) ?? 0;
         if (Date.now() - last >= (this.o.rebroadcastMs ?? 10_000)) await this.rebroadcast(client, anchor);
-        return;
+        return false;
       }
       case "dropped":
       case "reorged": {
-        if (status.state === "reorged" && status.inPool) return;
+        if (status.state === "reorged" && status.inPool) return false;
         // the same transaction while its nonce is free (same hash); else a new one with the next nonce
         const mined = await client.nonce("latest");
         if (mined <= anchor.nonce) {
           await this.rebroadcast(client, anchor);
-          return;
+          return false;
         }
         // its nonce is used: read the transaction once more (it may have been mined since the first read)
         const again = await client.status(txHash);
         if (again.state === "dropped" || (again.state === "reorged" && !again.inPool)) await this.sign(client, anchor, "resign");
-        return;
+        return false;
       }
     }
   }
