@@ -6,12 +6,13 @@
  */
 import path from "node:path";
 import { startAnvil } from "@labelgate/chain/node";
+import { parseEnv, standaloneOnlyEnv } from "@labelgate/config";
 
 async function main(): Promise<void> {
-  const port = Number(process.env.ANVIL_PORT ?? 8545);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error("ANVIL_PORT must be a port number");
-  const host = process.env.ANVIL_HOST ?? "127.0.0.1";
-  const anvil = await startAnvil({ port, host, stateDir: path.resolve(process.env.DATA_DIR ?? ".data", "anvil") });
+  // ANVIL_PORT and DATA_DIR as standalone parses them (one schema); ANVIL_HOST is this script's own
+  const own = parseEnv(standaloneOnlyEnv, process.env);
+  const host = process.env.ANVIL_HOST || "127.0.0.1";
+  const anvil = await startAnvil({ port: own.ANVIL_PORT, host, stateDir: path.resolve(own.DATA_DIR, "anvil") });
   process.stdout.write(`anvil listening: http://${host}:${anvil.port} (chain state ${anvil.statePath})\n`);
   let stopping = false;
   const stop = () => {

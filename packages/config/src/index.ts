@@ -255,8 +255,8 @@ export const standaloneOnlyEnv = z.object({
   /** where the embedded Postgres and the local chain keep their files and the generated admin token is stored */
   DATA_DIR: z.string().default(".data"),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
-  /** port of the local chain (anvil) standalone starts when EVM_RPC_URL is unset and LEDGER is not `local` */
-  ANVIL_PORT: int(8545, 1, 65535),
+  /** port of the local chain (anvil) standalone starts when EVM_RPC_URL is unset and LEDGER is not `local`; 0 = a free port */
+  ANVIL_PORT: int(8545, 0, 65535),
 });
 
 /** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */
