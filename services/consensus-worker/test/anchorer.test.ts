@@ -10,7 +10,7 @@ import path from "node:path";
 import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import { verifySettlement } from "@labelgate/sdk";
 import { verifyLedger } from "@labelgate/store";
-import { fundedKey } from "../../../packages/chain/test/helpers";
+import { fundedKey, rpc } from "../../../packages/chain/test/helpers";
 import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
 import {
   createLabeler,
@@ -129,6 +129,18 @@ describe("LEDGER=evm", () => {
       const relabeled = { ...result, confidence: 0.5 };
       expect(await verifySettlement(relabeled, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: false, reason: "leaf_mismatch" });
 
+      // confirming an anchor again (a resumed anchorer) settles nothing twice and writes no event
+      const first = anchors[0];
+      if (!first?.txHash || !first.blockHash || first.blockNumber === null || first.gasUsed === null) throw new Error("no anchor");
+      const again = await s.store.anchors.confirm(first.id, {
+        txHash: first.txHash as `0x${string}`,
+        blockNumber: first.blockNumber,
+        blockHash: first.blockHash as `0x${string}`,
+        gasUsed: first.gasUsed,
+      });
+      expect(again).toEqual({ settled: [], completedJobIds: [], retargeted: 0 });
+      expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
+
       // the events go out (no webhook configured: recorded by the webhook worker)
       await eventually(
         async () => ((await s.db.prisma.event.count({ where: { taskId: { in: ids }, recordedAt: null } })) === 0 ? true : undefined),
@@ -137,6 +149,37 @@ describe("LEDGER=evm", () => {
       );
     } finally {
       await standby.close();
+    }
+  });
+
+  it("keeps a task settling, its result 202, until its anchor is mined and confirmed", async () => {
+    const customer = await registerCustomer(s, 100);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => createLabeler(s, `pending-${i}`)));
+    await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
+    try {
+      const id = await createTask(s, customer.key);
+      await decide(labelers, id);
+      // the record is appended and its anchor sent, but no block is mined: the task waits, settling
+      const anchor = await eventually(
+        async () => {
+          const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: id } });
+          if (!entry?.anchorId) return undefined;
+          const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
+          return a?.state === "sent" && a.sends > 0 ? a : undefined;
+        },
+        15_000,
+        "the task's anchor sent",
+      );
+      const pending = await s.api("GET", `/v1/tasks/${id}/result`, { token: customer.key });
+      expect(pending.status).toBe(202);
+      expect(pending.body).toMatchObject({ status: "settling" });
+      expect(await s.db.prisma.event.count({ where: { taskId: id } })).toBe(0);
+      await rpc(anvil.rpcUrl, "evm_mine");
+      const result = await settledResult(s, customer.key, id);
+      expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: anchor.txHash });
+      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
+    } finally {
+      await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
     }
   });
 });
