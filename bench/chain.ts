@@ -42,7 +42,7 @@ const TASKS = positiveInt(values.tasks, "--tasks");
 const RATE = positiveInt(values.rate, "--rate");
 const SECONDS = positiveInt(values.seconds, "--seconds");
 const CONCURRENCY = 16;
-const logger = createLogger("bench-chain", "warn");
+const logger = createLogger("bench-chain", process.env.BENCH_LOG_LEVEL === "info" ? "info" : "warn");
 
 /** Clones the template task into `count` decided (`settling`) tasks; returns their ids. */
 async function decidedTasks(store: Store, templateId: string, tag: string, count: number): Promise<string[]> {

@@ -16,6 +16,7 @@
  *   checked; one whose block left the canonical chain is reopened (`sent`) and goes through the same path.
  * - RPC failures are logged and retried at the next tick; the signing key stays inside viem's account.
  */
+import { performance } from "node:perf_hooks";
 import type { AnchorClient, AnchorTxStatus } from "@labelgate/chain/node";
 import { createAnchorClient } from "@labelgate/chain/node";
 import type { Logger } from "@labelgate/core";
@@ -68,6 +69,13 @@ export class Anchorer {
   private stopped = false;
   private lastHead: Hex | undefined;
   private lastBroadcast = new Map<bigint, number>();
+  /** durations of each step of an anchor (ms), logged with its confirmation */
+  private readonly steps = new Map<bigint, Record<string, number>>();
+  private step(anchorId: bigint, name: string, since: number): void {
+    const entry = this.steps.get(anchorId) ?? {};
+    entry[name] = Math.round((entry[name] ?? 0) + performance.now() - since);
+    this.steps.set(anchorId, entry);
+  }
   private readonly tickMs: number;
 
   constructor(private readonly o: AnchorerOptions) {
@@ -137,10 +145,12 @@ export class Anchorer {
       if (backlog.count === 0 || !backlog.oldestAt) return false;
       const due = backlog.count >= this.o.maxLeaves || Date.now() - backlog.oldestAt.getTime() >= this.o.intervalMs;
       if (!due) return false;
+      const closing = performance.now();
       anchor =
         (await this.o.store.anchors.close({ maxLeaves: this.o.maxLeaves, chainId: client.chainId, contract: client.contract as string })) ??
         null;
       if (!anchor) return false;
+      this.step(anchor.id, "close_ms", closing);
       this.o.metrics?.anchorLeaves.observe(anchor.treeSize);
       this.o.logger.debug(
         { anchor: String(anchor.id), first: String(anchor.firstSeq), last: String(anchor.lastSeq) },
@@ -277,6 +287,7 @@ export class Anchorer {
 
   /** Signs `anchor(root, first, last)` with the next nonce, stores it, then broadcasts it. */
   private async sign(client: AnchorClient, anchor: Anchor, kind: "first" | "resign"): Promise<void> {
+    const signing = performance.now();
     const nonce = await client.nonce("pending");
     const signed = await client.signAnchor({
       root: anchor.merkleRoot as Hex,
@@ -290,6 +301,7 @@ export class Anchorer {
       kind === "first" ? "anchor sent" : "anchor re-signed and sent",
     );
     await this.send(client, anchor.id, signed.serialized, kind);
+    this.step(anchor.id, "send_ms", signing);
   }
 
   /** Broadcasts the stored transaction again (same hash). */
@@ -313,7 +325,11 @@ export class Anchorer {
 
   /** Confirms the anchor: its tasks settled and their events enqueued (the reconciliation catches a failed enqueue). */
   private async confirm(anchor: Anchor, mined: { txHash: Hex; blockNumber: bigint; blockHash: Hex; gasUsed: bigint }): Promise<void> {
+    const confirming = performance.now();
     const result = await this.o.store.anchors.confirm(anchor.id, mined);
+    this.step(anchor.id, "confirm_ms", confirming);
+    const steps = this.steps.get(anchor.id);
+    this.steps.delete(anchor.id);
     this.lastBroadcast.delete(anchor.id);
     const now = Date.now();
     this.o.metrics?.anchorsConfirmed.inc();
@@ -330,6 +346,7 @@ export class Anchorer {
         leaves: anchor.treeSize,
         settled: result.settled.length,
         gas: String(mined.gasUsed),
+        ...steps,
       },
       "anchor confirmed",
     );
