@@ -76,6 +76,11 @@ interface TaskToSettle {
   settled_at: string;
 }
 
+/**
+ * The anchor rows of LEDGER=evm over the store's database (see the module comment). Errors: pg's and
+ * Prisma's on database failures; `close` also throws when the records after the last anchor are not
+ * consecutive or a record was taken by another anchor (both a broken invariant).
+ */
 export function anchorsStore(db: Db) {
   const { prisma, pool } = db;
 
