@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--only api,labels,growth,webhooks,manifest,soak] [--quick] [--runs 3] [--no-write]`
+ * `pnpm bench [--only api,labels,growth,webhooks,manifest,soak,settlement] [--quick] [--runs 3] [--no-write]`
  *
  * Runs every benchmark, one after the other (each is a child process `node --import tsx bench/<name>.ts`
  * whose stderr is passed through and whose stdout is its one JSON summary line):
@@ -11,7 +11,9 @@
  *    fall by at most 20%;
  *  - webhooks: `bench/webhooks.ts --rates 100,300` and manifest: `bench/manifest.ts --lines 100000` (these run
  *    once: they have no --runs);
- *  - soak: `bench/soak.ts --minutes 10`.
+ *  - soak: `bench/soak.ts --minutes 10`;
+ *  - settlement: `bench/chain.ts` (LEDGER=evm on a local anvil: gas per settled task at full batches, settling →
+ *    settled lag at 300 settlements/s, throughput evm vs local in the same run, verifySettlement per proof).
  * `--quick` is a short smoke run of the same (1 run, a few seconds each, growth at 1,000 and 10,000, a
  * 1-minute soak, small webhook and manifest sizes); its figures are not the benchmark's.
  * Before each bench, a `CHECKPOINT` of Postgres and a wait until the machine is quiet (`quiesce`).
@@ -29,7 +31,7 @@ import { Pool } from "pg";
 import { ROOT } from "./bench-lib";
 import { log, machineCpu, positiveInt, round, sleep } from "./measure";
 
-const BENCHES = ["api", "labels", "growth", "webhooks", "manifest", "soak"] as const;
+const BENCHES = ["api", "labels", "growth", "webhooks", "manifest", "soak", "settlement"] as const;
 type BenchName = (typeof BENCHES)[number];
 const BEGIN = "<!-- pnpm bench: begin -->";
 const END = "<!-- pnpm bench: end -->";
@@ -245,6 +247,26 @@ function manifestRows(s: Summary): Row[] {
   });
 }
 
+function settlementRows(s: Summary): Row[] {
+  const intervalMs = num(s, "lag.anchor_interval_ms");
+  return [
+    row("settlement", "gas per anchor at 1,024 leaves", num(s, "gas.gas_per_anchor"), 0),
+    row("settlement", "gas per settled task at full batches", num(s, "gas.gas_per_task"), 1, { text: "<= 50", ok: (v) => v <= 50 }),
+    row("settlement", `settling → settled lag p99 at ${fmt(num(s, "lag.offered_per_s"))}/s offered, ms`, num(s, "lag.ms.p99_ms"), 0, {
+      text: `<= ${fmt(intervalMs + 1000)} (ANCHOR_INTERVAL_MS + 1 s)`,
+      ok: (v) => v <= intervalMs + 1000,
+    }),
+    row("settlement", "leaves per anchor at that rate", num(s, "lag.leaves_per_anchor"), 0),
+    row("settlement", "throughput LEDGER=local, tasks/s", num(s, "throughput.local_tasks_per_s"), 0),
+    row("settlement", "throughput LEDGER=evm to the last task settled, tasks/s", num(s, "throughput.evm_settled_per_s"), 0),
+    row("settlement", "evm / local throughput (to the last task settled)", num(s, "throughput.ratio_settled"), 2, {
+      text: ">= 0.9",
+      ok: (v) => v >= 0.9,
+    }),
+    row("settlement", "verifySettlementLocal per proof, ms", num(s, "verify_ms_per_proof"), 3, { text: "< 10", ok: (v) => v < 10 }),
+  ];
+}
+
 function soakRows(s: Summary): Row[] {
   const services = (s.rss as { services?: Record<string, Summary> } | undefined)?.services ?? {};
   const limit = num(s, "rss.flat_below_mb_per_min");
@@ -356,6 +378,10 @@ async function main(): Promise<void> {
   if (selected.has("soak")) {
     const s = await run("soak", quick ? ["--minutes", "1"] : ["--minutes", "10"]);
     if (s) rows.push(...soakRows(s));
+  }
+  if (selected.has("settlement")) {
+    const s = await run("chain", quick ? ["--tasks", "2048", "--seconds", "5"] : []);
+    if (s) rows.push(...settlementRows(s));
   }
 
   const cpus = os.cpus();

@@ -2,11 +2,15 @@
  * `pnpm start`: the whole system in one process, built by the same runtime as the distributed services
  * (@labelgate/runtime) with all four roles. With no DATABASE_URL it starts an embedded Postgres (files under
  * DATA_DIR, default `.data/`); with no REDIS_URL it runs BullMQ on its Postgres backend. It migrates on
- * start, and prints the URL and admin token.
+ * start, and prints the URL and admin token. Unless EVM_RPC_URL is set or LEDGER=local, it starts a local EVM
+ * chain (anvil, from the @foundry-rs/anvil package) on ANVIL_PORT (default 8545) with its state under
+ * DATA_DIR/anvil, with a signing key of its own kept in DATA_DIR/evm-key and funded on that chain, and
+ * settles on it (LEDGER=evm): the anchor contract is deployed on the first start.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { type Anvil, fundOnAnvil, startAnvil } from "@labelgate/chain/node";
 import { parseEnv, standaloneOnlyEnv } from "@labelgate/config";
 import { consensusRole } from "@labelgate/consensus-worker";
 import { createLogger } from "@labelgate/core";
@@ -94,7 +98,20 @@ async function main(): Promise<void> {
     stopping = true;
   });
 
-  const runtime = await createRuntime(process.env, [gatewayRole, consensusRole, webhookRole, manifestRole], {
+  // the local chain: LEDGER=evm on anvil unless a chain is configured or the local ledger is asked for
+  let anvil: Anvil | undefined;
+  const env: Record<string, string | undefined> = { ...process.env };
+  if (!env.EVM_RPC_URL && env.LEDGER !== "local") {
+    anvil = await startAnvil({ port: own.ANVIL_PORT, stateDir: path.resolve(own.DATA_DIR, "anvil") });
+    const key = persistentSecret(own.DATA_DIR, "evm-key", env.EVM_PRIVATE_KEY, () => `0x${randomBytes(32).toString("hex")}`);
+    await fundOnAnvil(anvil.rpcUrl, key);
+    env.EVM_RPC_URL = anvil.rpcUrl;
+    env.EVM_PRIVATE_KEY = key;
+    env.LEDGER ??= "evm";
+  }
+  const ledger = env.LEDGER ?? (env.EVM_RPC_URL ? "evm" : "local");
+
+  const runtime = await createRuntime(env, [gatewayRole, consensusRole, webhookRole, manifestRole], {
     databaseUrl,
     queueBackend: { kind: "postgres", url: databaseUrl, schema: "bullmq" },
     adminToken,
@@ -102,6 +119,7 @@ async function main(): Promise<void> {
     handleSignals: true,
     afterShutdown: async () => {
       await embedded?.stop();
+      await anvil?.stop();
     },
   });
   const [gateway] = runtime.instances;
@@ -116,6 +134,8 @@ async function main(): Promise<void> {
       `  ops          http://127.0.0.1:${runtime.ops.port}/metrics, /healthz, /readyz`,
       `  database     ${embedded ? `embedded Postgres, ${path.resolve(own.DATA_DIR, "pg")}` : "DATABASE_URL"}`,
       `  queues       ${runtime.ctx.backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
+      `  ledger       ${ledger === "evm" ? `evm, ${anvil ? `local chain (anvil) ${anvil.rpcUrl}, state ${path.resolve(own.DATA_DIR, "anvil")}` : "EVM_RPC_URL"}` : "local (hash-chained table, nothing anchored)"}`,
+      ...(ledger === "evm" ? [`  verify       pnpm labelgate verify <task_id> --rpc-url ${anvil ? anvil.rpcUrl : "$EVM_RPC_URL"}`] : []),
       `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
       "",
     ].join("\n"),

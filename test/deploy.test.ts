@@ -145,9 +145,9 @@ describe("docker-compose.yml", () => {
 
   it("has postgres, redis, an S3 store, migrations, the gateway and every worker, all labelgate ones from one image", () => {
     expect(Object.keys(services).sort()).toEqual(
-      ["consensus-worker", "gateway", "manifest-worker", "migrate", "postgres", "redis", "s3", "webhook-worker"].sort(),
+      ["anvil", "consensus-worker", "gateway", "manifest-worker", "migrate", "postgres", "redis", "s3", "webhook-worker"].sort(),
     );
-    for (const name of [...SERVICE_NAMES, "migrate", "s3"]) {
+    for (const name of [...SERVICE_NAMES, "migrate", "s3", "anvil"]) {
       const s = services[name] as ComposeService;
       expect({ name, image: s.image, build: s.build }).toEqual({ name, image: "labelgate:latest", build: "." });
     }
@@ -429,6 +429,7 @@ describe("deploy/ (Kubernetes)", () => {
       [
         "Namespace/labelgate",
         "ConfigMap/labelgate-config",
+        "ConfigMap/labelgate-chain",
         "Job/migrate",
         "Deployment/gateway",
         "Service/gateway",
@@ -565,7 +566,14 @@ describe("deploy/ (Kubernetes)", () => {
     expect(kustomization.resources).not.toContain("secret.example.yaml");
     expect(secretExample.map((s) => `${s.kind}/${s.metadata.name}`)).toEqual(["Secret/labelgate-secrets"]);
     const example = secretExample[0] as K8sObject;
-    expect(Object.keys(example.stringData ?? {}).sort()).toEqual(["ADMIN_TOKEN", "DATABASE_URL", "ENCRYPTION_KEY", "REDIS_URL"]);
+    expect(Object.keys(example.stringData ?? {}).sort()).toEqual([
+      "ADMIN_TOKEN",
+      "DATABASE_URL",
+      "ENCRYPTION_KEY",
+      "EVM_PRIVATE_KEY",
+      "EVM_RPC_URL",
+      "REDIS_URL",
+    ]);
     for (const value of Object.values(example.stringData ?? {})) expect(value).toContain("REPLACE_ME");
     expect(example.data).toBeUndefined();
 
@@ -587,5 +595,9 @@ describe("deploy/ (Kubernetes)", () => {
     // Least privilege: only the gateway gets the admin token; the consensus worker seals nothing.
     for (const name of WORKERS) expect(containerEnv(container(deployment(name)))).not.toHaveProperty("ADMIN_TOKEN");
     expect(containerEnv(container(deployment("consensus-worker")))).not.toHaveProperty("ENCRYPTION_KEY");
+    // the chain's key goes to the consensus worker (the anchorer) only
+    for (const name of SERVICE_NAMES.filter((n) => n !== "consensus-worker")) {
+      expect(containerEnv(container(deployment(name)))).not.toHaveProperty("EVM_PRIVATE_KEY");
+    }
   });
 });

@@ -54,7 +54,8 @@ export function startService(service: ServiceName, options: ServiceOptions): Pro
  * database and Redis (DATABASE_URL and REDIS_URL set: no embedded Postgres), and waits for its start line.
  */
 export function startStandalone(options: ServiceOptions): Promise<ServiceProcess> {
-  return startProcess("standalone", "scripts/standalone.ts", options);
+  // its local chain (LEDGER=evm) on a free port: 8545 may be taken on a shared machine
+  return startProcess("standalone", "scripts/standalone.ts", { ...options, env: { ANVIL_PORT: "0", ...options.env } });
 }
 
 async function startProcess(service: ServiceName | "standalone", script: string, options: ServiceOptions): Promise<ServiceProcess> {

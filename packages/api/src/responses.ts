@@ -34,7 +34,9 @@ const tier = z.enum(TIERS);
 const ledgerTxid = z
   .string()
   .regex(/^0x[0-9a-f]{64}$/)
-  .describe("`0x` + SHA-256 (hex) of the settlement's ledger record");
+  .describe(
+    "the settlement's transaction id: with an EVM chain (ledger `evm`) the hash of the anchor transaction on it; with the local ledger, `0x` + SHA-256 (hex) of the ledger record",
+  );
 const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.string()) });
 const posterior = z.record(z.string(), z.number().min(0).max(1));
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
@@ -336,6 +338,43 @@ export const TaskProgress = documented(
   { task_id: E.taskId, status: "labeling", labels_collected: 1, consensus_threshold: 3 },
 );
 
+const hex32 = z.string().regex(/^0x[0-9a-f]{64}$/);
+const prevHash = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  .describe("hash (hex SHA-256) of the previous ledger record; 64 zeros for the first");
+
+/** LEDGER=local: the hash-chained ledger table only. */
+const localSettlement = z.strictObject({
+  ledger_txid: ledgerTxid,
+  ledger: z.literal("local").describe("the hash-chained ledger table"),
+  sequence: count.describe("position of the record in the chain"),
+  prev_hash: prevHash,
+  recorded_at: time,
+});
+
+/** LEDGER=evm (../shared/DESIGN.md §5): the record is a leaf of a Merkle tree whose root is anchored on an EVM chain. */
+const evmSettlement = z.strictObject({
+  ledger: z.literal("evm").describe("anchored on an EVM chain"),
+  ledger_txid: hex32.describe("hash of the anchor transaction"),
+  chain_id: z.int().min(1),
+  block_number: count.describe("block holding the anchor transaction"),
+  contract: z
+    .string()
+    .regex(/^0x[0-9a-f]{40}$/)
+    .describe("the anchor contract (emits `Anchored(bytes32 indexed root, uint64 firstSequence, uint64 lastSequence)`)"),
+  merkle_root: hex32.describe("root of the batch's RFC 9162 tree over keccak-256 (the `root` of the Anchored event)"),
+  leaf: z
+    .string()
+    .regex(/^0x(?:[0-9a-f]{2})+$/)
+    .describe("the leaf data: UTF-8 bytes of the canonical JSON of the ledger record, hex"),
+  leaf_index: count,
+  tree_size: z.int().min(1),
+  proof: z.array(hex32).describe("RFC 9162 inclusion proof: sibling hashes from the leaf's level up"),
+  sequence: count.describe("position of the record in the ledger chain"),
+  prev_hash: prevHash,
+});
+
 export const TaskResult = documented(
   z.strictObject({
     task_id: id("tsk_", "task"),
@@ -349,16 +388,9 @@ export const TaskResult = documented(
     ),
     labels_collected: count,
     settled_at: time,
-    settlement: z.strictObject({
-      ledger_txid: ledgerTxid,
-      ledger: z.literal("local").describe("the hash-chained ledger table"),
-      sequence: count.describe("position of the record in the chain"),
-      prev_hash: z
-        .string()
-        .regex(/^[0-9a-f]{64}$/)
-        .describe("hash (hex SHA-256) of the previous ledger record; 64 zeros for the first"),
-      recorded_at: time,
-    }),
+    settlement: z
+      .union([evmSettlement, localSettlement])
+      .describe("how the result was settled: anchored on an EVM chain (`evm`, verifiable with the chain alone) or in the local ledger"),
   }),
   "The settled result and its ledger record.",
   {

@@ -10,10 +10,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { privateKeyToAddress } from "viem/accounts";
 
 export interface AnvilOptions {
-  /** TCP port on 127.0.0.1; default 0 (a free port chosen by the OS) */
+  /** TCP port; default 0 (a free port chosen by the OS) */
   port?: number;
+  /** address to listen on; default 127.0.0.1 (a container: 0.0.0.0) */
+  host?: string;
   /** directory of the chain's state file (`anvil-state.json`, `--state`): loaded at start, written at exit and every `stateIntervalS` */
   stateDir?: string;
   /** seconds between state dumps with `stateDir` (crash safety); default 1 */
@@ -81,7 +84,7 @@ async function rpcAnswers(rpcUrl: string): Promise<boolean> {
  * @throws Error when anvil exits early or does not answer within `startTimeoutMs` (the process is killed).
  */
 export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
-  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0)];
+  const args = ["--host", options.host ?? "127.0.0.1", "--port", String(options.port ?? 0)];
   let statePath: string | undefined;
   if (options.stateDir) {
     mkdirSync(options.stateDir, { recursive: true });
@@ -154,4 +157,24 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return { rpcUrl, port, statePath, process: child, stop };
+}
+
+/**
+ * Sets the balance of `privateKey`'s account on an anvil chain (`anvil_setBalance`; default 100 ETH), so a
+ * key of our own (not anvil's well-known development keys) can deploy and anchor. The key stays here: only
+ * its address is sent. @throws Error when the RPC answers an error (not an anvil node)
+ */
+export async function fundOnAnvil(rpcUrl: string, privateKey: string, wei = 100n * 10n ** 18n): Promise<void> {
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "anvil_setBalance",
+      params: [privateKeyToAddress(privateKey as `0x${string}`), `0x${wei.toString(16)}`],
+    }),
+  });
+  const body = (await res.json()) as { error?: { message?: string } };
+  if (body.error) throw new Error(`anvil_setBalance: ${body.error.message ?? "error"}`);
 }

@@ -1,6 +1,6 @@
 /**
  * Entry point of the `labelgate` CLI (bin/labelgate.cjs, `pnpm labelgate`): reads LABELGATE_API_KEY,
- * LABELGATE_URL and LABELGATE_RPC_URL (the only place the environment is read), runs the command, exits with its code.
+ * LABELGATE_URL and LABELGATE_RPC_URL (else EVM_RPC_URL) (the only place the environment is read), runs the command, exits with its code.
  */
 import { run } from "./program";
 
@@ -9,7 +9,7 @@ run(process.argv.slice(2), {
   stderr: process.stderr,
   apiKey: process.env.LABELGATE_API_KEY || undefined,
   url: process.env.LABELGATE_URL || undefined,
-  rpcUrl: process.env.LABELGATE_RPC_URL || undefined,
+  rpcUrl: process.env.LABELGATE_RPC_URL || process.env.EVM_RPC_URL || undefined,
 }).then(
   (code) => {
     process.exitCode = code;

@@ -18,7 +18,7 @@ export interface CliIo {
   apiKey?: string;
   /** LABELGATE_URL */
   url?: string;
-  /** LABELGATE_RPC_URL: JSON-RPC endpoint of the chain settlements are anchored on (`verify`) */
+  /** LABELGATE_RPC_URL (else EVM_RPC_URL): JSON-RPC endpoint of the chain settlements are anchored on (`verify`) */
   rpcUrl?: string;
 }
 
@@ -369,11 +369,11 @@ async function buildProgram(io: CliIo) {
         "insufficient_confirmations, rpc_error, malformed_result).",
     )
     .argument("<task_id>")
-    .option("--rpc-url <url>", "JSON-RPC endpoint of the chain (default: LABELGATE_RPC_URL)")
+    .option("--rpc-url <url>", "JSON-RPC endpoint of the chain (default: LABELGATE_RPC_URL, else EVM_RPC_URL)")
     .option("--confirmations <n>", "confirmations required", "1")
     .action(async (taskId: string, o: { rpcUrl?: string; confirmations: string }) => {
       const rpcUrl = o.rpcUrl ?? io.rpcUrl;
-      if (!rpcUrl) throw new CliError("no RPC URL: pass --rpc-url or set LABELGATE_RPC_URL", 2);
+      if (!rpcUrl) throw new CliError("no RPC URL: pass --rpc-url or set LABELGATE_RPC_URL or EVM_RPC_URL", 2);
       const confirmations = positiveInt(o.confirmations, "--confirmations");
       const result = await client().tasks.result(taskId);
       if (result.status !== "settled") {

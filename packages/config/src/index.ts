@@ -147,7 +147,41 @@ export const consensusWorkerEnv = commonEnv.extend({
   REFIT_INTERVAL_MS: int(1000, 100, 3_600_000),
   /** label space refits at once per consensus-worker process (each fit runs in a worker thread of its own) */
   REFIT_CONCURRENCY: int(1, 1, 16),
+  /** which ledger settles (../shared/DESIGN.md §5): `evm` (default when EVM_RPC_URL is set) or `local`; see `ledgerMode` */
+  LEDGER: z.enum(["local", "evm"]).optional(),
+  /** JSON-RPC (http) endpoint of the EVM chain the anchors go to */
+  EVM_RPC_URL: z.string().url().optional(),
+  /** the anchorer's signing key, 0x + 64 hex digits (a Secret; never logged) */
+  EVM_PRIVATE_KEY: z.string().min(1).optional(),
+  /** blocks an anchor needs (1 = mined in the latest block) before its tasks are settled */
+  EVM_CONFIRMATIONS: int(1, 1, 1000),
+  /** a batch of ledger records closes when its oldest record is this old, ms */
+  ANCHOR_INTERVAL_MS: int(2000, 10, 3_600_000),
+  /** ... or when this many records wait */
+  ANCHOR_MAX_LEAVES: int(1024, 1, 65_536),
+  /** the anchor contract; unset: deployed on first start, its address stored in the database */
+  ANCHOR_CONTRACT_ADDRESS: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/, "0x followed by 40 hex digits")
+    .optional(),
+  /** confirmed anchors in the latest this many blocks are re-checked for reorgs */
+  ANCHOR_REORG_DEPTH: int(12, 0, 10_000),
 });
+
+/**
+ * The ledger of a consensus worker's environment: LEDGER when set, else `evm` when EVM_RPC_URL is set, else
+ * `local`. @throws ConfigError when `evm` lacks EVM_RPC_URL or EVM_PRIVATE_KEY (the key is never printed)
+ */
+export function ledgerMode(env: Pick<ConsensusWorkerEnv, "LEDGER" | "EVM_RPC_URL" | "EVM_PRIVATE_KEY">): "local" | "evm" {
+  const mode = env.LEDGER ?? (env.EVM_RPC_URL ? "evm" : "local");
+  if (mode === "evm") {
+    const missing = [!env.EVM_RPC_URL && "EVM_RPC_URL", !env.EVM_PRIVATE_KEY && "EVM_PRIVATE_KEY"].filter(Boolean);
+    if (missing.length > 0) throw new ConfigError(`LEDGER=evm needs ${missing.join(" and ")}`);
+    // checked here rather than in the schema so that no parse error could ever quote it
+    if (!/^0x[0-9a-fA-F]{64}$/.test(env.EVM_PRIVATE_KEY as string)) throw new ConfigError("EVM_PRIVATE_KEY: 0x followed by 64 hex digits");
+  }
+  return mode;
+}
 
 export const webhookWorkerEnv = commonEnv.extend({
   METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS["webhook-worker"]),
@@ -226,6 +260,8 @@ export const standaloneOnlyEnv = z.object({
   /** where the embedded Postgres and the local chain keep their files and the generated admin token is stored */
   DATA_DIR: z.string().default(".data"),
   EMBEDDED_PG_PORT: int(54329, 1, 65535),
+  /** port of the local chain (anvil) standalone starts when EVM_RPC_URL is unset and LEDGER is not `local`; 0 = a free port */
+  ANVIL_PORT: int(8545, 0, 65535),
 });
 
 /** `pnpm start`: gateway and every worker in one process, on an embedded Postgres unless DATABASE_URL is set. */

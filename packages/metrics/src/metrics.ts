@@ -31,6 +31,20 @@ export interface Metrics {
   tasksSettled: Counter;
   /** consensus worker: deciding label recorded → task settled, seconds */
   consensusLag: Histogram;
+  /** consensus worker, LEDGER=evm: anchor transactions signed and broadcast (re-sends included), by kind (first, resend, resign) */
+  anchorsSent: Counter<"kind">;
+  /** consensus worker, LEDGER=evm: anchors confirmed (EVM_CONFIRMATIONS reached) */
+  anchorsConfirmed: Counter;
+  /** consensus worker, LEDGER=evm: confirmed anchors whose block left the canonical chain (re-sent) */
+  anchorsReorged: Counter;
+  /** consensus worker, LEDGER=evm: ledger records per anchor */
+  anchorLeaves: Histogram;
+  /** consensus worker, LEDGER=evm: gas used per anchor transaction */
+  anchorGas: Histogram;
+  /** consensus worker, LEDGER=evm: ledger record appended (settling) → anchor confirmed (settled), seconds */
+  settlementLag: Histogram;
+  /** consensus worker, LEDGER=evm: 1 while this process is the anchorer's leader, else 0 */
+  anchorerLeader: Gauge;
   /** consensus worker: label space refits by outcome (written, stale: another refit wrote first, empty) */
   modelRefits: Counter<"outcome">;
   /** consensus worker: time of a refit's fit (EM and calibration, in the fit thread), seconds */
@@ -130,6 +144,45 @@ export function createMetrics(options: MetricsOptions): Metrics {
       name: "labelgate_consensus_lag_seconds",
       help: "Time from the deciding label being recorded to the task being settled, seconds",
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    anchorsSent: new Counter({
+      name: "labelgate_anchors_sent_total",
+      help: "Anchor transactions signed and broadcast by this process, by kind: first, resend (same transaction again), resign (a new transaction for the same root)",
+      labelNames: ["kind"],
+      registers: [registry],
+    }),
+    anchorsConfirmed: new Counter({
+      name: "labelgate_anchors_confirmed_total",
+      help: "Anchors confirmed with EVM_CONFIRMATIONS by this process",
+      registers: [registry],
+    }),
+    anchorsReorged: new Counter({
+      name: "labelgate_anchors_reorged_total",
+      help: "Confirmed anchors whose block left the canonical chain (sent again)",
+      registers: [registry],
+    }),
+    anchorLeaves: new Histogram({
+      name: "labelgate_anchor_leaves",
+      help: "Ledger records (Merkle leaves) per anchor",
+      buckets: [1, 4, 16, 64, 128, 256, 512, 1024, 4096],
+      registers: [registry],
+    }),
+    anchorGas: new Histogram({
+      name: "labelgate_anchor_gas",
+      help: "Gas used per anchor transaction",
+      buckets: [25_000, 30_000, 35_000, 40_000, 50_000, 75_000, 100_000],
+      registers: [registry],
+    }),
+    settlementLag: new Histogram({
+      name: "labelgate_settlement_lag_seconds",
+      help: "LEDGER=evm: time from a ledger record being appended (task settling) to its anchor being confirmed (task settled), seconds",
+      buckets: [0.1, 0.25, 0.5, 1, 2, 2.5, 3, 4, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    anchorerLeader: new Gauge({
+      name: "labelgate_anchorer_leader",
+      help: "1 while this process holds the anchorer's leadership lock, else 0",
       registers: [registry],
     }),
     modelRefits: new Counter({

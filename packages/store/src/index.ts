@@ -5,10 +5,11 @@
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
  * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
- * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, plus `ping()` and `close()`. Errors meant for clients are
- * `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
+ * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Errors meant for
+ * clients are `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
  */
 import { type AccountsStore, accountsStore } from "./accounts";
+import { type AnchorsStore, anchorsStore } from "./anchors";
 import { type BatchesStore, batchesStore } from "./batches";
 import { type BillingStore, billingStore } from "./billing";
 import { type DashboardStore, dashboardStore } from "./dashboard";
@@ -24,6 +25,7 @@ import { type TasksStore, tasksStore } from "./tasks";
 import { type WebhooksStore, webhooksStore } from "./webhooks";
 
 export type { CustomerKey, CustomerWithHint, IssuedKey, LabelerKey } from "./accounts";
+export { type Anchor, type AnchorBacklog, type AnchorConfirmation, type AnchoredRecord, type LeaderLock, leafHexOf } from "./anchors";
 export { type BatchWithCounts, batchPageSql } from "./batches";
 export type { BillingConfig, InvoiceRow, LineItem, MonthUsage } from "./billing";
 export {
@@ -78,7 +80,7 @@ export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
 export { mergeSettings, type QualitySettings, type StoredSettings, settingsView, storedSettingsOf } from "./settings";
-export type { Settlement, TaskSettledPayload } from "./settlement";
+export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
 export { type CalibrationBin, calibrationSummary, type FitInput, type FitOutput, labelSpaceId, type ReplayPolicy } from "./spaces";
 export { type CreatedBatch, type CreatedTask, initialClaimCap, type NewTask, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
@@ -105,6 +107,8 @@ export interface Store {
   readonly billing: BillingStore;
   readonly dashboard: DashboardStore;
   readonly reconcile: ReconcileStore;
+  /** LEDGER=evm: anchor batches, the anchorer's leadership lock, anchored records' proofs */
+  readonly anchors: AnchorsStore;
   /** Readiness: Postgres answers `SELECT 1`. Never throws. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -132,6 +136,7 @@ export function storeOver(db: Db): Store {
     billing: billingStore(db),
     dashboard: dashboardStore(db),
     reconcile: reconcileStore(db),
+    anchors: anchorsStore(db),
     ping: () =>
       db.pool.query("SELECT 1").then(
         () => true,

@@ -51,8 +51,16 @@ export function reconcileStore(db: Db) {
         }),
         prisma.job.findMany({ where: { status: "labeling" }, select: { id: true }, take: limit }),
       ]);
+      // LEDGER=evm: a task whose record is appended waits for its anchor (the anchorer), not for a settlement job
+      const recorded = new Set(
+        settlements.length === 0
+          ? []
+          : (await prisma.ledgerEntry.findMany({ where: { taskId: { in: settlements.map((t) => t.id) } }, select: { taskId: true } })).map(
+              (e) => e.taskId,
+            ),
+      );
       return {
-        settlements: settlements.map((t) => ({ taskId: t.id, labelId: t.lastLabelId as string })),
+        settlements: settlements.filter((t) => !recorded.has(t.id)).map((t) => ({ taskId: t.id, labelId: t.lastLabelId as string })),
         events: events.map((e) => e.id),
         deliveries: deliveries.map((d) => d.id),
         ingestions: ingestions.map((j) => j.id),

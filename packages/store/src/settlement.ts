@@ -27,10 +27,20 @@ import { type TransactionRun, withTransaction } from "./sql";
  */
 export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
 
+/**
+ * Which ledger settles (../shared/DESIGN.md §5): `local` settles in the ledger's transaction; `evm` appends
+ * the ledger record only, the task staying `settling` until the anchorer confirms the record's anchor
+ * (packages/store/src/anchors.ts `confirm`), which then settles it and writes its `task.settled` event.
+ */
+export type LedgerMode = "local" | "evm";
+
 /** What the settlement of one task came to. */
 export interface Settlement {
-  /** settled now; `closed`: nothing to do (already settled, canceled, unknown); `open`: not decided yet */
-  outcome: "settled" | "open" | "closed";
+  /**
+   * settled now; `recorded` (LEDGER=evm): its ledger record appended, settled when its anchor confirms;
+   * `closed`: nothing to do (already settled or recorded, canceled, unknown); `open`: not decided yet
+   */
+  outcome: "settled" | "recorded" | "open" | "closed";
   eventId?: string;
   /** the manifest job this settlement completed (its last open task) */
   completedJobId?: string;
@@ -58,7 +68,7 @@ interface DecidedTask {
  * The statement that settles one decided task, after the ledger lock of the same transaction: the ledger
  * record, the task, its remaining claims and the `task.settled` outbox row. Returns the record's txid.
  */
-function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): Prisma.Sql {
+function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mode: LedgerMode): Prisma.Sql {
   const at = settledAt.toISOString();
   const record: LedgerRecordBody = {
     task_id: task.id,
@@ -78,6 +88,15 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): P
     confidence: task.confidence,
     settled_at: at,
   };
+  if (mode === "evm") {
+    // the record only: the task stays `settling` until its anchor is confirmed (anchors.ts `confirm`)
+    return Prisma.sql`
+    WITH ledger AS (${ledgerAppendSql(record)}),
+    released AS (
+      UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${task.id} AND status = 'active'
+    )
+    SELECT txid FROM ledger`;
+  }
   return Prisma.sql`
     WITH ledger AS (${ledgerAppendSql(record)}),
     settled AS (
@@ -105,7 +124,7 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date): P
  *     before), then each manifest job's completion once, COMMIT.
  * So a batch holds the ledger lock for one message's execution and ONE commit. Returns one Settlement per id.
  */
-async function settleInTransaction(run: TransactionRun, taskIds: string[]): Promise<Settlement[]> {
+async function settleInTransaction(run: TransactionRun, taskIds: string[], mode: LedgerMode): Promise<Settlement[]> {
   const [, state] = await run<[object, { tasks: DecidedTask[]; open: string[] }]>([
     Prisma.sql`SELECT id FROM tasks WHERE id = ANY(${taskIds}::text[]) ORDER BY id FOR UPDATE`,
     Prisma.sql`
@@ -113,6 +132,7 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[]): Prom
       SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
         labels_collected, last_label_at
       FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
+        AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = tasks.id)
     )
     SELECT
       COALESCE((SELECT json_agg(json_build_object(
@@ -132,15 +152,13 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[]): Prom
     assertTransition(task.status, "settled");
     const settledAt = new Date();
     const eventId = newId("event");
-    statements.push(settleStatement(task, eventId, settledAt));
+    statements.push(settleStatement(task, eventId, settledAt, mode));
     settledIds.push(task.id);
     const lastLabelAt = task.last_label_at ? new Date(task.last_label_at).getTime() : undefined;
-    results.set(task.id, {
-      outcome: "settled",
-      eventId,
-      lagSeconds: lastLabelAt === undefined ? undefined : Math.max(0, (settledAt.getTime() - lastLabelAt) / 1000),
-    });
-    if (task.job_id && !jobs.has(task.job_id)) jobs.set(task.job_id, task.id);
+    const lagSeconds = lastLabelAt === undefined ? undefined : Math.max(0, (settledAt.getTime() - lastLabelAt) / 1000);
+    results.set(task.id, mode === "evm" ? { outcome: "recorded", lagSeconds } : { outcome: "settled", eventId, lagSeconds });
+    // LEDGER=evm: the task is still open here; its job completes when its anchor is confirmed
+    if (mode === "local" && task.job_id && !jobs.has(task.job_id)) jobs.set(task.job_id, task.id);
   }
   if (statements.length > 0) {
     const jobIds = [...jobs.keys()].sort();
@@ -165,12 +183,21 @@ export function settlementStore(db: Db) {
    * per batch; a later job of it waits for the next batch and finds it closed). When a batch fails, each
    * of its tasks is settled again alone (core's `Batcher`).
    */
-  const batcher = new Batcher<string, Settlement>((ids) => withTransaction(db.pool, (run) => settleInTransaction(run, ids)), {
-    key: (id) => id,
-  });
+  const batcherOf = (mode: LedgerMode) =>
+    new Batcher<string, Settlement>((ids) => withTransaction(db.pool, (run) => settleInTransaction(run, ids, mode)), {
+      key: (id) => id,
+    });
+  const local = batcherOf("local");
+  const evm = batcherOf("evm");
   return {
-    /** Settles a decided task (`settling`). Safe to run any number of times, concurrently. */
-    settle: (taskId: string): Promise<Settlement> => batcher.call(taskId),
+    /** Settles a decided task (`settling`), LEDGER=local. Safe to run any number of times, concurrently. */
+    settle: (taskId: string): Promise<Settlement> => local.call(taskId),
+    /**
+     * LEDGER=evm: appends a decided task's ledger record (outcome `recorded`); the task stays `settling`
+     * until the anchorer confirms its anchor. Safe to run any number of times, concurrently: a task with a
+     * record is `closed`.
+     */
+    record: (taskId: string): Promise<Settlement> => evm.call(taskId),
   };
 }
 

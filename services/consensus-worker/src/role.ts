@@ -5,8 +5,10 @@
  * start, so work lost while no worker ran is requeued at once rather than at the first scheduled run.
  */
 
+import { ledgerMode } from "@labelgate/config";
 import { queueKeysOf } from "@labelgate/queue";
 import { defineRole } from "@labelgate/runtime";
+import { Anchorer } from "./anchorer";
 import { consensusHandlers } from "./handlers";
 import { reconcile } from "./reconcile";
 import { createFitPool } from "./refit";
@@ -19,6 +21,7 @@ export const consensusRole = defineRole({
   queues: queueKeysOf("consensus-worker"),
   async start(ctx, env) {
     const { store, queue, logger, metrics } = ctx;
+    const ledger = ledgerMode(env);
     const fitPool = createFitPool(env.REFIT_CONCURRENCY);
     const deps = {
       fit: fitPool.fit,
@@ -30,7 +33,27 @@ export const consensusRole = defineRole({
       // an inline first attempt runs without a job for up to WEBHOOK_TIMEOUT_MS (plus a slot wait)
       deliveryGraceMs: env.RECONCILE_GRACE_MS + env.WEBHOOK_TIMEOUT_MS + DELIVERY_GRACE_MARGIN_MS,
       webhookRetryMax: env.WEBHOOK_RETRY_MAX,
+      ledger,
     };
+    // LEDGER=evm: the anchorer runs in every consensus worker; one leads (advisory lock), the others stand by
+    const anchorer =
+      ledger === "evm"
+        ? new Anchorer({
+            store,
+            queue,
+            logger,
+            metrics,
+            rpcUrl: env.EVM_RPC_URL as string,
+            privateKey: env.EVM_PRIVATE_KEY as string,
+            contract: env.ANCHOR_CONTRACT_ADDRESS,
+            confirmations: env.EVM_CONFIRMATIONS,
+            intervalMs: env.ANCHOR_INTERVAL_MS,
+            maxLeaves: env.ANCHOR_MAX_LEAVES,
+            reorgDepth: env.ANCHOR_REORG_DEPTH,
+          })
+        : undefined;
+    anchorer?.start();
+    logger.info({ ledger, rpc: ledger === "evm" ? redactUrl(env.EVM_RPC_URL as string) : undefined }, "settlement ledger");
     const workers = ctx.startWorkers(consensusHandlers(deps), {
       concurrency: { consensus: env.CONSENSUS_CONCURRENCY, reconcile: 1, refitSweep: 1, modelRefit: env.REFIT_CONCURRENCY },
     });
@@ -48,9 +71,17 @@ export const consensusRole = defineRole({
         stopReconcile();
         stopRefits();
         await initial;
-        return workers.closeWithin(budgetMs);
+        const returned = await workers.closeWithin(budgetMs);
+        await anchorer?.stop();
+        return returned;
       },
       close: () => fitPool.close(),
     };
   },
 });
+
+/** An RPC URL as logged: without credentials, path or query (providers put API keys there). */
+function redactUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}`;
+}

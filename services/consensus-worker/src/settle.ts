@@ -8,7 +8,7 @@
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
-import type { Settlement, Store } from "@labelgate/store";
+import type { LedgerMode, Settlement, Store } from "@labelgate/store";
 
 export interface SettlementDeps {
   store: Store;
@@ -16,10 +16,23 @@ export interface SettlementDeps {
   logger: Logger;
   /** tasks settled and consensus lag (deciding label recorded → settled); optional in tests */
   metrics?: Pick<Metrics, "tasksSettled" | "consensusLag">;
+  /**
+   * LEDGER (default `local`): `evm` appends the ledger record only; the task stays `settling` and the
+   * anchorer (anchorer.ts) settles it and enqueues its event once its anchor is confirmed
+   */
+  ledger?: LedgerMode;
 }
 
 /** Settles a decided task and enqueues what follows. @returns the settlement's outcome. */
 export async function settleTask(deps: SettlementDeps, taskId: string): Promise<Settlement["outcome"]> {
+  if (deps.ledger === "evm") {
+    const recorded = await deps.store.settlement.record(taskId);
+    if (recorded.outcome === "recorded") {
+      deps.logger.debug({ task_id: taskId }, "ledger record appended; settled when its anchor is confirmed");
+      if (recorded.lagSeconds !== undefined) deps.metrics?.consensusLag.observe(recorded.lagSeconds);
+    }
+    return recorded.outcome;
+  }
   const result = await deps.store.settlement.settle(taskId);
   if (result.outcome === "settled" && result.eventId) {
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");

@@ -3,7 +3,7 @@
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import type * as wire from "@labelgate/api/types";
-import type { Batch, Customer, LedgerEntry, Task } from "@labelgate/store";
+import { type AnchoredRecord, type Batch, type Customer, type LedgerEntry, leafHexOf, type Task } from "@labelgate/store";
 
 /** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
 export function visibleStatus(status: Task["status"]): wire.TaskStatus {
@@ -89,7 +89,7 @@ import type { TaskCounts } from "@labelgate/api";
  * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (../shared/DESIGN.md
  * §3, §5). @throws when the settled task lacks a decision field (a broken invariant, a 500).
  */
-export function resultView(t: Task, entry: LedgerEntry): wire.SettledResult {
+export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecord): wire.SettledResult {
   if (t.status !== "settled" || !t.settledAt || t.consensusLabel === null || t.confidence === null || t.resolution === null) {
     throw new Error(`settled task ${t.id} lacks its decision`);
   }
@@ -106,13 +106,30 @@ export function resultView(t: Task, entry: LedgerEntry): wire.SettledResult {
     posterior,
     labels_collected: t.labelsCollected,
     settled_at: t.settledAt.toISOString(),
-    settlement: {
-      ledger_txid: entry.txid,
-      ledger: "local",
-      sequence: Number(entry.seq),
-      prev_hash: entry.prevHash,
-      recorded_at: entry.createdAt.toISOString(),
-    },
+    // LEDGER=evm: the anchor the task was settled with (its ledger_txid), the proof as stored at batch close
+    settlement:
+      anchored && anchored.txHash === t.ledgerTxid
+        ? {
+            ledger: "evm",
+            ledger_txid: anchored.txHash,
+            chain_id: anchored.chainId,
+            block_number: anchored.blockNumber,
+            contract: anchored.contract,
+            merkle_root: anchored.merkleRoot,
+            leaf: leafHexOf(entry.payload),
+            leaf_index: anchored.leafIndex,
+            tree_size: anchored.treeSize,
+            proof: anchored.proof,
+            sequence: Number(entry.seq),
+            prev_hash: entry.prevHash,
+          }
+        : {
+            ledger_txid: entry.txid,
+            ledger: "local",
+            sequence: Number(entry.seq),
+            prev_hash: entry.prevHash,
+            recorded_at: entry.createdAt.toISOString(),
+          },
   };
 }
 

@@ -121,7 +121,10 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
       res.status(202).json(body);
       return;
     }
-    res.json(resultView(task, await store.tasks.ledgerRecord(task)));
+    const entry = await store.tasks.ledgerRecord(task);
+    // a txid other than the record's own: settled by an anchor (LEDGER=evm), whose proof is read from its rows
+    const anchored = task.ledgerTxid !== entry.txid ? await store.anchors.anchoredRecord(task.id) : undefined;
+    res.json(resultView(task, entry, anchored));
   });
 
   router.post("/:id/cancel", auth, async (req, res) => {

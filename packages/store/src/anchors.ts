@@ -1,0 +1,365 @@
+/**
+ * Anchor batches of LEDGER=evm (../shared/DESIGN.md §5) as rows: the anchorer of the consensus worker
+ * (services/consensus-worker/src/anchorer.ts) drives them; everything it decides is stored here first.
+ *
+ * - A batch is a run of consecutive ledger records after the last anchored one (`close`): its row holds the
+ *   range, tree size and Merkle root (RFC 9162 over keccak-256, @labelgate/chain); each record's row gets
+ *   its anchor id, leaf index and inclusion proof, in the same transaction. A record belongs to one anchor
+ *   (one column; ranges unique and consecutive), so it can never be anchored twice.
+ * - States: `open` (stored, nothing signed) → `sent` (a transaction signed and stored BEFORE its broadcast:
+ *   `signed`) → `confirmed` (`confirm`, which in the same transaction settles the batch's `settling` tasks
+ *   and writes their `task.settled` events, once: the unique `events(task_id, type)`).
+ *   A confirmed anchor whose block was reorged out goes back to `sent` (`reopen`); confirming it again
+ *   settles nothing twice.
+ * - The anchorer's leadership is a session-level advisory lock held on a dedicated connection (`leaderLock`).
+ */
+import { buildFromLeafHashes, canonicalJson, type Hex, leafHash, proofFromTree, toHex } from "@labelgate/chain";
+import { newId } from "@labelgate/core";
+import type { PoolClient } from "pg";
+import type { Db } from "./database";
+import { type Anchor, Prisma } from "./generated/client";
+import { completeJobSql } from "./jobs";
+import type { TaskSettledPayload } from "./settlement";
+import { queryRows, withTransaction } from "./sql";
+
+/** advisory lock key of the anchorer's leadership ("lganchor" as int64) */
+const LEADER_LOCK_KEY = 0x6c67616e63686f72n;
+/** transaction-scoped lock of batch closing (a stale leader and a new one never close two batches at once) */
+const CLOSE_LOCK_KEY = 0x6c67636c6f736531n;
+
+export type { Anchor } from "./generated/client";
+
+/** Records waiting for an anchor: how many, and when the oldest was appended. */
+export interface AnchorBacklog {
+  count: number;
+  oldestAt: Date | null;
+}
+
+/** What a confirmation settled. */
+export interface AnchorConfirmation {
+  /** tasks moved settling → settled now, with their new event and when their record was appended */
+  settled: { taskId: string; eventId: string; recordedAt: Date }[];
+  /** manifest jobs whose last task this settled */
+  completedJobIds: string[];
+  /** settled tasks whose ledger_txid moved to this transaction (the anchor was re-signed after a reorg) */
+  retargeted: number;
+}
+
+/** The anchor of a settled record, for its result's `settlement` (DESIGN §5). */
+export interface AnchoredRecord {
+  txHash: Hex;
+  chainId: number;
+  blockNumber: number;
+  contract: Hex;
+  merkleRoot: Hex;
+  treeSize: number;
+  leafIndex: number;
+  proof: Hex[];
+}
+
+/** The anchorer's leadership: a session advisory lock on a connection of its own. */
+export interface LeaderLock {
+  /** Takes the lock when free (or confirms it is still held). Never throws: a failed connection is `false`. */
+  tryAcquire(): Promise<boolean>;
+  /** whether this process held the lock at its last check */
+  readonly held: boolean;
+  /** Releases the lock and the connection. */
+  release(): Promise<void>;
+}
+
+interface TaskToSettle {
+  id: string;
+  customer_id: string;
+  job_id: string | null;
+  consensus_label: string;
+  confidence: number;
+  settled_at: string;
+}
+
+/**
+ * The anchor rows of LEDGER=evm over the store's database (see the module comment). Errors: pg's and
+ * Prisma's on database failures; `close` also throws when the records after the last anchor are not
+ * consecutive or a record was taken by another anchor (both a broken invariant).
+ */
+export function anchorsStore(db: Db) {
+  const { prisma, pool } = db;
+
+  return {
+    /** Records appended after the last anchored one. */
+    async backlog(): Promise<AnchorBacklog> {
+      const [row] = await queryRows<{ count: number; oldest: Date | null }>(
+        pool,
+        Prisma.sql`SELECT count(*)::int AS count, min(created_at) AS oldest FROM ledger_entries
+          WHERE seq > (SELECT COALESCE(max(last_seq), 0) FROM anchors)`,
+      );
+      return { count: row?.count ?? 0, oldestAt: row?.oldest ?? null };
+    },
+
+    /**
+     * Closes a batch: the (at most `maxLeaves`) records after the last anchored one, their tree built, the
+     * anchor row (`open`) and every record's anchor id, leaf index and proof written in one transaction.
+     * @returns the new anchor, or undefined when no record waits
+     * @throws Error when the records are not consecutive (a broken ledger)
+     */
+    async close(options: { maxLeaves: number; chainId: number; contract: string }): Promise<Anchor | undefined> {
+      const id = await withTransaction(pool, async (run) => {
+        const [, records] = await run<[object, { seq: string; payload: unknown }]>([
+          Prisma.sql`SELECT pg_advisory_xact_lock(${CLOSE_LOCK_KEY})`,
+          Prisma.sql`SELECT seq::text AS seq, payload FROM ledger_entries
+            WHERE ledger_entries.seq > (SELECT COALESCE(max(last_seq), 0) FROM anchors) ORDER BY ledger_entries.seq LIMIT ${options.maxLeaves}`,
+        ]);
+        if (records.length === 0) return undefined;
+        const first = BigInt((records[0] as { seq: string }).seq);
+        records.forEach((r, i) => {
+          if (BigInt(r.seq) !== first + BigInt(i)) throw new Error(`ledger records ${first}..${r.seq} are not consecutive`);
+        });
+        const encoder = new TextEncoder();
+        // the leaf is exactly the bytes the ledger hashed: the canonical JSON of the stored record
+        const tree = buildFromLeafHashes(records.map((r) => leafHash(encoder.encode(canonicalJson(r.payload)))));
+        const proofs = records.map((_, i) => JSON.stringify(proofFromTree(tree, i).map(toHex)));
+        const last = first + BigInt(records.length - 1);
+        const [inserted] = await run<[{ id: string; leaves: number }]>(
+          [
+            Prisma.sql`
+            WITH a AS (
+              INSERT INTO anchors (first_seq, last_seq, tree_size, merkle_root, chain_id, contract)
+              VALUES (${first}, ${last}, ${records.length}, ${toHex(tree.root)}, ${options.chainId}, ${options.contract.toLowerCase()})
+              RETURNING id
+            ),
+            leaves AS (
+              UPDATE ledger_entries l SET anchor_id = (SELECT id FROM a), leaf_index = (l.seq - ${first})::int, proof = p.proof::jsonb
+              FROM unnest(${records.map((r) => r.seq)}::bigint[], ${proofs}::text[]) AS p(seq, proof)
+              WHERE l.seq = p.seq AND l.anchor_id IS NULL
+              RETURNING l.seq
+            )
+            SELECT id::text AS id, (SELECT count(*) FROM leaves)::int AS leaves FROM a`,
+          ],
+          { commit: true },
+        );
+        const row = inserted[0] as { id: string; leaves: number } | undefined;
+        if (!row || row.leaves !== records.length) throw new Error(`anchor batch ${first}..${last} lost a leaf to another anchor`);
+        return BigInt(row.id);
+      });
+      return id === undefined ? undefined : ((await prisma.anchor.findUnique({ where: { id } })) ?? undefined);
+    },
+
+    /** The oldest anchor not confirmed (`open` or `sent`): the one the anchorer works on. */
+    inFlight(): Promise<Anchor | null> {
+      return prisma.anchor.findFirst({ where: { state: { in: ["open", "sent"] } }, orderBy: { firstSeq: "asc" } });
+    },
+
+    /** Anchors confirmed in block `fromBlock` or later (the reorg check's window). */
+    confirmedSince(fromBlock: bigint): Promise<Anchor[]> {
+      return prisma.anchor.findMany({
+        where: { state: "confirmed", blockNumber: { gte: fromBlock } },
+        orderBy: { firstSeq: "asc" },
+      });
+    },
+
+    /**
+     * Stores a signed transaction of the anchor BEFORE it is broadcast (state `sent`): after a crash the
+     * anchorer finds it here and re-broadcasts it or signs anew. No-op on a confirmed anchor.
+     */
+    async signed(anchorId: bigint, tx: { txHash: Hex; rawTx: Hex; nonce: number }): Promise<void> {
+      await prisma.$executeRaw`
+        UPDATE anchors SET state = 'sent', tx_hash = ${tx.txHash}, raw_tx = ${tx.rawTx}, nonce = ${tx.nonce},
+          tx_hashes = CASE WHEN ${tx.txHash} = ANY(tx_hashes) THEN tx_hashes ELSE array_append(tx_hashes, ${tx.txHash}::text) END,
+          sent_at = COALESCE(sent_at, now()), updated_at = now()
+        WHERE id = ${anchorId} AND state <> 'confirmed'`;
+    },
+
+    /** Counts one broadcast of the anchor's current transaction. */
+    async broadcast(anchorId: bigint): Promise<void> {
+      await prisma.$executeRaw`UPDATE anchors SET sends = sends + 1, updated_at = now() WHERE id = ${anchorId}`;
+    },
+
+    /**
+     * A confirmed anchor whose block left the canonical chain goes back to `sent` (its transaction is
+     * re-broadcast or re-signed). Its tasks stay settled. @returns whether it was confirmed
+     */
+    async reopen(anchorId: bigint): Promise<boolean> {
+      const n = await prisma.$executeRaw`
+        UPDATE anchors SET state = 'sent', block_number = NULL, block_hash = NULL, updated_at = now()
+        WHERE id = ${anchorId} AND state = 'confirmed'`;
+      return n > 0;
+    },
+
+    /**
+     * Confirms the anchor (mined in `blockNumber`/`blockHash` with enough confirmations) and, in the same
+     * transaction, settles its `settling` tasks (`ledger_txid` = the anchor transaction, `settled_at` = when
+     * the record was appended, as in the leaf), writes their `task.settled` events and completes the manifest
+     * jobs whose last task this was. Safe to run again: a settled task and an existing event are left alone.
+     */
+    async confirm(
+      anchorId: bigint,
+      tx: { txHash: Hex; blockNumber: bigint; blockHash: Hex; gasUsed: bigint },
+    ): Promise<AnchorConfirmation> {
+      return withTransaction(pool, async (run) => {
+        const [, tasks] = await run<[object, TaskToSettle]>([
+          Prisma.sql`SELECT id FROM anchors WHERE id = ${anchorId} FOR UPDATE`,
+          Prisma.sql`
+          SELECT t.id, t.customer_id, t.job_id, t.consensus_label, t.confidence, l.payload->>'settled_at' AS settled_at
+          FROM ledger_entries l JOIN tasks t ON t.id = l.task_id
+          WHERE l.anchor_id = ${anchorId} AND t.status = 'settling'
+          ORDER BY t.id FOR UPDATE OF t`,
+        ]);
+        const eventIds = tasks.map(() => newId("event"));
+        const payloads = tasks.map((t) =>
+          JSON.stringify({
+            event: "task.settled",
+            task_id: t.id,
+            consensus_label: t.consensus_label,
+            confidence: t.confidence,
+            settled_at: t.settled_at,
+            ledger_txid: tx.txHash,
+          } satisfies TaskSettledPayload),
+        );
+        const ids = tasks.map((t) => t.id);
+        const jobIds = [...new Set(tasks.flatMap((t) => (t.job_id ? [t.job_id] : [])))].sort();
+        const rows = await run<object[]>(
+          [
+            Prisma.sql`
+            UPDATE anchors SET state = 'confirmed', tx_hash = ${tx.txHash}, block_number = ${tx.blockNumber},
+              block_hash = ${tx.blockHash}, gas_used = ${tx.gasUsed}, confirmed_at = COALESCE(confirmed_at, now()), updated_at = now()
+            WHERE id = ${anchorId}`,
+            Prisma.sql`
+            UPDATE tasks t SET status = 'settled'::"TaskStatus", ledger_txid = ${tx.txHash}, settled_at = x.at, updated_at = now()
+            FROM unnest(${ids}::text[], ${tasks.map((t) => t.settled_at)}::timestamptz[]) AS x(id, at)
+            WHERE t.id = x.id AND t.status = 'settling'`,
+            Prisma.sql`
+            INSERT INTO events (id, type, task_id, customer_id, payload)
+            SELECT e.id, 'task.settled', e.task_id, e.customer_id, e.payload::jsonb
+            FROM unnest(${eventIds}::text[], ${ids}::text[], ${tasks.map((t) => t.customer_id)}::text[], ${payloads}::text[])
+              AS e(id, task_id, customer_id, payload)
+            ON CONFLICT (task_id, type) DO NOTHING
+            RETURNING id, task_id`,
+            // re-signed after a reorg: the batch's settled tasks point at the transaction that holds it now
+            Prisma.sql`
+            UPDATE tasks SET ledger_txid = ${tx.txHash}, updated_at = now()
+            WHERE id IN (SELECT task_id FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
+              AND ledger_txid <> ${tx.txHash}
+              AND EXISTS (SELECT 1 FROM anchors a WHERE a.id = ${anchorId} AND tasks.ledger_txid = ANY(a.tx_hashes))
+            RETURNING id`,
+            ...jobIds.flatMap((id) => completeJobSql(id)),
+          ],
+          { commit: true },
+        );
+        const inserted = new Map((rows[2] as { id: string; task_id: string }[]).map((e) => [e.task_id, e.id]));
+        const completedJobIds = jobIds.filter((_, i) => (rows[4 + 2 * i + 1] ?? []).length > 0);
+        return {
+          settled: tasks.flatMap((t) => {
+            const eventId = inserted.get(t.id);
+            return eventId ? [{ taskId: t.id, eventId, recordedAt: new Date(t.settled_at) }] : [];
+          }),
+          completedJobIds,
+          retargeted: (rows[3] ?? []).length,
+        };
+      });
+    },
+
+    /** The anchor contract stored for `chainId` (deployed by an earlier start). */
+    async contractOf(chainId: number): Promise<string | undefined> {
+      return (await prisma.anchorContract.findUnique({ where: { chainId } }))?.address;
+    },
+
+    /** Stores the contract deployed for `chainId`; the first stored wins. @returns the stored address */
+    async saveContract(chainId: number, address: string, deployTx?: string): Promise<string> {
+      await prisma.$executeRaw`
+        INSERT INTO anchor_contracts (chain_id, address, deploy_tx) VALUES (${chainId}, ${address.toLowerCase()}, ${deployTx ?? null})
+        ON CONFLICT (chain_id) DO NOTHING`;
+      return (await this.contractOf(chainId)) ?? address;
+    },
+
+    /**
+     * The confirmed anchor of task `taskId`'s record, with its leaf index and proof (stored at close):
+     * undefined when the record is not in a confirmed anchor (LEDGER=local, or not anchored yet).
+     */
+    async anchoredRecord(taskId: string): Promise<AnchoredRecord | undefined> {
+      const [row] = await queryRows<{
+        tx_hash: string;
+        chain_id: number;
+        block_number: string;
+        contract: string;
+        merkle_root: string;
+        tree_size: number;
+        leaf_index: number;
+        proof: string[];
+      }>(
+        pool,
+        Prisma.sql`
+        SELECT a.tx_hash, a.chain_id, a.block_number::text AS block_number, a.contract, a.merkle_root, a.tree_size, l.leaf_index, l.proof
+        FROM ledger_entries l JOIN anchors a ON a.id = l.anchor_id
+        WHERE l.task_id = ${taskId} AND a.state = 'confirmed'`,
+      );
+      if (!row) return undefined;
+      return {
+        txHash: row.tx_hash as Hex,
+        chainId: row.chain_id,
+        blockNumber: Number(row.block_number),
+        contract: row.contract as Hex,
+        merkleRoot: row.merkle_root as Hex,
+        treeSize: row.tree_size,
+        leafIndex: row.leaf_index,
+        proof: row.proof as Hex[],
+      };
+    },
+
+    /** The anchorer's leadership lock (see {@link LeaderLock}). */
+    leaderLock(): LeaderLock {
+      let client: PoolClient | undefined;
+      let held = false;
+      const drop = (err?: Error) => {
+        held = false;
+        const c = client;
+        client = undefined;
+        c?.release(err ?? true);
+      };
+      return {
+        get held() {
+          return held;
+        },
+        async tryAcquire() {
+          try {
+            if (!client) {
+              const c = await pool.connect();
+              c.on("error", (err) => {
+                // the server ended the session: its session lock is gone with it
+                if (client === c) drop(err);
+              });
+              client = c;
+            }
+            if (held) {
+              await client.query("SELECT 1");
+              return held;
+            }
+            const res = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [LEADER_LOCK_KEY.toString()]);
+            held = res.rows[0]?.ok === true;
+            return held;
+          } catch (err) {
+            drop(err instanceof Error ? err : new Error(String(err)));
+            return false;
+          }
+        },
+        async release() {
+          const c = client;
+          if (!c) return;
+          try {
+            if (held) await c.query("SELECT pg_advisory_unlock($1)", [LEADER_LOCK_KEY.toString()]);
+            held = false;
+            client = undefined;
+            c.release();
+          } catch (err) {
+            drop(err instanceof Error ? err : new Error(String(err)));
+          }
+        },
+      };
+    },
+  };
+}
+
+export type AnchorsStore = ReturnType<typeof anchorsStore>;
+
+/** The leaf bytes of a stored ledger record (the canonical JSON the ledger hashed), as hex. */
+export function leafHexOf(payload: unknown): Hex {
+  return toHex(new TextEncoder().encode(canonicalJson(payload)));
+}

@@ -1,0 +1,370 @@
+/**
+ * The anchorer (LEDGER=evm, ../shared/DESIGN.md §5): batches appended ledger records under a Merkle root,
+ * anchors the root on an EVM chain with `anchor(root, first, last)` and, once the transaction has
+ * EVM_CONFIRMATIONS, settles the batch's tasks and enqueues their `task.settled` events.
+ *
+ * - One leader at a time: a Postgres session advisory lock on a dedicated connection (store
+ *   `anchors.leaderLock`); every other consensus worker stands by and takes over when the leader's
+ *   session ends.
+ * - Every step is a row first (packages/store/src/anchors.ts): the batch is stored before a transaction is
+ *   signed, and the signed transaction (hash, raw bytes, nonce) before it is broadcast. Each tick resumes
+ *   from the rows, so a crash anywhere resumes the same anchor: a `sent` anchor is checked by its receipt;
+ *   pending → wait; dropped or reorged out → the same raw transaction broadcast again when its nonce is
+ *   still free (same hash), else re-signed with the next nonce; reverted → re-signed. One anchor is in
+ *   flight at a time and a record belongs to one anchor, so no record is anchored twice.
+ * - Reorgs: when the chain head changed, confirmed anchors in the last ANCHOR_REORG_DEPTH blocks are
+ *   checked; one whose block left the canonical chain is reopened (`sent`) and goes through the same path.
+ * - RPC failures are logged and retried at the next tick; the signing key stays inside viem's account.
+ */
+import { performance } from "node:perf_hooks";
+import type { AnchorClient, AnchorTxStatus } from "@labelgate/chain/node";
+import { createAnchorClient } from "@labelgate/chain/node";
+import type { Logger } from "@labelgate/core";
+import type { Metrics } from "@labelgate/metrics";
+import type { QueueClient } from "@labelgate/queue";
+import type { Anchor, LeaderLock, Store } from "@labelgate/store";
+import type { Hex } from "viem";
+
+export interface AnchorerOptions {
+  store: Store;
+  queue: QueueClient;
+  logger: Logger;
+  metrics?: Pick<
+    Metrics,
+    | "anchorsSent"
+    | "anchorsConfirmed"
+    | "anchorsReorged"
+    | "anchorLeaves"
+    | "anchorGas"
+    | "settlementLag"
+    | "anchorerLeader"
+    | "tasksSettled"
+  >;
+  /** JSON-RPC endpoint */
+  rpcUrl: string;
+  /** the signing key (handed to viem only) */
+  privateKey: string;
+  /** ANCHOR_CONTRACT_ADDRESS; unset: the stored one, else deployed by the first leader */
+  contract?: string;
+  /** EVM_CONFIRMATIONS */
+  confirmations: number;
+  /** ANCHOR_INTERVAL_MS */
+  intervalMs: number;
+  /** ANCHOR_MAX_LEAVES */
+  maxLeaves: number;
+  /** ANCHOR_REORG_DEPTH */
+  reorgDepth: number;
+  /** time between ticks, ms (default: a tenth of the interval, between 20 and 250) */
+  tickMs?: number;
+  /** a `pending` transaction is broadcast again after this long, ms (default 10,000) */
+  rebroadcastMs?: number;
+}
+
+/** The anchorer of one consensus-worker process. `start()` runs its ticks; `stop()` ends them and the lock. */
+export class Anchorer {
+  private readonly lock: LeaderLock;
+  private client: AnchorClient | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private lastHead: Hex | undefined;
+  private lastBroadcast = new Map<bigint, number>();
+  /** durations of each step of an anchor (ms), logged with its confirmation */
+  private readonly steps = new Map<bigint, Record<string, number>>();
+  private step(anchorId: bigint, name: string, since: number): void {
+    const entry = this.steps.get(anchorId) ?? {};
+    entry[name] = Math.round((entry[name] ?? 0) + performance.now() - since);
+    this.steps.set(anchorId, entry);
+  }
+  private readonly tickMs: number;
+
+  constructor(private readonly o: AnchorerOptions) {
+    this.lock = o.store.anchors.leaderLock();
+    this.tickMs = o.tickMs ?? Math.min(250, Math.max(20, Math.floor(o.intervalMs / 10)));
+  }
+
+  /** Starts ticking (the first tick at once). */
+  start(): void {
+    // consecutive failed ticks: the next waits longer (up to 2 s), and one failure in 20 is logged
+    let failures = 0;
+    let progressed = false;
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .then(
+          (moved) => {
+            if (failures > 0) this.o.logger.info({ failures }, "anchorer recovered");
+            failures = 0;
+            progressed = moved;
+          },
+          (err: unknown) => {
+            if (failures % 20 === 0) this.o.logger.warn({ err: describe(err), failures: failures + 1 }, "anchorer tick failed (retrying)");
+            failures++;
+          },
+        )
+        .finally(() => {
+          // a tick that moved an anchor on is followed at once (the next step is often ready: mined, or a full batch)
+          const base = progressed ? 0 : this.lock.held ? this.tickMs : Math.max(this.tickMs, 500);
+          if (!this.stopped)
+            this.timer = setTimeout(loop, failures === 0 ? base : Math.min(2000, Math.max(base, 50) * 2 ** Math.min(failures, 5)));
+        });
+    };
+    loop();
+  }
+
+  /** Stops ticking, waits for the tick in flight, releases the leadership. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.lock.release();
+    this.o.metrics?.anchorerLeader.set(0);
+  }
+
+  /** Whether this process led at its last tick. */
+  get leader(): boolean {
+    return this.lock.held;
+  }
+
+  /**
+   * One step: take or confirm the leadership; as leader, check reorgs, then advance the anchor in flight or
+   * close a due batch. @returns whether an anchor moved on (closed, sent, confirmed) @throws RPC or database
+   * errors (the loop logs them and ticks again)
+   */
+  async tick(): Promise<boolean> {
+    const wasLeader = this.lock.held;
+    const leader = await this.lock.tryAcquire();
+    this.o.metrics?.anchorerLeader.set(leader ? 1 : 0);
+    if (leader !== wasLeader) this.o.logger.info({ leader }, leader ? "anchorer: leading" : "anchorer: standing by");
+    if (!leader) return false;
+    const client = await this.connect();
+    await this.checkReorgs(client);
+    let anchor = await this.o.store.anchors.inFlight();
+    if (!anchor) {
+      const backlog = await this.o.store.anchors.backlog();
+      if (backlog.count === 0 || !backlog.oldestAt) return false;
+      const due = backlog.count >= this.o.maxLeaves || Date.now() - backlog.oldestAt.getTime() >= this.o.intervalMs;
+      if (!due) return false;
+      const closing = performance.now();
+      anchor =
+        (await this.o.store.anchors.close({ maxLeaves: this.o.maxLeaves, chainId: client.chainId, contract: client.contract as string })) ??
+        null;
+      if (!anchor) return false;
+      this.step(anchor.id, "close_ms", closing);
+      this.o.metrics?.anchorLeaves.observe(anchor.treeSize);
+      this.o.logger.debug(
+        { anchor: String(anchor.id), first: String(anchor.firstSeq), last: String(anchor.lastSeq) },
+        "anchor batch closed",
+      );
+    }
+    return this.advance(client, anchor);
+  }
+
+  /** The anchor client, with the contract configured, stored or (first leader) deployed. */
+  private async connect(): Promise<AnchorClient> {
+    if (this.client) return this.client;
+    const client = await createAnchorClient({
+      rpcUrl: this.o.rpcUrl,
+      privateKey: this.o.privateKey,
+      contract: this.o.contract,
+      timeoutMs: 5000,
+    });
+    if (!client.contract) {
+      const stored = await this.o.store.anchors.contractOf(client.chainId);
+      if (stored) {
+        client.contract = stored as Hex;
+      } else {
+        const deployed = await client.deploy();
+        client.contract = (await this.o.store.anchors.saveContract(client.chainId, deployed.contract, deployed.txid)) as Hex;
+        this.o.logger.info({ contract: client.contract, chain_id: client.chainId, tx: deployed.txid }, "anchor contract deployed");
+      }
+    }
+    const code = await client.publicClient.getCode({ address: client.contract as Hex });
+    if (!code || code === "0x") {
+      throw new Error(
+        `anchor contract ${client.contract} has no code on chain ${client.chainId} (a reset chain? set ANCHOR_CONTRACT_ADDRESS)`,
+      );
+    }
+    this.o.logger.info({ contract: client.contract, chain_id: client.chainId, signer: client.address }, "anchorer connected");
+    this.client = client;
+    return client;
+  }
+
+  /** Reopens confirmed anchors of the recent blocks whose block is no longer canonical. */
+  private async checkReorgs(client: AnchorClient): Promise<void> {
+    if (this.o.reorgDepth === 0) return;
+    const head = await client.publicClient.getBlock({ blockTag: "latest" });
+    if (head.hash === this.lastHead) return;
+    const recent = await this.o.store.anchors.confirmedSince(head.number - BigInt(this.o.reorgDepth));
+    for (const anchor of recent) {
+      if (!anchor.blockNumber || !anchor.blockHash) continue;
+      const seen = { blockNumber: anchor.blockNumber, blockHash: anchor.blockHash as Hex };
+      if (await client.isCanonical(seen)) continue;
+      const status = await client.status(anchor.txHash as Hex, seen);
+      if (status.state === "mined" && status.receipt.status === "success") {
+        // mined again in another block: record where it is now (confirm settles nothing twice)
+        await this.o.store.anchors.confirm(anchor.id, this.minedOf(anchor, status));
+        continue;
+      }
+      if (await this.o.store.anchors.reopen(anchor.id)) {
+        this.o.metrics?.anchorsReorged.inc();
+        this.o.logger.warn(
+          { anchor: String(anchor.id), tx: anchor.txHash, block: String(anchor.blockNumber) },
+          "anchor reorged out: sending again",
+        );
+      }
+    }
+    this.lastHead = head.hash ?? undefined;
+  }
+
+  private minedOf(anchor: Anchor, status: Extract<AnchorTxStatus, { state: "mined" }>) {
+    return {
+      txHash: (anchor.txHash ?? status.receipt.transactionHash) as Hex,
+      blockNumber: status.receipt.blockNumber,
+      blockHash: status.receipt.blockHash,
+      gasUsed: status.receipt.gasUsed,
+    };
+  }
+
+  /** Moves the anchor in flight one step (see the module comment). @returns whether it was sent first or confirmed */
+  private async advance(client: AnchorClient, anchor: Anchor): Promise<boolean> {
+    if (anchor.state === "open" || !anchor.txHash || !anchor.rawTx || anchor.nonce === null) {
+      await this.sign(client, anchor, "first");
+      return true;
+    }
+    // an earlier transaction of this batch (before a re-sign) that got mined after all confirms it: the
+    // batch is anchored by whichever of its transactions the chain holds, never signed again past it
+    for (const earlier of anchor.txHashes.filter((h) => h !== anchor.txHash)) {
+      const before = await client.status(earlier as Hex);
+      if (before.state === "mined" && before.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase())) {
+        if (before.confirmations < this.o.confirmations) return false;
+        await this.confirm(anchor, { ...this.minedOf(anchor, before), txHash: earlier as Hex });
+        return true;
+      }
+    }
+    const txHash = anchor.txHash as Hex;
+    const status = await client.status(txHash);
+    switch (status.state) {
+      case "mined": {
+        const ours = status.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase());
+        if (!ours) {
+          this.o.logger.warn(
+            { anchor: String(anchor.id), tx: txHash },
+            "anchor transaction mined without its Anchored event: signing again",
+          );
+          await this.sign(client, anchor, "resign");
+          return false;
+        }
+        if (status.confirmations < this.o.confirmations) return false;
+        await this.confirm(anchor, this.minedOf(anchor, status));
+        return true;
+      }
+      case "reverted":
+        this.o.logger.warn({ anchor: String(anchor.id), tx: txHash }, "anchor transaction reverted: signing again");
+        await this.sign(client, anchor, "resign");
+        return false;
+      case "pending": {
+        const last = this.lastBroadcast.get(anchor.id) ?? 0;
+        if (Date.now() - last >= (this.o.rebroadcastMs ?? 10_000)) await this.rebroadcast(client, anchor);
+        return false;
+      }
+      case "dropped":
+      case "reorged": {
+        if (status.state === "reorged" && status.inPool) return false;
+        // the same transaction while its nonce is free (same hash); else a new one with the next nonce
+        const mined = await client.nonce("latest");
+        if (mined <= anchor.nonce) {
+          await this.rebroadcast(client, anchor);
+          return false;
+        }
+        // its nonce is used: read the transaction once more (it may have been mined since the first read)
+        const again = await client.status(txHash);
+        if (again.state === "dropped" || (again.state === "reorged" && !again.inPool)) await this.sign(client, anchor, "resign");
+        return false;
+      }
+    }
+  }
+
+  /** Signs `anchor(root, first, last)` with the next nonce, stores it, then broadcasts it. */
+  private async sign(client: AnchorClient, anchor: Anchor, kind: "first" | "resign"): Promise<void> {
+    const signing = performance.now();
+    const nonce = await client.nonce("pending");
+    const signed = await client.signAnchor({
+      root: anchor.merkleRoot as Hex,
+      firstSequence: anchor.firstSeq,
+      lastSequence: anchor.lastSeq,
+      nonce,
+    });
+    await this.o.store.anchors.signed(anchor.id, { txHash: signed.txid, rawTx: signed.serialized, nonce });
+    this.o.logger.info(
+      { anchor: String(anchor.id), tx: signed.txid, nonce, leaves: anchor.treeSize, kind },
+      kind === "first" ? "anchor sent" : "anchor re-signed and sent",
+    );
+    await this.send(client, anchor.id, signed.serialized, kind);
+    this.step(anchor.id, "send_ms", signing);
+  }
+
+  /** Broadcasts the stored transaction again (same hash). */
+  private async rebroadcast(client: AnchorClient, anchor: Anchor): Promise<void> {
+    this.o.logger.info({ anchor: String(anchor.id), tx: anchor.txHash, nonce: anchor.nonce }, "anchor transaction broadcast again");
+    await this.send(client, anchor.id, anchor.rawTx as Hex, "resend");
+  }
+
+  private async send(client: AnchorClient, anchorId: bigint, raw: Hex, kind: "first" | "resend" | "resign"): Promise<void> {
+    this.lastBroadcast.set(anchorId, Date.now());
+    try {
+      await client.broadcast(raw);
+    } catch (err) {
+      // "already known" and the like: the next tick reads the transaction's state and decides again
+      this.o.logger.warn({ err: describe(err), anchor: String(anchorId), kind }, "anchor broadcast refused");
+      return;
+    }
+    await this.o.store.anchors.broadcast(anchorId);
+    this.o.metrics?.anchorsSent.inc({ kind });
+  }
+
+  /** Confirms the anchor: its tasks settled and their events enqueued (the reconciliation catches a failed enqueue). */
+  private async confirm(anchor: Anchor, mined: { txHash: Hex; blockNumber: bigint; blockHash: Hex; gasUsed: bigint }): Promise<void> {
+    const confirming = performance.now();
+    const result = await this.o.store.anchors.confirm(anchor.id, mined);
+    this.step(anchor.id, "confirm_ms", confirming);
+    const steps = this.steps.get(anchor.id);
+    this.steps.delete(anchor.id);
+    this.lastBroadcast.delete(anchor.id);
+    const now = Date.now();
+    this.o.metrics?.anchorsConfirmed.inc();
+    this.o.metrics?.anchorGas.observe(Number(mined.gasUsed));
+    for (const s of result.settled) {
+      this.o.metrics?.tasksSettled.inc();
+      this.o.metrics?.settlementLag.observe(Math.max(0, (now - s.recordedAt.getTime()) / 1000));
+    }
+    this.o.logger.info(
+      {
+        anchor: String(anchor.id),
+        tx: mined.txHash,
+        block: String(mined.blockNumber),
+        leaves: anchor.treeSize,
+        settled: result.settled.length,
+        gas: String(mined.gasUsed),
+        ...steps,
+      },
+      "anchor confirmed",
+    );
+    for (const s of result.settled) {
+      await this.o.queue.enqueue("taskSettled", { eventId: s.eventId }).catch((err: unknown) => {
+        this.o.logger.warn({ err: describe(err), event_id: s.eventId }, "task.settled enqueue deferred to reconciliation");
+      });
+    }
+    for (const jobId of result.completedJobIds) {
+      await this.o.queue.enqueue("manifestExport", { manifestJobId: jobId }).catch((err: unknown) => {
+        this.o.logger.warn({ err: describe(err), job_id: jobId }, "export enqueue deferred to reconciliation");
+      });
+    }
+  }
+}
+
+/** An error as logged: its message only (viem's errors carry request bodies; never a key, but keep logs short). */
+function describe(err: unknown): string {
+  if (err instanceof Error) return (err as Error & { shortMessage?: string }).shortMessage ?? err.message.split("\n")[0] ?? err.name;
+  return String(err);
+}

@@ -1,0 +1,185 @@
+/**
+ * LEDGER=evm end to end (../shared/DESIGN.md §5): the gateway and the workers on their own database, a real
+ * anvil started here, the anchorer deploying the contract on first start. Tasks settle only once their
+ * anchor is confirmed; every result carries an evm settlement that verifySettlement and the independent raw
+ * JSON-RPC verifier accept; the task's ledger_txid, its event's and the export's are the anchor
+ * transaction; a second consensus worker stands by (one leader); one byte changed in a leaf fails.
+ */
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { type Anvil, startAnvil } from "@labelgate/chain/node";
+import { verifySettlement } from "@labelgate/sdk";
+import { verifyLedger } from "@labelgate/store";
+import { fundedKey, rpc } from "../../../packages/chain/test/helpers";
+import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
+import {
+  createLabeler,
+  createTask,
+  eventually,
+  label,
+  registerCustomer,
+  type System,
+  settledResult,
+  startConsensusWorkers,
+  startSystem,
+} from "../../../test/system";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const BIN = path.join(ROOT, "packages/cli/bin/labelgate.cjs");
+
+/** `labelgate <args>` as a real process against the system (RPC URL from EVM_RPC_URL). */
+function cli(args: string[], apiKey: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", LABELGATE_API_KEY: apiKey, LABELGATE_URL: s.baseUrl, EVM_RPC_URL: anvil.rpcUrl },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+let anvil: Anvil;
+let s: System;
+let evmEnv: Record<string, string>;
+
+beforeAll(async () => {
+  anvil = await startAnvil();
+  evmEnv = {
+    LEDGER: "evm",
+    EVM_RPC_URL: anvil.rpcUrl,
+    EVM_PRIVATE_KEY: await fundedKey(anvil.rpcUrl),
+    ANCHOR_INTERVAL_MS: "200",
+  };
+  s = await startSystem({ isolatedDatabase: true, env: evmEnv });
+});
+
+afterAll(async () => {
+  await s?.close();
+  await anvil?.stop();
+});
+
+/** Labels `taskId` "cat" with each labeler until its label decides it (labels_needed 0). */
+async function decide(labelers: { key: string }[], taskId: string): Promise<void> {
+  for (const l of labelers) {
+    const res = await label(s, l.key, taskId, "cat");
+    expect(res.status).toBe(201);
+    if ((res.body as { labels_needed?: number }).labels_needed === 0) return;
+  }
+  throw new Error(`task ${taskId} was not decided by ${labelers.length} labels`);
+}
+
+describe("LEDGER=evm", () => {
+  it("settles tasks once their anchor is confirmed, with proofs that verify against the chain", async () => {
+    const customer = await registerCustomer(s, 1000);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => createLabeler(s, `anchor-${i}`)));
+    const standby = await startConsensusWorkers(s, 4, evmEnv);
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 6; i++) ids.push(await createTask(s, customer.key));
+      for (const id of ids) await decide(labelers, id);
+
+      const results = await Promise.all(ids.map((id) => settledResult(s, customer.key, id)));
+      const txids = new Set<string>();
+      for (const result of results) {
+        const settlement = result.settlement as Record<string, unknown>;
+        expect(settlement.ledger).toBe("evm");
+        expect(settlement.chain_id).toBe(31337);
+        txids.add(settlement.ledger_txid as string);
+        const verdict = await verifySettlement(result, { rpcUrl: anvil.rpcUrl });
+        expect(verdict).toMatchObject({ ok: true });
+        expect(await independentVerdict(result, anvil.rpcUrl)).toEqual({ ok: true });
+
+        const task = await s.db.prisma.task.findUniqueOrThrow({ where: { id: result.task_id as string } });
+        expect(task.status).toBe("settled");
+        expect(task.ledgerTxid).toBe(settlement.ledger_txid);
+        const events = await s.db.prisma.event.findMany({ where: { taskId: task.id, type: "task.settled" } });
+        expect(events).toHaveLength(1);
+        expect(events[0]?.payload).toMatchObject({ ledger_txid: settlement.ledger_txid, settled_at: result.settled_at });
+      }
+      // one leader anchored: every anchor confirmed, every record in exactly one anchor
+      const anchors = await s.db.prisma.anchor.findMany({ orderBy: { firstSeq: "asc" } });
+      expect(anchors.every((a) => a.state === "confirmed")).toBe(true);
+      expect(anchors.length).toBeLessThanOrEqual(ids.length);
+      expect(new Set(anchors.map((a) => a.txHash)).size).toBe(anchors.length);
+      for (const t of txids) expect(anchors.map((a) => a.txHash)).toContain(t);
+      const entries = await s.db.prisma.ledgerEntry.findMany({ orderBy: { seq: "asc" } });
+      expect(entries.every((e) => e.anchorId !== null)).toBe(true);
+      expect(anchors.reduce((n, a) => n + a.treeSize, 0)).toBe(entries.length);
+      expect((await verifyLedger(s.db.prisma)).ok).toBe(true);
+      const contracts = await s.db.prisma.anchorContract.findMany();
+      expect(contracts).toHaveLength(1);
+
+      // the CLI on a real result: holds, exit 0
+      const ran = await cli(["verify", ids[0] as string], customer.key);
+      expect({ code: ran.code, stderr: ran.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(JSON.parse(ran.stdout)).toMatchObject({ task_id: ids[0], ok: true });
+
+      // one byte of the leaf changed: the verifiers refuse it with a reason
+      const result = results[0] as Record<string, unknown> & { settlement: { leaf: string } };
+      const leaf = result.settlement.leaf;
+      const flipped = `${leaf.slice(0, -2)}${leaf.slice(-2) === "7d" ? "7e" : "7d"}`;
+      const tampered = { ...result, settlement: { ...result.settlement, leaf: flipped } };
+      expect(await verifySettlement(tampered, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: false, reason: "leaf_mismatch" });
+      expect((await independentVerdict(tampered, anvil.rpcUrl)).ok).toBe(false);
+      const relabeled = { ...result, confidence: 0.5 };
+      expect(await verifySettlement(relabeled, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: false, reason: "leaf_mismatch" });
+
+      // confirming an anchor again (a resumed anchorer) settles nothing twice and writes no event
+      const first = anchors[0];
+      if (!first?.txHash || !first.blockHash || first.blockNumber === null || first.gasUsed === null) throw new Error("no anchor");
+      const again = await s.store.anchors.confirm(first.id, {
+        txHash: first.txHash as `0x${string}`,
+        blockNumber: first.blockNumber,
+        blockHash: first.blockHash as `0x${string}`,
+        gasUsed: first.gasUsed,
+      });
+      expect(again).toEqual({ settled: [], completedJobIds: [], retargeted: 0 });
+      expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
+
+      // the events go out (no webhook configured: recorded by the webhook worker)
+      await eventually(
+        async () => ((await s.db.prisma.event.count({ where: { taskId: { in: ids }, recordedAt: null } })) === 0 ? true : undefined),
+        15_000,
+        "events recorded",
+      );
+    } finally {
+      await standby.close();
+    }
+  });
+
+  it("keeps a task settling, its result 202, until its anchor is mined and confirmed", async () => {
+    const customer = await registerCustomer(s, 100);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => createLabeler(s, `pending-${i}`)));
+    await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
+    try {
+      const id = await createTask(s, customer.key);
+      await decide(labelers, id);
+      // the record is appended and its anchor sent, but no block is mined: the task waits, settling
+      const anchor = await eventually(
+        async () => {
+          const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: id } });
+          if (!entry?.anchorId) return undefined;
+          const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
+          return a?.state === "sent" && a.sends > 0 ? a : undefined;
+        },
+        15_000,
+        "the task's anchor sent",
+      );
+      const pending = await s.api("GET", `/v1/tasks/${id}/result`, { token: customer.key });
+      expect(pending.status).toBe(202);
+      expect(pending.body).toMatchObject({ status: "settling" });
+      expect(await s.db.prisma.event.count({ where: { taskId: id } })).toBe(0);
+      await rpc(anvil.rpcUrl, "evm_mine");
+      const result = await settledResult(s, customer.key, id);
+      expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: anchor.txHash });
+      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
+    } finally {
+      await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
+    }
+  });
+});
