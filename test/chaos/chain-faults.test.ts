@@ -165,7 +165,7 @@ describe("LEDGER=evm under chain faults", () => {
       const anchor = await sentAnchor(c);
       dropped = anchor.id;
       await rpc(c.anvil.rpcUrl, "anvil_dropTransaction", [anchor.txHash]);
-      expect(await rpc(c.anvil.rpcUrl, "eth_getTransactionByHash", [anchor.txHash])).toBeNull();
+      // no check that the pool lost it: the anchorer may see it gone and broadcast it again before this line runs
       // the anchorer sees it gone and sends it again; then blocks are mined again
       await eventually(
         async () => ((await c.db.prisma.anchor.findUnique({ where: { id: anchor.id } }))?.sends ?? 0) >= 2 || undefined,

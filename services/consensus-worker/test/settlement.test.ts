@@ -254,63 +254,69 @@ describe("exactly-once settlement", () => {
   });
 
   it("settlements run at once share one transaction and keep what each deciding label decided", async () => {
-    const customer = await registerCustomer(off);
-    const [a, b, c] = await createLabelers(off, 3, "settlement");
-    if (!a || !b || !c) throw new Error("labelers");
-    const plan: [{ id: string; key: string }, string][][] = [
-      [
-        [a, "cat"],
-        [b, "cat"],
-      ],
-      [
-        [a, "dog"],
-        [c, "dog"],
-      ],
-      [
-        [b, "cat"],
-        [c, "dog"],
-        [a, "cat"],
-      ],
-      [
-        [c, "bird"],
-        [b, "bird"],
-      ],
-    ];
-    const decidable: string[] = [];
-    for (const labels of plan) {
-      const taskId = await createTask(off, customer.key, { consensus_threshold: 2, max_labels: 3 });
-      for (const [l, value] of labels) expect((await label(off, l.key, taskId, value)).status).toBe(201);
-      decidable.push(taskId);
-    }
-    const open = await createTask(off, customer.key, { consensus_threshold: 2 });
-    expect((await label(off, a.key, open, "cat")).status).toBe(201);
+    // a database of its own: the other files' consensus workers sweep the shared database for label spaces to
+    // refit, and a refit between the labels and the check below would change the model the confidences used
+    const own = await startSystem({ workers: false, isolatedDatabase: true });
+    try {
+      const customer = await registerCustomer(own);
+      const [a, b, c] = await createLabelers(own, 3, "settlement");
+      if (!a || !b || !c) throw new Error("labelers");
+      const plan: [{ id: string; key: string }, string][][] = [
+        [
+          [a, "cat"],
+          [b, "cat"],
+        ],
+        [
+          [a, "dog"],
+          [c, "dog"],
+        ],
+        [
+          [b, "cat"],
+          [c, "dog"],
+          [a, "cat"],
+        ],
+        [
+          [c, "bird"],
+          [b, "bird"],
+        ],
+      ];
+      const decidable: string[] = [];
+      for (const labels of plan) {
+        const taskId = await createTask(own, customer.key, { consensus_threshold: 2, max_labels: 3 });
+        for (const [l, value] of labels) expect((await label(own, l.key, taskId, value)).status).toBe(201);
+        decidable.push(taskId);
+      }
+      const open = await createTask(own, customer.key, { consensus_threshold: 2 });
+      expect((await label(own, a.key, open, "cat")).status).toBe(201);
 
-    // one store: one batcher; the first task is settled twice (the second waits and finds it closed)
-    const deps = depsOf(off);
-    const calls = [...decidable, open, decidable[0] as string];
-    const outcomes = await Promise.all(calls.map((id) => settleTask(deps, id)));
-    settledHere.push(...decidable);
-    expect(outcomes).toEqual(["settled", "settled", "settled", "settled", "open", "closed"]);
+      // one store: one batcher; the first task is settled twice (the second waits and finds it closed)
+      const deps = depsOf(own);
+      const calls = [...decidable, open, decidable[0] as string];
+      const outcomes = await Promise.all(calls.map((id) => settleTask(deps, id)));
+      expect(outcomes).toEqual(["settled", "settled", "settled", "settled", "open", "closed"]);
 
-    // one transaction wrote every ledger record (one xmin), each task once, and the chain still verifies
-    const { rows } = await off.db.pool.query<{ records: number; transactions: number }>(
-      "SELECT count(*)::int AS records, count(DISTINCT xmin::text)::int AS transactions FROM ledger_entries WHERE task_id = ANY($1)",
-      [decidable],
-    );
-    expect(rows[0]).toEqual({ records: 4, transactions: 1 });
-    for (const taskId of decidable) expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
-    expect((await verifyLedger(off.db.prisma)).ok).toBe(true);
+      // one transaction wrote every ledger record (one xmin), each task once, and the chain still verifies
+      const { rows } = await own.db.pool.query<{ records: number; transactions: number }>(
+        "SELECT count(*)::int AS records, count(DISTINCT xmin::text)::int AS transactions FROM ledger_entries WHERE task_id = ANY($1)",
+        [decidable],
+      );
+      expect(rows[0]).toEqual({ records: 4, transactions: 1 });
+      for (const taskId of decidable) expect(await counts(own, taskId)).toEqual({ ledger: 1, events: 1 });
+      expect((await verifyLedger(off.db.prisma)).ok).toBe(true);
 
-    // each confidence was fixed by its deciding label under the space's prior model (no refit runs here)
-    const ordered = await off.db.pool.query<{ id: string; consensus_label: string; confidence: number }>(
-      "SELECT id, consensus_label, confidence FROM tasks WHERE id = ANY($1) ORDER BY id",
-      [decidable],
-    );
-    for (const task of ordered.rows) {
-      const votes = (plan[decidable.indexOf(task.id)] ?? []).map(([l, value]) => ({ labelerId: l.id, value }));
-      const rule = { options: ["cat", "dog", "bird"], consensusThreshold: 2, maxLabels: 3 };
-      const expected = taskPosterior(rule, votes, priorModel(3))[task.consensus_label] as number;
-      expect({ task: task.id, confidence: task.confidence }).toEqual({ task: task.id, confidence: expect.closeTo(expected, 10) });
+      // each confidence was fixed by its deciding label under the space's prior model (its own database: no other file's refit sweep reaches it)
+      const ordered = await own.db.pool.query<{ id: string; consensus_label: string; confidence: number }>(
+        "SELECT id, consensus_label, confidence FROM tasks WHERE id = ANY($1) ORDER BY id",
+        [decidable],
+      );
+      for (const task of ordered.rows) {
+        const votes = (plan[decidable.indexOf(task.id)] ?? []).map(([l, value]) => ({ labelerId: l.id, value }));
+        const rule = { options: ["cat", "dog", "bird"], consensusThreshold: 2, maxLabels: 3 };
+        const expected = taskPosterior(rule, votes, priorModel(3))[task.consensus_label] as number;
+        expect({ task: task.id, confidence: task.confidence }).toEqual({ task: task.id, confidence: expect.closeTo(expected, 10) });
+      }
+    } finally {
+      await own.close();
     }
   });
 
