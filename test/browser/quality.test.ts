@@ -6,7 +6,7 @@
  * through the API, a field cleared); a settled task's posterior and the "verify" button's local-ledger
  * case (nothing on chain); a gold task's fields. Every page: no console error or CSP violation (but the
  * expected 400), no serious or critical axe-core violation, and no key in a request URL, in localStorage
- * or in the gateway's logs. The EVM case of "verify" needs a chain (end to end after the anchorer lands).
+ * or in the gateway's logs. The EVM case of "verify" runs in test/browser/verify.test.ts (its own chain).
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../system";
