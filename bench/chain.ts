@@ -27,7 +27,7 @@ import { Anchorer } from "@labelgate/consensus-worker/src/anchorer";
 import { settleTask } from "@labelgate/consensus-worker/src/settle";
 import { createLogger } from "@labelgate/core";
 import { QueueClient } from "@labelgate/queue";
-import { createStore, ensureDatabase, leafHexOf, migrateDatabase, type Store } from "@labelgate/store";
+import { createStore, ensureDatabase, evmSettlementOf, migrateDatabase, type Store } from "@labelgate/store";
 import { benchTarget, productionCustomer, type Started, startServices, tearDown } from "./bench-lib";
 import { latencySummary, log, positiveInt, round, sleep } from "./measure";
 
@@ -183,20 +183,7 @@ async function main(): Promise<void> {
       results.push({
         ...payload,
         status: "settled",
-        settlement: {
-          ledger: "evm",
-          ledger_txid: anchored.txHash,
-          chain_id: anchored.chainId,
-          block_number: anchored.blockNumber,
-          contract: anchored.contract,
-          merkle_root: anchored.merkleRoot,
-          leaf: leafHexOf(entry.payload),
-          leaf_index: anchored.leafIndex,
-          tree_size: anchored.treeSize,
-          proof: anchored.proof,
-          sequence: Number(entry.seq),
-          prev_hash: entry.prevHash,
-        },
+        settlement: evmSettlementOf(anchored, entry),
       });
     }
     const tv = performance.now();

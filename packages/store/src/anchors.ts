@@ -363,3 +363,24 @@ export type AnchorsStore = ReturnType<typeof anchorsStore>;
 export function leafHexOf(payload: unknown): Hex {
   return toHex(new TextEncoder().encode(canonicalJson(payload)));
 }
+
+/**
+ * The result's `settlement` object of a record anchored on chain (../shared/DESIGN.md §5), from the stored
+ * rows: the anchor (`anchored`) and the ledger record (`entry`: its payload, sequence and previous hash).
+ */
+export function evmSettlementOf(anchored: AnchoredRecord, entry: { payload: unknown; seq: bigint | number; prevHash: string }) {
+  return {
+    ledger: "evm" as const,
+    ledger_txid: anchored.txHash,
+    chain_id: anchored.chainId,
+    block_number: anchored.blockNumber,
+    contract: anchored.contract,
+    merkle_root: anchored.merkleRoot,
+    leaf: leafHexOf(entry.payload),
+    leaf_index: anchored.leafIndex,
+    tree_size: anchored.treeSize,
+    proof: anchored.proof,
+    sequence: Number(entry.seq),
+    prev_hash: entry.prevHash,
+  };
+}

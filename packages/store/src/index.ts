@@ -25,7 +25,15 @@ import { type TasksStore, tasksStore } from "./tasks";
 import { type WebhooksStore, webhooksStore } from "./webhooks";
 
 export type { CustomerKey, CustomerWithHint, IssuedKey, LabelerKey } from "./accounts";
-export { type Anchor, type AnchorBacklog, type AnchorConfirmation, type AnchoredRecord, type LeaderLock, leafHexOf } from "./anchors";
+export {
+  type Anchor,
+  type AnchorBacklog,
+  type AnchorConfirmation,
+  type AnchoredRecord,
+  evmSettlementOf,
+  type LeaderLock,
+  leafHexOf,
+} from "./anchors";
 export { type BatchWithCounts, batchPageSql } from "./batches";
 export type { BillingConfig, InvoiceRow, LineItem, MonthUsage } from "./billing";
 export {

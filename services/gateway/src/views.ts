@@ -3,7 +3,7 @@
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import type * as wire from "@labelgate/api/types";
-import { type AnchoredRecord, type Batch, type Customer, type LedgerEntry, leafHexOf, type Task } from "@labelgate/store";
+import { type AnchoredRecord, type Batch, type Customer, evmSettlementOf, type LedgerEntry, type Task } from "@labelgate/store";
 
 /** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
 export function visibleStatus(status: Task["status"]): wire.TaskStatus {
@@ -109,20 +109,7 @@ export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecor
     // LEDGER=evm: the anchor the task was settled with (its ledger_txid), the proof as stored at batch close
     settlement:
       anchored && anchored.txHash === t.ledgerTxid
-        ? {
-            ledger: "evm",
-            ledger_txid: anchored.txHash,
-            chain_id: anchored.chainId,
-            block_number: anchored.blockNumber,
-            contract: anchored.contract,
-            merkle_root: anchored.merkleRoot,
-            leaf: leafHexOf(entry.payload),
-            leaf_index: anchored.leafIndex,
-            tree_size: anchored.treeSize,
-            proof: anchored.proof,
-            sequence: Number(entry.seq),
-            prev_hash: entry.prevHash,
-          }
+        ? evmSettlementOf(anchored, entry)
         : {
             ledger_txid: entry.txid,
             ledger: "local",
