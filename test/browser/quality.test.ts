@@ -10,27 +10,17 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../system";
-import {
-  accessibilityViolations,
-  capturingLogger,
-  imageServer,
-  launchBrowser,
-  type PageWatch,
-  screenshot,
-  storage,
-  unexpectedProblems,
-  watchedPage,
-} from "./browser";
+import * as web from "./browser";
 
 let browser: Browser;
-let images: Awaited<ReturnType<typeof imageServer>>;
+let images: Awaited<ReturnType<typeof web.imageServer>>;
 let sys: System;
-const log = capturingLogger();
+const log = web.capturingLogger();
 let customer: { id: string; key: string };
 let labelers: { id: string; key: string }[];
 let context: BrowserContext;
 let page: Page;
-let watch: PageWatch;
+let watch: web.PageWatch;
 const audited: string[] = [];
 const batchIds: string[] = [];
 let goldIds: string[] = [];
@@ -39,9 +29,9 @@ let settledTask = "";
 const SPEC = { question: "Which animal is in the picture?", options: ["cat", "dog"] };
 
 async function audit(name: string): Promise<void> {
-  expect({ page: name, violations: await accessibilityViolations(page) }).toEqual({ page: name, violations: [] });
+  expect({ page: name, violations: await web.accessibilityViolations(page) }).toEqual({ page: name, violations: [] });
   audited.push(name);
-  await screenshot(page, name);
+  await web.screenshot(page, name);
 }
 
 async function nav(name: string): Promise<void> {
@@ -50,7 +40,7 @@ async function nav(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  [browser, images] = await Promise.all([launchBrowser(), imageServer()]);
+  [browser, images] = await Promise.all([web.launchBrowser(), web.imageServer()]);
   sys = await startSystem({ isolatedDatabase: true, logger: log.logger });
   customer = await registerCustomer(sys, 5000);
   labelers = [await createLabeler(sys, "Ana"), await createLabeler(sys, "Ben"), await createLabeler(sys, "Coin")];
@@ -100,7 +90,7 @@ beforeAll(async () => {
     20_000,
     "the task to settle",
   );
-  ({ context, page, watch } = await watchedPage(browser));
+  ({ context, page, watch } = await web.watchedPage(browser));
 }, 90_000);
 
 afterAll(async () => {
@@ -233,7 +223,7 @@ describe("customer console, phase 2", () => {
 
   it("kept the key out of URLs, localStorage and the gateway's logs; no console error or CSP violation", async () => {
     expect(audited).toHaveLength(6);
-    const { session, local } = await storage(page);
+    const { session, local } = await web.storage(page);
     expect(session.includes(customer.key)).toBe(true);
     expect(local.includes(customer.key)).toBe(false);
     for (const key of [customer.key, ...labelers.map((l) => l.key)]) {
@@ -241,7 +231,7 @@ describe("customer console, phase 2", () => {
       expect(log.lines.filter((l) => l.includes(key))).toEqual([]);
     }
     // the refused settings (400) are the only failed request
-    expect(unexpectedProblems(watch, [400])).toEqual([]);
+    expect(web.unexpectedProblems(watch, [400])).toEqual([]);
     expect(watch.problems.filter((p) => p.includes("status of 400"))).toHaveLength(1);
   });
 });

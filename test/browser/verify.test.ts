@@ -11,40 +11,30 @@ import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fundedKey } from "../../packages/chain/test/helpers";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../system";
-import {
-  accessibilityViolations,
-  capturingLogger,
-  imageServer,
-  launchBrowser,
-  type PageWatch,
-  screenshot,
-  storage,
-  unexpectedProblems,
-  watchedPage,
-} from "./browser";
+import * as web from "./browser";
 
 let anvil: Anvil;
 let sys: System;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let watch: PageWatch;
-const log = capturingLogger();
+let watch: web.PageWatch;
+const log = web.capturingLogger();
 let customer: { id: string; key: string };
 let labelerKeys: string[] = [];
-let images: Awaited<ReturnType<typeof imageServer>>;
+let images: Awaited<ReturnType<typeof web.imageServer>>;
 
 beforeAll(async () => {
   anvil = await startAnvil();
   const env = { LEDGER: "evm", EVM_RPC_URL: anvil.rpcUrl, EVM_PRIVATE_KEY: await fundedKey(anvil.rpcUrl), ANCHOR_INTERVAL_MS: "200" };
   [browser, sys, images] = await Promise.all([
-    launchBrowser(),
+    web.launchBrowser(),
     startSystem({ isolatedDatabase: true, env, logger: log.logger }),
-    imageServer(),
+    web.imageServer(),
   ]);
   customer = await registerCustomer(sys, 1000);
   labelerKeys = [(await createLabeler(sys, "Ana")).key, (await createLabeler(sys, "Ben")).key];
-  ({ context, page, watch } = await watchedPage(browser));
+  ({ context, page, watch } = await web.watchedPage(browser));
 }, 90_000);
 
 afterAll(async () => {
@@ -89,11 +79,11 @@ it("a customer follows a batch to settled on chain and verifies a task's proof i
   await verdict.waitFor({ timeout: 20_000 });
   expect(await verdict.getAttribute("role")).toBe("status");
   expect(await verdict.textContent()).toContain(result.settlement.ledger_txid);
-  expect(await accessibilityViolations(page)).toEqual([]);
-  await screenshot(page, "console-task-verified");
+  expect(await web.accessibilityViolations(page)).toEqual([]);
+  await web.screenshot(page, "console-task-verified");
 
-  expect(unexpectedProblems(watch)).toEqual([]);
-  const stored = await storage(page);
+  expect(web.unexpectedProblems(watch)).toEqual([]);
+  const stored = await web.storage(page);
   expect(stored.local).not.toContain(customer.key);
   expect(watch.urls.some((u) => u.includes(customer.key))).toBe(false);
   expect(log.lines.some((l) => l.includes(customer.key))).toBe(false);
