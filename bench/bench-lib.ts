@@ -10,7 +10,7 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
-import { dropDatabase, withDatabase } from "@labelgate/store";
+import { dropDatabase, labelSpaceId, withDatabase } from "@labelgate/store";
 import type { Pool } from "pg";
 import { log, nowMs, sleep } from "./measure";
 
@@ -160,6 +160,10 @@ export interface SeededTasks {
 /** Labelers of the seeded history (their keys are random hashes nobody holds). */
 const HISTORY_LABELERS = 20;
 
+/** question and options of the seeded tasks (their label space) */
+const SEED_QUESTION = "Which animal is in the picture?";
+const SEED_OPTIONS = ["cat", "dog", "bird"];
+
 /**
  * Seeds `count` existing tasks of `customerId` with plain SQL (`INSERT ... SELECT generate_series`, in
  * chunks of 100,000), created over the 30 days before now: 97% settled by consensus (3 agreeing labels,
@@ -173,19 +177,25 @@ export async function seedExistingTasks(pool: Pool, customerId: string, count: n
   const tag = randomBytes(4).toString("hex");
   const labelers = Array.from({ length: HISTORY_LABELERS }, (_, i) => `lbl_seed${tag}${String(i).padStart(3, "0")}`);
   await pool.query(
-    `INSERT INTO labelers (id, name, key_hash, hint, settled_labels, agreed_labels)
-     SELECT id, 'history ' || id, md5(id || random()::text) || md5(random()::text), 'lk_…', 1000, 950 FROM unnest($1::text[]) AS id`,
+    `INSERT INTO labelers (id, name, key_hash, hint)
+     SELECT id, 'history ' || id, md5(id || random()::text) || md5(random()::text), 'lk_…' FROM unnest($1::text[]) AS id`,
     [labelers],
+  );
+  // the label space of the seeded tasks (the same one the bench's own tasks of that question join)
+  const spaceId = labelSpaceId(customerId, SEED_QUESTION, SEED_OPTIONS);
+  await pool.query(
+    "INSERT INTO label_spaces (id, customer_id, question, options) VALUES ($1, $2, $3, $4::text[]) ON CONFLICT (id) DO NOTHING",
+    [spaceId, customerId, SEED_QUESTION, SEED_OPTIONS],
   );
   const chunk = 100_000;
   for (let start = 0; start < count; start += chunk) {
     const n = Math.min(chunk, count - start);
     // i runs over the whole seed so that created_at increases with i; `kind` by i % 100: 0-96 settled, 97-98 pending, 99 canceled
     await pool.query(
-      `INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, consensus_threshold, max_labels, metadata,
+      `INSERT INTO tasks (id, customer_id, label_space_id, task_type, data_url, question, options, consensus_threshold, max_labels, metadata,
          status, labels_collected, label_counts, claim_cap, quota_reserved, consensus_label, confidence, resolution,
          ledger_txid, settled_at, canceled_at, last_label_id, last_label_at, created_at, updated_at)
-       SELECT 'tsk_' || $2 || lpad(i::text, 9, '0'), $1, 'image_classification', 'https://img.example.com/seed/' || i || '.jpg',
+       SELECT 'tsk_' || $2 || lpad(i::text, 9, '0'), $1, $6, 'image_classification', 'https://img.example.com/seed/' || i || '.jpg',
          'Which animal is in the picture?', ARRAY['cat','dog','bird'], 3, 7, '{"source":"seed"}'::jsonb,
          CASE WHEN i % 100 < 97 THEN 'settled' WHEN i % 100 < 99 THEN 'pending' ELSE 'canceled' END::"TaskStatus",
          CASE WHEN i % 100 < 97 THEN 3 ELSE 0 END,
@@ -201,7 +211,7 @@ export async function seedExistingTasks(pool: Pool, customerId: string, count: n
          c, c + interval '90 seconds'
        FROM generate_series($3::int, $4::int) AS i
        CROSS JOIN LATERAL (SELECT now() - interval '30 days' + (interval '30 days' * i / $5::int) AS c) t`,
-      [customerId, tag, start, start + n - 1, count],
+      [customerId, tag, start, start + n - 1, count, spaceId],
     );
     // 3 labeled claims and 3 labels per settled task, by history labelers i, i+1, i+2 (mod 20)
     await pool.query(
@@ -215,14 +225,14 @@ export async function seedExistingTasks(pool: Pool, customerId: string, count: n
       [tag, labelers, start, start + n - 1, count],
     );
     await pool.query(
-      `INSERT INTO labels (id, task_id, customer_id, labeler_id, claim_id, value, created_at)
-       SELECT 'lab_' || $1 || lpad(i::text, 9, '0') || k, 'tsk_' || $1 || lpad(i::text, 9, '0'), $6, ($2::text[])[1 + (i + k) % 20],
+      `INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value, created_at)
+       SELECT 'lab_' || $1 || lpad(i::text, 9, '0') || k, 'tsk_' || $1 || lpad(i::text, 9, '0'), $6, $7, ($2::text[])[1 + (i + k) % 20],
          'clm_' || $1 || lpad(i::text, 9, '0') || k, 'cat', c + interval '20 seconds' + k * interval '20 seconds'
        FROM generate_series($3::int, $4::int) AS i
        CROSS JOIN generate_series(0, 2) AS k
        CROSS JOIN LATERAL (SELECT now() - interval '30 days' + (interval '30 days' * i / $5::int) AS c) t
        WHERE i % 100 < 97`,
-      [tag, labelers, start, start + n - 1, count, customerId],
+      [tag, labelers, start, start + n - 1, count, customerId, spaceId],
     );
     await pool.query(
       `INSERT INTO ledger_entries (txid, task_id, prev_hash, hash, payload, created_at)
