@@ -6,6 +6,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { newId } from "@labelgate/core";
+import { labelSpaceId } from "@labelgate/store";
 import type { Pool } from "pg";
 import { nowMs } from "./measure";
 
@@ -92,6 +93,12 @@ export async function seedSettled(
 ): Promise<string[]> {
   const eventIds: string[] = [];
   const chunk = 5000;
+  // the label space of the seeded tasks (every task has one)
+  const spaceId = labelSpaceId(customerId, "cat or dog?", ["cat", "dog"]);
+  await pool.query(
+    "INSERT INTO label_spaces (id, customer_id, question, options) VALUES ($1, $2, 'cat or dog?', ARRAY['cat','dog']) ON CONFLICT (id) DO NOTHING",
+    [spaceId, customerId],
+  );
   for (let start = 0; start < count; start += chunk) {
     const n = Math.min(chunk, count - start);
     const taskIds: string[] = [];
@@ -117,13 +124,13 @@ export async function seedSettled(
       );
     }
     await pool.query(
-      `INSERT INTO tasks (id, customer_id, task_type, data_url, question, options, callback_url, consensus_threshold, max_labels,
+      `INSERT INTO tasks (id, customer_id, label_space_id, task_type, data_url, question, options, callback_url, consensus_threshold, max_labels,
          status, labels_collected, label_counts, claim_cap, quota_reserved, consensus_label, confidence, resolution,
          ledger_txid, settled_at)
-       SELECT t.id, $1, 'image_classification', 'https://data.example/x.jpg', 'cat or dog?', ARRAY['cat','dog'], $2, 3, 7,
+       SELECT t.id, $1, $6, 'image_classification', 'https://data.example/x.jpg', 'cat or dog?', ARRAY['cat','dog'], $2, 3, 7,
          'settled', 3, '{"cat":3}', 0, 3, 'cat', 0.9876, 'consensus', $5, t.settled_at
        FROM unnest($3::text[], $4::timestamptz[]) AS t(id, settled_at)`,
-      [customerId, callbackUrl, taskIds, settled, `0x${"ab".repeat(32)}`],
+      [customerId, callbackUrl, taskIds, settled, `0x${"ab".repeat(32)}`, spaceId],
     );
     await pool.query(
       `INSERT INTO events (id, type, task_id, customer_id, payload, created_at)
