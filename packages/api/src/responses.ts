@@ -407,6 +407,16 @@ export const TaskResult = documented(
   },
 );
 
+/** The example of a batch (GET /v1/batches/{id}, and each item of GET /v1/batches). */
+const batchExample = {
+  batch_id: E.batchId,
+  task_count: 2,
+  status: "in_progress" as const,
+  callback_url: null,
+  created_at: E.createdAt,
+  counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
+  gold_tasks: 0,
+};
 export const Batch = documented(
   z.strictObject({
     batch_id: id("bat_", "batch"),
@@ -418,15 +428,7 @@ export const Batch = documented(
     gold_tasks: count.describe("gold tasks of the batch (never settled: not in `counts` nor in `status`)"),
   }),
   "A batch and its tasks by status: `accepted` until a task gets a label, `completed` when every task is settled or canceled.",
-  {
-    batch_id: E.batchId,
-    task_count: 2,
-    status: "in_progress",
-    callback_url: null,
-    created_at: E.createdAt,
-    counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
-    gold_tasks: 0,
-  },
+  batchExample,
 );
 
 export const BatchPage = documented(
@@ -436,17 +438,7 @@ export const BatchPage = documented(
     page: 1,
     per_page: 20,
     total: 1,
-    items: [
-      {
-        batch_id: E.batchId,
-        task_count: 2,
-        status: "in_progress",
-        callback_url: null,
-        created_at: E.createdAt,
-        counts: { pending: 0, labeling: 1, settling: 0, settled: 1, canceled: 0 },
-        gold_tasks: 0,
-      },
-    ],
+    items: [batchExample],
   },
 );
 
