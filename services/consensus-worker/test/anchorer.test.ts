@@ -12,17 +12,7 @@ import { verifySettlement } from "@labelgate/sdk";
 import { verifyLedger } from "@labelgate/store";
 import { fundedKey, rpc } from "../../../packages/chain/test/helpers";
 import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
-import {
-  createLabeler,
-  createTask,
-  eventually,
-  label,
-  registerCustomer,
-  type System,
-  settledResult,
-  startConsensusWorkers,
-  startSystem,
-} from "../../../test/system";
+import * as harness from "../../../test/system";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const BIN = path.join(ROOT, "packages/cli/bin/labelgate.cjs");
@@ -44,7 +34,7 @@ function cli(args: string[], apiKey: string): Promise<{ code: number; stdout: st
 }
 
 let anvil: Anvil;
-let s: System;
+let s: harness.System;
 let evmEnv: Record<string, string>;
 
 beforeAll(async () => {
@@ -55,7 +45,7 @@ beforeAll(async () => {
     EVM_PRIVATE_KEY: await fundedKey(anvil.rpcUrl),
     ANCHOR_INTERVAL_MS: "200",
   };
-  s = await startSystem({ isolatedDatabase: true, env: evmEnv });
+  s = await harness.startSystem({ isolatedDatabase: true, env: evmEnv });
 });
 
 afterAll(async () => {
@@ -66,7 +56,7 @@ afterAll(async () => {
 /** Labels `taskId` "cat" with each labeler until its label decides it (labels_needed 0). */
 async function decide(labelers: { key: string }[], taskId: string): Promise<void> {
   for (const l of labelers) {
-    const res = await label(s, l.key, taskId, "cat");
+    const res = await harness.label(s, l.key, taskId, "cat");
     expect(res.status).toBe(201);
     if ((res.body as { labels_needed?: number }).labels_needed === 0) return;
   }
@@ -75,15 +65,15 @@ async function decide(labelers: { key: string }[], taskId: string): Promise<void
 
 describe("LEDGER=evm", () => {
   it("settles tasks once their anchor is confirmed, with proofs that verify against the chain", async () => {
-    const customer = await registerCustomer(s, 1000);
-    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => createLabeler(s, `anchor-${i}`)));
-    const standby = await startConsensusWorkers(s, 4, evmEnv);
+    const customer = await harness.registerCustomer(s, 1000);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `anchor-${i}`)));
+    const standby = await harness.startConsensusWorkers(s, 4, evmEnv);
     try {
       const ids: string[] = [];
-      for (let i = 0; i < 6; i++) ids.push(await createTask(s, customer.key));
+      for (let i = 0; i < 6; i++) ids.push(await harness.createTask(s, customer.key));
       for (const id of ids) await decide(labelers, id);
 
-      const results = await Promise.all(ids.map((id) => settledResult(s, customer.key, id)));
+      const results = await Promise.all(ids.map((id) => harness.settledResult(s, customer.key, id)));
       const txids = new Set<string>();
       for (const result of results) {
         const settlement = result.settlement as Record<string, unknown>;
@@ -142,7 +132,7 @@ describe("LEDGER=evm", () => {
       expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
 
       // the events go out (no webhook configured: recorded by the webhook worker)
-      await eventually(
+      await harness.eventually(
         async () => ((await s.db.prisma.event.count({ where: { taskId: { in: ids }, recordedAt: null } })) === 0 ? true : undefined),
         15_000,
         "events recorded",
@@ -153,14 +143,14 @@ describe("LEDGER=evm", () => {
   });
 
   it("keeps a task settling, its result 202, until its anchor is mined and confirmed", async () => {
-    const customer = await registerCustomer(s, 100);
-    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => createLabeler(s, `pending-${i}`)));
+    const customer = await harness.registerCustomer(s, 100);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `pending-${i}`)));
     await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
     try {
-      const id = await createTask(s, customer.key);
+      const id = await harness.createTask(s, customer.key);
       await decide(labelers, id);
       // the record is appended and its anchor sent, but no block is mined: the task waits, settling
-      const anchor = await eventually(
+      const anchor = await harness.eventually(
         async () => {
           const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: id } });
           if (!entry?.anchorId) return undefined;
@@ -175,7 +165,7 @@ describe("LEDGER=evm", () => {
       expect(pending.body).toMatchObject({ status: "settling" });
       expect(await s.db.prisma.event.count({ where: { taskId: id } })).toBe(0);
       await rpc(anvil.rpcUrl, "evm_mine");
-      const result = await settledResult(s, customer.key, id);
+      const result = await harness.settledResult(s, customer.key, id);
       expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: anchor.txHash });
       expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
     } finally {
