@@ -325,8 +325,11 @@ export async function label(sys: System, labelerKey: string, taskId: string, val
   return sys.api("POST", `/v1/labeling/claims/${claim.body.claim_id}/label`, { token: labelerKey, body: { label: value } });
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15000, what = "condition"): Promise<T> {
+/**
+ * Polls `check` until it returns a value other than undefined, or fails after `timeoutMs` (default 30 s: in
+ * full runs on 2 cores beside the chain chaos clusters, manifest ingestion waits passed 15 s).
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let delay = 20;
   for (;;) {
