@@ -129,41 +129,9 @@ export class CalibrationSamples {
    * For one-hot targets that is the usual negative log likelihood of the truth.
    */
   loss(beta: number, hardShare = 0, prior?: ArrayLike<number>, uninformativeShare = 0): number {
-    const k = this.k;
-    const u = uninformativeShare;
-    let total = 0;
-    let weight = 0;
-    for (let s = 0; s < this.size; s++) {
-      const base = s * k;
-      let max = Number.NEGATIVE_INFINITY;
-      for (let j = 0; j < k; j++) {
-        const v = beta * (this.logits[base + j] as number);
-        if (v > max) max = v;
-      }
-      const hardLog = u > 0 ? beta * (this.hardLogs[s] as number) : Number.NEGATIVE_INFINITY;
-      if (hardLog > max) max = hardLog;
-      let z = 0;
-      let hit = 0;
-      let priorHit = 0;
-      for (let j = 0; j < k; j++) {
-        const e = (1 - u) * Math.exp(beta * (this.logits[base + j] as number) - max);
-        z += e;
-        hit += e * (this.targets[base + j] as number);
-        if (prior) priorHit += (prior[j] as number) * (this.targets[base + j] as number);
-      }
-      if (u > 0) {
-        const b = u * Math.exp(hardLog - max);
-        const ht = this.hardTargets[s] as number;
-        z += b;
-        hit += b * (Number.isNaN(ht) ? priorHit : ht);
-      }
-      const p = (1 - hardShare) * (hit / z) + hardShare * priorHit;
-      const w = this.weights[s] as number;
-      total -= w * Math.log(Math.max(p, 1e-300));
-      weight += w;
-    }
-    return weight === 0 ? 0 : total / weight;
+    return this.lossGrid(beta, [hardShare], [uninformativeShare], prior ?? new Float64Array(this.k))[0] as number;
   }
+
   /**
    * `loss` of every (hardShare, uninformativeShare) pair at one beta, in one pass over the samples (the
    * exponentials depend on beta only): out[u * hardShares.length + h] = loss(beta, hardShares[h], prior,
@@ -174,6 +142,7 @@ export class CalibrationSamples {
     const nh = hardShares.length;
     const nu = uninformativeShares.length;
     const out = new Float64Array(nh * nu);
+    const anyUninformative = uninformativeShares.some((u) => u > 0);
     let weight = 0;
     for (let s = 0; s < this.size; s++) {
       const base = s * k;
@@ -182,7 +151,8 @@ export class CalibrationSamples {
         const v = beta * (this.logits[base + j] as number);
         if (v > max) max = v;
       }
-      const hardLog = beta * (this.hardLogs[s] as number);
+      // the uninformative class enters the scale only when some share uses it (u = 0 leaves it out entirely)
+      const hardLog = anyUninformative ? beta * (this.hardLogs[s] as number) : Number.NEGATIVE_INFINITY;
       if (hardLog > max) max = hardLog;
       let z = 0;
       let hit = 0;
