@@ -40,6 +40,12 @@ const ledgerTxid = z
 const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.string()) });
 const posterior = z.record(z.string(), z.number().min(0).max(1));
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
+
+/** A page of `item`s (`{page, per_page, total, items}`), documented with a first page of `examples`. */
+function pageOf<S extends z.ZodType>(item: S, description: string, examples: z.output<S>[]) {
+  const schema = z.strictObject({ ...page, items: z.array(item) });
+  return documented(schema, description, { page: 1, per_page: 20, total: examples.length, items: examples } as z.output<typeof schema>);
+}
 const taskCounts = z.strictObject({ pending: count, labeling: count, settling: count, settled: count, canceled: count });
 const share = z.number().min(0).max(1).nullable();
 
@@ -183,12 +189,7 @@ const customerExample = {
 
 export const Customer = documented(z.strictObject(customerFields), "A customer's profile (never the full key).", customerExample);
 
-export const CustomerPage = documented(z.strictObject({ ...page, items: z.array(Customer) }), "A page of customers, newest first.", {
-  page: 1,
-  per_page: 20,
-  total: 1,
-  items: [customerExample],
-});
+export const CustomerPage = pageOf(Customer, "A page of customers, newest first.", [customerExample]);
 
 export const CustomerUpgraded = documented(
   z.strictObject({
@@ -431,16 +432,7 @@ export const Batch = documented(
   batchExample,
 );
 
-export const BatchPage = documented(
-  z.strictObject({ ...page, items: z.array(Batch) }),
-  "A page of batches, newest first (each item as `GET /v1/batches/{id}`).",
-  {
-    page: 1,
-    per_page: 20,
-    total: 1,
-    items: [batchExample],
-  },
-);
+export const BatchPage = pageOf(Batch, "A page of batches, newest first (each item as `GET /v1/batches/{id}`).", [batchExample]);
 
 // --- labeling ---------------------------------------------------------------------------------------
 
@@ -589,12 +581,7 @@ export const Delivery = documented(
   },
 );
 
-export const DeliveryPage = documented(z.strictObject({ ...page, items: z.array(Delivery) }), "A page of deliveries, newest first.", {
-  page: 1,
-  per_page: 20,
-  total: 0,
-  items: [],
-});
+export const DeliveryPage = pageOf(Delivery, "A page of deliveries, newest first.", []);
 
 export const Redelivery = documented(
   z.strictObject({ delivery_id: id("dlv_", "delivery"), attempt_id: id("att_", "attempt"), status: z.literal("queued") }),
@@ -671,12 +658,7 @@ export const Job = documented(
   jobExample,
 );
 
-export const JobPage = documented(z.strictObject({ ...page, items: z.array(Job) }), "A page of jobs, newest first.", {
-  page: 1,
-  per_page: 20,
-  total: 1,
-  items: [jobExample],
-});
+export const JobPage = pageOf(Job, "A page of jobs, newest first.", [jobExample]);
 
 export const ExportLine = documented(
   z.strictObject({
@@ -795,12 +777,7 @@ export const Overview = documented(
   },
 );
 
-export const TaskPage = documented(z.strictObject({ ...page, items: z.array(Task) }), "A page of the customer's tasks.", {
-  page: 1,
-  per_page: 20,
-  total: 1,
-  items: [taskExample],
-});
+export const TaskPage = pageOf(Task, "A page of the customer's tasks.", [taskExample]);
 
 const resolutionShare = z.strictObject({ tasks: count, share });
 
