@@ -1,41 +1,14 @@
-/**
- * The `labelgate` CLI end to end: the real process (packages/cli/bin/labelgate.cjs) against a gateway with
- * its workers started here. Submits a JSONL and a CSV file (a rerun creates no duplicates), reads tasks and
- * results, creates a manifest job served by a local http server, watches it to completion and exports it to
- * a file; errors exit non-zero with a clear message on stderr. The file parsers are checked in-process.
- */
-import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chunkKey, InputError, parseCsv, parseJsonl } from "@labelgate/cli";
 import { LabelgateClient, type SettledResult, type Task } from "@labelgate/sdk";
+import { runCli } from "../packages/cli/test/run-cli";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
 import { ADMIN_TOKEN, eventually, type System, startSystem } from "./system";
 
-const BIN = path.resolve(__dirname, "../packages/cli/bin/labelgate.cjs");
-const ROOT = path.resolve(__dirname, "..");
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as a child process; resolves with its exit code and output (never rejects on a non-zero exit). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+/** Runs the CLI as a child process (packages/cli/test/run-cli.ts). */
+const cli = runCli;
 
 const jsonLines = (text: string) =>
   text

@@ -1,18 +1,9 @@
-/**
- * `labelgate verify <task_id>` as a real process (packages/cli/bin/labelgate.cjs) against a local HTTP
- * server answering the result route with results anchored here on a real anvil (until the gateway
- * produces evm settlements): exit 0 and an ok verdict for a valid result, exit 1 with the reason for a
- * tampered one, a local settlement and an unsettled task; the customer key is sent; usage errors exit 2.
- */
-import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { type Anvil, createAnchorClient, startAnvil } from "@labelgate/chain/node";
 import { type AnchoredBatch, anchorBatch, fundedKey, sampleRecords } from "../../chain/test/helpers";
+import { type CliRun, runCli } from "./run-cli";
 
-const BIN = path.resolve(__dirname, "../bin/labelgate.cjs");
-const ROOT = path.resolve(__dirname, "../../..");
 const API_KEY = "sk_test_verify_cli";
 
 let anvil: Anvil;
@@ -65,21 +56,9 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { cwd: ROOT, env: { PATH: process.env.PATH ?? "", LABELGATE_API_KEY: API_KEY, LABELGATE_URL: baseUrl, ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
+/** The CLI as a process against the fake gateway (its key and URL), `env` added. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return runCli(args, { LABELGATE_API_KEY: API_KEY, LABELGATE_URL: baseUrl, ...env });
 }
 
 describe("labelgate verify", () => {

@@ -1,36 +1,14 @@
-/**
- * LEDGER=evm end to end (../shared/DESIGN.md §5): the gateway and the workers on their own database, a real
- * anvil started here, the anchorer deploying the contract on first start. Tasks settle only once their
- * anchor is confirmed; every result carries an evm settlement that verifySettlement and the independent raw
- * JSON-RPC verifier accept; the task's ledger_txid, its event's and the export's are the anchor
- * transaction; a second consensus worker stands by (one leader); one byte changed in a leaf fails.
- */
-import { execFile } from "node:child_process";
-import path from "node:path";
 import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import { verifySettlement } from "@labelgate/sdk";
 import { verifyLedger } from "@labelgate/store";
 import { fundedKey, rpc } from "../../../packages/chain/test/helpers";
+import { type CliRun, runCli } from "../../../packages/cli/test/run-cli";
 import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
 import * as harness from "../../../test/system";
 
-const ROOT = path.resolve(__dirname, "../../..");
-const BIN = path.join(ROOT, "packages/cli/bin/labelgate.cjs");
-
 /** `labelgate <args>` as a real process against the system (RPC URL from EVM_RPC_URL). */
-function cli(args: string[], apiKey: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? "", LABELGATE_API_KEY: apiKey, LABELGATE_URL: s.baseUrl, EVM_RPC_URL: anvil.rpcUrl },
-        timeout: 60_000,
-      },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
+function cli(args: string[], apiKey: string): Promise<CliRun> {
+  return runCli(args, { LABELGATE_API_KEY: apiKey, LABELGATE_URL: s.baseUrl, EVM_RPC_URL: anvil.rpcUrl });
 }
 
 let anvil: Anvil;
