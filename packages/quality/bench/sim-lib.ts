@@ -14,7 +14,7 @@
  * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
  */
 
-import { createHash } from "node:crypto";
+import { pickGoldItems } from "../../../scripts/replay-lib";
 import {
   calibrationSummary,
   type Decision,
@@ -124,11 +124,14 @@ export function expectedCalibrationError(confidence: readonly number[], correct:
  * seed 1 shared 2 of its 40 dog gold items with the replay's seed 1.)
  */
 export function pickGold(ds: Dataset, share: number, seed: number): Set<string> {
-  const withGold = ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => it.id);
-  const count = Math.round(share * withGold.length);
-  const key = (item: string) => createHash("sha256").update(`${seed}:${item}`).digest("hex");
-  const ordered = withGold.map((item) => ({ item, key: key(item) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return new Set(ordered.slice(0, count).map((o) => o.item));
+  // the replay's own rule (scripts/replay-lib.ts), so both pick the same gold items for a seed
+  const gold = new Map(ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => [it.id, String(it.gold)]));
+  return pickGoldItems(
+    ds.items.map((it) => it.id),
+    gold,
+    share,
+    seed,
+  );
 }
 
 // --- today's one-coin worker (services/consensus-worker/src/consensus.ts, reproduced for the baseline) ---
