@@ -14,7 +14,7 @@
  * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
  */
 
-import { pickGoldItems } from "../../../scripts/replay-lib";
+import { expectedCalibrationError, pickGoldItems } from "../../../scripts/replay-lib";
 import {
   calibrationSummary,
   type Decision,
@@ -97,24 +97,6 @@ export interface SimResult {
   final_calibration: string;
   fit_ms_mean: number;
   fit_ms_max: number;
-}
-
-/** Expected calibration error with `bins` equal-width bins (Guo et al. 2017 / Naeini et al. 2015): sum_b |B|/n |acc_b - conf_b|. */
-export function expectedCalibrationError(confidence: readonly number[], correct: readonly boolean[], bins = 10): number {
-  const n = confidence.length;
-  if (n === 0) return 0;
-  const sumConf = new Array<number>(bins).fill(0);
-  const sumAcc = new Array<number>(bins).fill(0);
-  const count = new Array<number>(bins).fill(0);
-  confidence.forEach((c, i) => {
-    const b = Math.min(bins - 1, Math.floor(c * bins));
-    sumConf[b] = (sumConf[b] as number) + c;
-    sumAcc[b] = (sumAcc[b] as number) + (correct[i] ? 1 : 0);
-    count[b] = (count[b] as number) + 1;
-  });
-  let e = 0;
-  for (let b = 0; b < bins; b++) if ((count[b] as number) > 0) e += Math.abs((sumAcc[b] as number) - (sumConf[b] as number)) / n;
-  return e;
 }
 
 /**
@@ -309,12 +291,7 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     accuracy: r4(correct.filter(Boolean).length / Math.max(1, correct.length)),
     label_share: r4(accepted / ds.answerRows),
     labels_per_task: r4(outcomes.reduce((s, o) => s + o.labels, 0) / Math.max(1, outcomes.length)),
-    ece: r4(
-      expectedCalibrationError(
-        scored.map((o) => o.confidence),
-        correct,
-      ),
-    ),
+    ece: r4(expectedCalibrationError(scored.map((o, i) => ({ confidence: o.confidence, correct: correct[i] === true }))).ece ?? 0),
     mean_confidence: r4(scored.reduce((s, o) => s + o.confidence, 0) / Math.max(1, scored.length)),
     resolutions,
     by_resolution: Object.fromEntries(Object.keys(resolutions).map((res) => [res, summarize(scored.filter((o) => o.resolution === res))])),
