@@ -39,7 +39,7 @@ import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
 import { chargeSql } from "./quota";
-import { qualitySettingsOf } from "./settings";
+import { exclusionSettingsOf, qualitySettingsOf } from "./settings";
 import { scoringModelOf } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
 import type { TaskPolicyColumns } from "./tasks";
@@ -507,10 +507,9 @@ export function labelingStore(db: Db) {
             if (!record) throw new Error(`the gold record of ${key} was not locked`);
             record.gold_answers += 1;
             if (request.value === task.gold_label) record.gold_correct += 1;
-            const quality = qualitySettingsOf(task.settings);
             record.excluded = isExcluded(
               { goldAnswers: record.gold_answers, goldCorrect: record.gold_correct },
-              { minLabelerAccuracy: quality.min_labeler_accuracy, minGoldAnswers: quality.min_gold_answers },
+              exclusionSettingsOf(qualitySettingsOf(task.settings)),
             );
             goldUpdates.set(key, {
               label_space_id: task.label_space_id,

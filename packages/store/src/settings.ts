@@ -10,7 +10,7 @@
  */
 import { ApiError, type PolicyFields, resolvePolicy, type SettingsPatch } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import { isExcluded } from "@labelgate/quality";
+import { type ExclusionSettings, isExcluded } from "@labelgate/quality";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
 import { withTransaction } from "./sql";
@@ -57,6 +57,11 @@ export function storedSettingsOf(value: unknown): StoredSettings {
 /** The quality settings of a `customers.settings` value. */
 export function qualitySettingsOf(value: unknown): QualitySettings {
   return storedSettingsOf(value).quality ?? {};
+}
+
+/** The exclusion rule's settings (@labelgate/quality `isExcluded`) of a customer's quality settings. */
+export function exclusionSettingsOf(quality: QualitySettings | undefined): ExclusionSettings {
+  return { minLabelerAccuracy: quality?.min_labeler_accuracy, minGoldAnswers: quality?.min_gold_answers };
 }
 
 /** The wire form: every field present, unset ones null. */
@@ -109,10 +114,7 @@ export function settingsStore(db: Db) {
      */
     async patch(customerId: string, patch: SettingsPatch): Promise<wire.Settings> {
       return withTransaction(db.pool, async (run) => {
-        const [, rows] = await run<[object, { settings: unknown }]>([
-          Prisma.sql`SELECT id FROM customers WHERE id = ${customerId} FOR UPDATE`,
-          Prisma.sql`SELECT settings FROM customers WHERE id = ${customerId}`,
-        ]);
+        const [rows] = await run<[{ settings: unknown }]>([Prisma.sql`SELECT settings FROM customers WHERE id = ${customerId} FOR UPDATE`]);
         const row = rows[0];
         if (!row) throw new ApiError("customerNotFound");
         const merged = mergeSettings(storedSettingsOf(row.settings), patch);
@@ -129,7 +131,7 @@ export function settingsStore(db: Db) {
               ORDER BY m.label_space_id, m.labeler_id
               FOR UPDATE OF m`,
           ]);
-          const settings = { minLabelerAccuracy: merged.quality?.min_labeler_accuracy, minGoldAnswers: merged.quality?.min_gold_answers };
+          const settings = exclusionSettingsOf(merged.quality);
           const changed = models.flatMap((m) => {
             const excluded = isExcluded({ goldAnswers: m.gold_answers, goldCorrect: m.gold_correct }, settings);
             return excluded === m.excluded ? [] : [{ label_space_id: m.label_space_id, labeler_id: m.labeler_id, excluded }];
