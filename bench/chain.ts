@@ -124,6 +124,7 @@ async function main(): Promise<void> {
         intervalMs,
         maxLeaves: 1024,
         reorgDepth: 12,
+        webhookRetryMax: 5,
       });
 
     // --- throughput, local then evm, same number of tasks --------------------------------------------

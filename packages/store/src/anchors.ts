@@ -43,6 +43,12 @@ export interface AnchorConfirmation {
   completedJobIds: string[];
   /** settled tasks whose ledger_txid moved to this transaction (the anchor was re-signed after a reorg) */
   retargeted: number;
+  /**
+   * deliveries of those tasks' `task.settled` events that had been delivered with the old ledger_txid: back
+   * to `pending`, to be sent again with the new one (`webhookDelivery` jobs; the reconciliation requeues
+   * any whose job is lost)
+   */
+  redeliveries: string[];
 }
 
 /** The anchor of a settled record, for its result's `settlement` (DESIGN §5). */
@@ -148,6 +154,11 @@ export function anchorsStore(db: Db) {
       return prisma.anchor.findFirst({ where: { state: { in: ["open", "sent"] } }, orderBy: { firstSeq: "asc" } });
     },
 
+    /** The anchors not confirmed (`open` or `sent`), oldest first, at most `limit`: the one in flight, then those closed ahead. */
+    unconfirmed(limit: number): Promise<Anchor[]> {
+      return prisma.anchor.findMany({ where: { state: { in: ["open", "sent"] } }, orderBy: { firstSeq: "asc" }, take: limit });
+    },
+
     /** Anchors confirmed in block `fromBlock` or later (the reorg check's window). */
     confirmedSince(fromBlock: bigint): Promise<Anchor[]> {
       return prisma.anchor.findMany({
@@ -233,26 +244,42 @@ export function anchorsStore(db: Db) {
               AS e(id, task_id, customer_id, payload)
             ON CONFLICT (task_id, type) DO NOTHING
             RETURNING id, task_id`,
-            // re-signed after a reorg: the batch's settled tasks point at the transaction that holds it now
+            // re-signed after a reorg: the batch's settled tasks point at the transaction that holds it now; their
+            // events carry the new ledger_txid, and deliveries already made with the old one are sent again
+            // (a delivered task's webhook_status is pending until they are)
             Prisma.sql`
-            UPDATE tasks SET ledger_txid = ${tx.txHash}, updated_at = now()
-            WHERE id IN (SELECT task_id FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
-              AND ledger_txid <> ${tx.txHash}
-              AND EXISTS (SELECT 1 FROM anchors a WHERE a.id = ${anchorId} AND tasks.ledger_txid = ANY(a.tx_hashes))
-            RETURNING id`,
+            WITH moved AS (
+              UPDATE tasks SET ledger_txid = ${tx.txHash}, updated_at = now(),
+                webhook_status = CASE WHEN webhook_status = 'delivered' THEN 'pending'::"WebhookStatus" ELSE webhook_status END
+              WHERE id IN (SELECT task_id FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
+                AND ledger_txid <> ${tx.txHash}
+                AND EXISTS (SELECT 1 FROM anchors a WHERE a.id = ${anchorId} AND tasks.ledger_txid = ANY(a.tx_hashes))
+              RETURNING id
+            ), evs AS (
+              UPDATE events e SET payload = jsonb_set(e.payload, '{ledger_txid}', to_jsonb(${tx.txHash}::text))
+              FROM moved WHERE e.task_id = moved.id AND e.type = 'task.settled'
+              RETURNING e.id
+            ), again AS (
+              UPDATE deliveries d SET status = 'pending', updated_at = now()
+              FROM evs WHERE d.event_id = evs.id AND d.status = 'delivered'
+              RETURNING d.id
+            )
+            SELECT (SELECT count(*) FROM moved)::int AS retargeted, ARRAY(SELECT id FROM again ORDER BY id) AS redeliveries`,
             ...jobIds.flatMap((id) => completeJobSql(id)),
           ],
           { commit: true },
         );
         const inserted = new Map((rows[2] as { id: string; task_id: string }[]).map((e) => [e.task_id, e.id]));
         const completedJobIds = jobIds.filter((_, i) => (rows[4 + 2 * i + 1] ?? []).length > 0);
+        const [moved] = (rows[3] ?? []) as { retargeted: number; redeliveries: string[] }[];
         return {
           settled: tasks.flatMap((t) => {
             const eventId = inserted.get(t.id);
             return eventId ? [{ taskId: t.id, eventId, recordedAt: new Date(t.settled_at) }] : [];
           }),
           completedJobIds,
-          retargeted: (rows[3] ?? []).length,
+          retargeted: moved?.retargeted ?? 0,
+          redeliveries: moved?.redeliveries ?? [],
         };
       });
     },

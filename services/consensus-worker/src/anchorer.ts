@@ -11,7 +11,8 @@
  *   from the rows, so a crash anywhere resumes the same anchor: a `sent` anchor is checked by its receipt;
  *   pending → wait; dropped or reorged out → the same raw transaction broadcast again when its nonce is
  *   still free (same hash), else re-signed with the next nonce; reverted → re-signed. One anchor is in
- *   flight at a time and a record belongs to one anchor, so no record is anchored twice.
+ *   flight at a time and a record belongs to one anchor, so no record is anchored twice. While it waits
+ *   for its receipt, the next due batch is closed ahead (stored, not signed), ready to send once it confirms.
  * - Reorgs: when the chain head changed, confirmed anchors in the last ANCHOR_REORG_DEPTH blocks are
  *   checked; one whose block left the canonical chain is reopened (`sent`) and goes through the same path.
  * - RPC failures are logged and retried at the next tick; the signing key stays inside viem's account.
@@ -54,6 +55,8 @@ export interface AnchorerOptions {
   maxLeaves: number;
   /** ANCHOR_REORG_DEPTH */
   reorgDepth: number;
+  /** WEBHOOK_RETRY_MAX: attempts of a delivery sent again after its anchor was re-signed */
+  webhookRetryMax: number;
   /** time between ticks, ms (default: a tenth of the interval, between 20 and 250) */
   tickMs?: number;
   /** a `pending` transaction is broadcast again after this long, ms (default 10,000) */
@@ -139,25 +142,41 @@ export class Anchorer {
     if (!leader) return false;
     const client = await this.connect();
     await this.checkReorgs(client);
-    let anchor = await this.o.store.anchors.inFlight();
+    const [anchor, ahead] = await this.o.store.anchors.unconfirmed(2);
     if (!anchor) {
-      const backlog = await this.o.store.anchors.backlog();
-      if (backlog.count === 0 || !backlog.oldestAt) return false;
-      const due = backlog.count >= this.o.maxLeaves || Date.now() - backlog.oldestAt.getTime() >= this.o.intervalMs;
-      if (!due) return false;
-      const closing = performance.now();
-      anchor =
-        (await this.o.store.anchors.close({ maxLeaves: this.o.maxLeaves, chainId: client.chainId, contract: client.contract as string })) ??
-        null;
-      if (!anchor) return false;
-      this.step(anchor.id, "close_ms", closing);
-      this.o.metrics?.anchorLeaves.observe(anchor.treeSize);
-      this.o.logger.debug(
-        { anchor: String(anchor.id), first: String(anchor.firstSeq), last: String(anchor.lastSeq) },
-        "anchor batch closed",
-      );
+      const closed = await this.closeDue(client);
+      return closed ? this.advance(client, closed) : false;
     }
-    return this.advance(client, anchor);
+    if (ahead) return this.advance(client, anchor);
+    // close-ahead: while the anchor in flight is signed, waits for its receipt and confirmations or is
+    // confirmed, the next due batch is closed (tree built, proofs stored) so that it is signed as soon as
+    // this one confirms. It is only closed, never sent: one transaction is in flight at a time, so nonces
+    // stay in order.
+    const [moved, closed] = await Promise.allSettled([this.advance(client, anchor), this.closeDue(client)]);
+    if (moved.status === "rejected" || closed.status === "rejected") {
+      const reasons = [moved, closed].flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+      throw reasons.length === 1 ? reasons[0] : new AggregateError(reasons, `anchorer: ${reasons.map(describe).join("; ")}`);
+    }
+    return moved.value || closed.value !== undefined;
+  }
+
+  /** Closes the next batch when it is due (ANCHOR_MAX_LEAVES records waiting, or the oldest ANCHOR_INTERVAL_MS old). */
+  private async closeDue(client: AnchorClient): Promise<Anchor | undefined> {
+    const backlog = await this.o.store.anchors.backlog();
+    if (backlog.count === 0 || !backlog.oldestAt) return undefined;
+    const due = backlog.count >= this.o.maxLeaves || Date.now() - backlog.oldestAt.getTime() >= this.o.intervalMs;
+    if (!due) return undefined;
+    const closing = performance.now();
+    const anchor = await this.o.store.anchors.close({
+      maxLeaves: this.o.maxLeaves,
+      chainId: client.chainId,
+      contract: client.contract as string,
+    });
+    if (!anchor) return undefined;
+    this.step(anchor.id, "close_ms", closing);
+    this.o.metrics?.anchorLeaves.observe(anchor.treeSize);
+    this.o.logger.debug({ anchor: String(anchor.id), first: String(anchor.firstSeq), last: String(anchor.lastSeq) }, "anchor batch closed");
+    return anchor;
   }
 
   /** The anchor client, with the contract configured, stored or (first leader) deployed. */
@@ -353,6 +372,17 @@ export class Anchorer {
     for (const s of result.settled) {
       await this.o.queue.enqueue("taskSettled", { eventId: s.eventId }).catch((err: unknown) => {
         this.o.logger.warn({ err: describe(err), event_id: s.eventId }, "task.settled enqueue deferred to reconciliation");
+      });
+    }
+    if (result.retargeted > 0) {
+      this.o.logger.warn(
+        { anchor: String(anchor.id), tx: mined.txHash, tasks: result.retargeted, redeliveries: result.redeliveries.length },
+        "settled tasks moved to the re-signed anchor transaction: their task.settled deliveries are sent again",
+      );
+    }
+    for (const deliveryId of result.redeliveries) {
+      await this.o.queue.requeue("webhookDelivery", { deliveryId }, { attempts: this.o.webhookRetryMax }).catch((err: unknown) => {
+        this.o.logger.warn({ err: describe(err), delivery_id: deliveryId }, "redelivery requeue deferred to reconciliation");
       });
     }
     for (const jobId of result.completedJobIds) {

@@ -50,6 +50,7 @@ export const consensusRole = defineRole({
             intervalMs: env.ANCHOR_INTERVAL_MS,
             maxLeaves: env.ANCHOR_MAX_LEAVES,
             reorgDepth: env.ANCHOR_REORG_DEPTH,
+            webhookRetryMax: env.WEBHOOK_RETRY_MAX,
           })
         : undefined;
     anchorer?.start();

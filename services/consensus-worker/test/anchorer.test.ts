@@ -1,10 +1,12 @@
 import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import { verifySettlement } from "@labelgate/sdk";
 import { verifyLedger } from "@labelgate/store";
+import { privateKeyToAccount } from "viem/accounts";
 import { fundedKey, rpc } from "../../../packages/chain/test/helpers";
 import { type CliRun, runCli } from "../../../packages/cli/test/run-cli";
 import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
 import * as harness from "../../../test/system";
+import { json, newSecret, receiver } from "../../../test/webhooks";
 
 /** `labelgate <args>` as a real process against the system (RPC URL from EVM_RPC_URL). */
 function cli(args: string[], apiKey: string): Promise<CliRun> {
@@ -106,7 +108,7 @@ describe("LEDGER=evm", () => {
         blockHash: first.blockHash as `0x${string}`,
         gasUsed: first.gasUsed,
       });
-      expect(again).toEqual({ settled: [], completedJobIds: [], retargeted: 0 });
+      expect(again).toEqual({ settled: [], completedJobIds: [], retargeted: 0, redeliveries: [] });
       expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
 
       // the events go out (no webhook configured: recorded by the webhook worker)
@@ -148,6 +150,105 @@ describe("LEDGER=evm", () => {
       expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
     } finally {
       await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
+    }
+  });
+
+  it("closes the next batch while one waits for its receipt, and sends it only after that one confirms", async () => {
+    const customer = await harness.registerCustomer(s, 100);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `ahead-${i}`)));
+    await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
+    try {
+      const anchorOf = async (taskId: string, state: string) => {
+        const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId } });
+        if (!entry?.anchorId) return undefined;
+        const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
+        return a?.state === state ? a : undefined;
+      };
+      const first = await harness.createTask(s, customer.key);
+      await decide(labelers, first);
+      const sent = await harness.eventually(() => anchorOf(first, "sent"), 15_000, "the first anchor sent");
+      const second = await harness.createTask(s, customer.key);
+      await decide(labelers, second);
+      // closed ahead: its tree and proof stored, no transaction signed while the first one is pending
+      const ahead = await harness.eventually(() => anchorOf(second, "open"), 15_000, "the second batch closed ahead");
+      expect(ahead.id).not.toBe(sent.id);
+      expect(ahead).toMatchObject({ txHash: null, nonce: null, sends: 0 });
+      expect(await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: second } })).toMatchObject({ anchorId: ahead.id });
+      expect((await s.db.prisma.anchor.findUnique({ where: { id: sent.id } }))?.state).toBe("sent");
+
+      await rpc(anvil.rpcUrl, "evm_mine");
+      await harness.settledResult(s, customer.key, first);
+      const next = await harness.eventually(() => anchorOf(second, "sent"), 15_000, "the second anchor sent");
+      expect(next.nonce).toBe((sent.nonce ?? -2) + 1);
+      await rpc(anvil.rpcUrl, "evm_mine");
+      const result = await harness.settledResult(s, customer.key, second);
+      expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: next.txHash });
+      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
+    } finally {
+      await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
+    }
+  });
+
+  it("re-signed after a reorg took its nonce: results and webhooks move to the new transaction", async () => {
+    const customer = await harness.registerCustomer(s, 100);
+    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `resign-${i}`)));
+    const rx = await receiver();
+    try {
+      const hook = await s.api("POST", "/v1/webhooks", { token: customer.key, body: { callback_url: rx.url, secret: newSecret() } });
+      expect(hook.status).toBe(201);
+      const id = await harness.createTask(s, customer.key);
+      await decide(labelers, id);
+      const first = await harness.settledResult(s, customer.key, id);
+      const oldTx = (first.settlement as { ledger_txid: string }).ledger_txid;
+      await harness.eventually(async () => (rx.forTask(id).length > 0 ? true : undefined), 15_000, "the first delivery");
+      expect(json(rx.forTask(id)[0] as (typeof rx.received)[number]).ledger_txid).toBe(oldTx);
+
+      // the anchor's block reorged out, and its nonce taken in the new chain by another transaction of the
+      // same key: the anchor cannot be broadcast again as it was, so it is signed anew with the next nonce
+      const anchor = await s.db.prisma.anchor.findFirstOrThrow({ where: { txHash: oldTx } });
+      const account = privateKeyToAccount(evmEnv.EVM_PRIVATE_KEY as `0x${string}`);
+      const taker = await account.signTransaction({
+        chainId: 31337,
+        to: account.address,
+        value: 0n,
+        gas: 21_000n,
+        maxFeePerGas: 10_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        nonce: anchor.nonce as number,
+        type: "eip1559",
+      });
+      const head = BigInt(await rpc<string>(anvil.rpcUrl, "eth_blockNumber"));
+      await rpc(anvil.rpcUrl, "anvil_reorg", [Number(head - (anchor.blockNumber as bigint)) + 1, [[taker, 0]]]);
+
+      const moved = await harness.eventually(
+        async () => {
+          const a = await s.db.prisma.anchor.findUnique({ where: { id: anchor.id } });
+          return a?.state === "confirmed" && a.txHash !== oldTx ? a : undefined;
+        },
+        30_000,
+        "the anchor re-signed and confirmed again",
+      );
+      const result = await harness.settledResult(s, customer.key, id);
+      expect(result.settlement).toMatchObject({ ledger_txid: moved.txHash });
+      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
+      // the delivery is sent again, with the same event id and the transaction that holds the anchor now
+      const again = await harness.eventually(
+        async () => rx.forTask(id).find((r) => json(r).ledger_txid === moved.txHash),
+        30_000,
+        "the task.settled delivery with the new ledger_txid",
+      );
+      expect(again.headers["x-svc-event-id"]).toBe(rx.forTask(id)[0]?.headers["x-svc-event-id"]);
+      const task = await harness.eventually(
+        async () => {
+          const t = await s.api<{ webhook_status: string; ledger_txid: string }>("GET", `/v1/tasks/${id}`, { token: customer.key });
+          return t.body.webhook_status === "delivered" ? t.body : undefined;
+        },
+        15_000,
+        "webhook_status delivered again",
+      );
+      expect(task.ledger_txid).toBe(moved.txHash);
+    } finally {
+      await rx.close();
     }
   });
 });
