@@ -17,6 +17,7 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
+import { draw } from "../test/helpers";
 import { buildDataset, type Dataset } from "./dataset";
 
 export interface Scenario {
@@ -161,16 +162,6 @@ interface Labeler {
   fixed: number;
 }
 
-function pick(rng: RandomGenerator, weights: readonly number[]): number {
-  const total = weights.reduce((a, b) => a + b, 0);
-  let u = uniformFloat64(rng) * total;
-  for (let i = 0; i < weights.length; i++) {
-    u -= weights[i] as number;
-    if (u < 0) return i;
-  }
-  return weights.length - 1;
-}
-
 function answer(rng: RandomGenerator, labeler: Labeler, truth: number, k: number, hard: boolean, hardFactor: number): number {
   const uniform = () => Math.floor(uniformFloat64(rng) * k);
   switch (labeler.type) {
@@ -197,7 +188,7 @@ export function syntheticDataset(s: Scenario): Dataset {
   const types: LabelerType[] = ["good", "confuser", "spammer", "hammer", "adversary"];
   const mixWeights = types.map((t) => s.mix[t]);
   const labelers: Labeler[] = Array.from({ length: s.labelers }, () => ({
-    type: types[pick(rng, mixWeights)] as LabelerType,
+    type: types[draw(rng, mixWeights)] as LabelerType,
     accuracy: s.accuracy[0] + uniformFloat64(rng) * (s.accuracy[1] - s.accuracy[0]),
     fixed: Math.floor(uniformFloat64(rng) * s.k),
   }));
@@ -206,14 +197,14 @@ export function syntheticDataset(s: Scenario): Dataset {
   const rows: { item: string; worker: string; label: string }[] = [];
   const gold = new Map<string, string>();
   for (let item = 0; item < s.items; item++) {
-    const truth = pick(rng, prior);
+    const truth = draw(rng, prior);
     const hard = uniformFloat64(rng) < s.hardShare;
     const n = s.minLabels + Math.floor(uniformFloat64(rng) * (s.maxLabels - s.minLabels + 1));
     const weights = activity.slice();
     const id = `i${item}`;
     gold.set(id, String(truth));
     for (let j = 0; j < Math.min(n, s.labelers); j++) {
-      const w = pick(rng, weights);
+      const w = draw(rng, weights);
       weights[w] = 0;
       rows.push({ item: id, worker: `w${w}`, label: String(answer(rng, labelers[w] as Labeler, truth, s.k, hard, s.hardFactor)) });
     }
