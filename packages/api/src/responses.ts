@@ -17,7 +17,7 @@ import {
   WEBHOOK_EVENTS,
 } from "./enums";
 import { ERRORS } from "./errors";
-import { pathId } from "./requests";
+import { confidenceTarget, pathId } from "./requests";
 
 /** `schema` with its description and example (typed: the example must be an output of the schema). */
 function documented<S extends z.ZodType>(schema: S, description: string, example: z.output<S>): S {
@@ -292,10 +292,7 @@ export const Task = documented(
       .min(1)
       .describe("the threshold policy's quorum; under the confidence policy it only sizes the quota reservation"),
     max_labels: z.int().min(1),
-    confidence_target: z
-      .number()
-      .min(0.5)
-      .max(0.999)
+    confidence_target: confidenceTarget
       .nullable()
       .describe("the confidence policy's target (null: the threshold policy); the effective value, wherever it was set"),
     min_labels: z.int().min(1).nullable().describe("labels before the confidence target may decide the task (null: threshold policy)"),
@@ -633,12 +630,7 @@ export const Job = documented(
     type: z.string(),
     consensus_threshold: z.int().min(1),
     max_labels: z.int().min(1),
-    confidence_target: z
-      .number()
-      .min(0.5)
-      .max(0.999)
-      .nullable()
-      .describe("the confidence policy's target of the job's tasks (null: threshold policy)"),
+    confidence_target: confidenceTarget.nullable().describe("the confidence policy's target of the job's tasks (null: threshold policy)"),
     min_labels: z.int().min(1).nullable(),
     callback_url: z.string().nullable(),
     output_url: z.string().nullable(),
@@ -881,7 +873,7 @@ export const Settings = documented(
   z.strictObject({
     task_defaults: z.strictObject({
       consensus_threshold: z.int().min(1).max(25).nullable(),
-      confidence_target: z.number().min(0.5).max(0.999).nullable(),
+      confidence_target: confidenceTarget.nullable(),
       min_labels: z.int().min(1).max(50).nullable(),
       max_labels: z.int().min(1).max(50).nullable(),
     }),

@@ -4,11 +4,12 @@
  * `verifySettlementLocal` per proof (record rebuilt from the result, canonical JSON, leaf comparison, fold of
  * 10 siblings): the part of `verifySettlement` that is not the RPC call. Target: < 10 ms per proof.
  * Prints one JSON line per figure (medians of `--runs`, default 7) to stdout.
- * Options: --leaves N (default 1024), --runs N.
+ * Options: --leaves N (default 1024), --runs N. The records are the tests' sample records (test/helpers.ts).
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { buildMerkleTree, evmSettlement, type LedgerRecord, leafBytes, proofFromTree, verifySettlementLocal } from "../src/index";
+import { buildMerkleTree, evmSettlement, leafBytes, proofFromTree, verifySettlementLocal } from "../src/index";
+import { resultOf, sampleRecords } from "../test/helpers";
 
 const { values } = parseArgs({ options: { leaves: { type: "string", default: "1024" }, runs: { type: "string", default: "7" } } });
 const leaves = Number(values.leaves);
@@ -16,25 +17,10 @@ const runs = Number(values.runs);
 if (!Number.isSafeInteger(leaves) || leaves < 1 || !Number.isSafeInteger(runs) || runs < 1)
   throw new Error("--leaves and --runs must be positive whole numbers");
 
-function records(n: number): LedgerRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    task_id: `tsk_bench${String(i).padStart(8, "0")}`,
-    consensus_label: i % 3 === 0 ? "dog" : "cat",
-    confidence: 0.97,
-    resolution: "consensus",
-    label_counts: { cat: 3, dog: 1 },
-    labels_collected: 4,
-    posterior: { cat: 0.97, dog: 0.03 },
-    settled_at: "2026-11-24T10:00:00.000Z",
-    sequence: 1 + i,
-    prev_hash: (i % 16).toString(16).repeat(64),
-  }));
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const print = (figure: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(figure)}\n`);
 
-const batch = records(leaves);
+const batch = sampleRecords(leaves);
 const build: number[] = [];
 const proofs: number[] = [];
 const verify: number[] = [];
@@ -48,10 +34,7 @@ for (let run = 0; run < runs; run++) {
   proofs.push((performance.now() - t) / leaves);
 
   const anchor = { txid: `0x${"ab".repeat(32)}`, chainId: 31337, blockNumber: 10, contract: `0x${"cd".repeat(20)}` } as const;
-  const results = batch.map((r, i) => {
-    const { sequence: _s, prev_hash: _p, ...fields } = r;
-    return { ...fields, status: "settled", settlement: evmSettlement(r, tree, i, anchor) };
-  });
+  const results = batch.map((r, i) => resultOf(r, evmSettlement(r, tree, i, anchor)));
   t = performance.now();
   for (const result of results) {
     if (!verifySettlementLocal(result).ok) throw new Error(`leaf ${result.task_id} did not verify`);

@@ -8,6 +8,7 @@ import {
   type EvmSettlement,
   evmSettlement,
   type LedgerRecord,
+  type LocalSettlement,
   leafBytes,
   type MerkleTree,
   toHex,
@@ -59,6 +60,15 @@ export function resultOf(record: LedgerRecord, settlement: EvmSettlement): Recor
   const { sequence: _s, prev_hash: _p, ...fields } = record;
   return { ...fields, status: "settled", settlement };
 }
+
+/** A settlement of the local ledger (`LEDGER=local`: nothing anchored), as a settled result carries it. */
+export const LOCAL_SETTLEMENT: LocalSettlement = {
+  ledger: "local",
+  ledger_txid: `0x${"ab".repeat(32)}`,
+  sequence: 1,
+  prev_hash: "0".repeat(64),
+  recorded_at: "2026-11-24T10:00:00.000Z",
+};
 
 export interface AnchoredBatch {
   records: LedgerRecord[];

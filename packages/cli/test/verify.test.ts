@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Anvil, createAnchorClient, startAnvil } from "@labelgate/chain/node";
-import { type AnchoredBatch, anchorBatch, fundedKey, sampleRecords } from "../../chain/test/helpers";
+import { type AnchoredBatch, anchorBatch, fundedKey, LOCAL_SETTLEMENT, sampleRecords } from "../../chain/test/helpers";
 import { type CliRun, runCli } from "./run-cli";
 
 const API_KEY = "sk_test_verify_cli";
@@ -21,19 +21,7 @@ beforeAll(async () => {
   const [good, tampered] = [batch.results[1], { ...batch.results[2], confidence: 0.5 }];
   answers.set("tsk_good", { status: 200, body: { ...good, task_id: good?.task_id } });
   answers.set("tsk_tampered", { status: 200, body: tampered });
-  answers.set("tsk_local", {
-    status: 200,
-    body: {
-      ...good,
-      settlement: {
-        ledger: "local",
-        ledger_txid: `0x${"ab".repeat(32)}`,
-        sequence: 1,
-        prev_hash: "0".repeat(64),
-        recorded_at: "2026-11-24T10:00:00.000Z",
-      },
-    },
-  });
+  answers.set("tsk_local", { status: 200, body: { ...good, settlement: LOCAL_SETTLEMENT } });
   answers.set("tsk_labeling", {
     status: 202,
     body: { task_id: "tsk_labeling", status: "labeling", labels_collected: 1, consensus_threshold: 3 },

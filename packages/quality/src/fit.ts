@@ -285,15 +285,21 @@ function loadPrevious(s: EmState, previous: QualityModel, labelerIds: readonly s
   updateLogTheta(s);
 }
 
+/** The row sums of a K x K matrix stored row-major (alpha0_k = sum_l alpha_k[l] for the prior `alpha`). */
+function rowSums(m: Float64Array, K: number): Float64Array {
+  const sums = new Float64Array(K);
+  for (let k = 0; k < K; k++) {
+    let a = 0;
+    for (let l = 0; l < K; l++) a += m[k * K + l] as number;
+    sums[k] = a;
+  }
+  return sums;
+}
+
 function updateLogTheta(s: EmState): void {
   const { K, L, counts, rowTotal, logTheta, alpha, errorPrecision } = s;
   const KK = K * K;
-  const alpha0 = new Float64Array(K);
-  for (let k = 0; k < K; k++) {
-    let a = 0;
-    for (let l = 0; l < K; l++) a += alpha[k * K + l] as number;
-    alpha0[k] = a;
-  }
+  const alpha0 = rowSums(alpha, K);
   for (let i = 0; i < L; i++) {
     for (let k = 0; k < K; k++) {
       const total = rowTotal[i * K + k] as number;
@@ -505,12 +511,7 @@ function eStep(s: EmState): { maxDelta: number; logLikelihood: number } {
 function calibrate(s: EmState): Calibration {
   const { K, T, start, labs, opts, gold, q, counts, rowTotal, alpha, classCount } = s;
   const KK = K * K;
-  const alpha0 = new Float64Array(K);
-  for (let k = 0; k < K; k++) {
-    let a = 0;
-    for (let l = 0; l < K; l++) a += alpha[k * K + l] as number;
-    alpha0[k] = a;
-  }
+  const alpha0 = rowSums(alpha, K);
   const goldSamples = new CalibrationSamples(K);
   const preqSamples = new CalibrationSamples(K);
   const z = new Float64Array(K);

@@ -37,6 +37,31 @@ const keepFinished = {
   removeOnFail: { age: 7 * 24 * 3600 },
 } satisfies JobsOptions;
 
+/**
+ * A periodic queue of the consensus worker, fed by a BullMQ job scheduler: no payload, one job id (its
+ * name), the last runs kept for inspection.
+ */
+function scheduledQueue(name: string) {
+  return defineQueue({
+    name,
+    consumer: "consensus-worker",
+    payload: z.object({}),
+    jobId: () => name,
+    jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
+  });
+}
+
+/** A queue of the manifest worker with one job per manifest job (id `<step>-<manifestJobId>`), retried up to 5 times. */
+function manifestQueue(name: string, step: string) {
+  return defineQueue({
+    name,
+    consumer: "manifest-worker",
+    payload: manifestJobPayload,
+    jobId: (p) => `${step}-${p.manifestJobId}`,
+    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
+  });
+}
+
 export const catalog = {
   /**
    * one job per deciding label (a label whose decision made its task `settling`): settle the task (ledger
@@ -50,24 +75,12 @@ export const catalog = {
     jobOptions: { attempts: 10, backoff: { type: "exponential", delay: 250 }, ...keepFinished },
   }),
   /** periodic reconciliation (a BullMQ job scheduler): re-enqueues work Redis may have lost */
-  reconcile: defineQueue({
-    name: "reconcile",
-    consumer: "consensus-worker",
-    payload: z.object({}),
-    jobId: () => "reconcile",
-    jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
-  }),
+  reconcile: scheduledQueue("reconcile"),
   /**
    * periodic (a BullMQ job scheduler, every REFIT_INTERVAL_MS): finds the label spaces whose model is due
    * for a refit (labels newer than their fit) and enqueues a `modelRefit` for each
    */
-  refitSweep: defineQueue({
-    name: "refit-sweep",
-    consumer: "consensus-worker",
-    payload: z.object({}),
-    jobId: () => "refit-sweep",
-    jobOptions: { attempts: 1, removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
-  }),
+  refitSweep: scheduledQueue("refit-sweep"),
   /**
    * refit one label space's Dawid-Skene model (../shared/DESIGN.md §10), read at `version`: one job per
    * space and version (a sweep that sees the same version again adds nothing); the write is a compare-and-set
@@ -104,21 +117,9 @@ export const catalog = {
    * `jobs.lines_ingested`). Permanent failures (bad credentials, missing object, malformed line) fail the
    * manifest job without a retry; transient ones are retried.
    */
-  manifestIngest: defineQueue({
-    name: "manifest-ingest",
-    consumer: "manifest-worker",
-    payload: manifestJobPayload,
-    jobId: (p) => `ingest-${p.manifestJobId}`,
-    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
-  }),
+  manifestIngest: manifestQueue("manifest-ingest", "ingest"),
   /** write a completed job's export to its `output_url` (s3:// or gs://) */
-  manifestExport: defineQueue({
-    name: "manifest-export",
-    consumer: "manifest-worker",
-    payload: manifestJobPayload,
-    jobId: (p) => `export-${p.manifestJobId}`,
-    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
-  }),
+  manifestExport: manifestQueue("manifest-export", "export"),
   /** one job per `task.settled` event (outbox row in `events`) */
   taskSettled: defineQueue({
     name: "task-settled",

@@ -21,14 +21,4 @@ export {
   type WaitOptions,
   WebhooksApi,
 } from "./client";
-export * from "./errors";
-export {
-  type AttemptEvent,
-  type ClientHooks,
-  newIdempotencyKey,
-  parseRetryAfter,
-  type RequestOptions,
-  type ResponseEvent,
-  type TransportOptions,
-} from "./transport";
-export * from "./types";
+export * from "./shared-exports";

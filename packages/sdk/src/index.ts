@@ -13,18 +13,8 @@
 export { verifySettlementLocal } from "@labelgate/chain";
 export * from "@labelgate/webhook-verify";
 export * from "./client";
-export * from "./errors";
 export { type ExportFileResult, LabelgateClient, NodeJobsApi } from "./node";
-export {
-  type AttemptEvent,
-  type ClientHooks,
-  newIdempotencyKey,
-  parseRetryAfter,
-  type RequestOptions,
-  type ResponseEvent,
-  type TransportOptions,
-} from "./transport";
-export * from "./types";
+export * from "./shared-exports";
 export type {
   EvmSettlement,
   LocalSettlement,

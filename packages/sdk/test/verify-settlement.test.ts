@@ -9,7 +9,7 @@ import { verifySettlement } from "@labelgate/sdk";
 import { verifySettlement as verifyFromSubpath } from "@labelgate/sdk/verify";
 import { createWalletClient, type Hex, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { type AnchoredBatch, anchorBatch, fundedKey, rpc, sampleRecords } from "../../chain/test/helpers";
+import { type AnchoredBatch, anchorBatch, fundedKey, LOCAL_SETTLEMENT, rpc, sampleRecords } from "../../chain/test/helpers";
 import { independentVerdict } from "./independent-verifier";
 
 let anvil: Anvil;
@@ -44,6 +44,13 @@ async function verdict(result: unknown, confirmations = 1) {
   return v;
 }
 
+/** Verifies a copy of `batch.results[i]` changed by `tamper` and expects it to fail with `reason`. */
+async function expectTamperedFails(i: number, reason: string, tamper: (r: Result) => void) {
+  const r = clone(batch.results[i] as Result);
+  tamper(r);
+  expect(await verdict(r)).toMatchObject({ ok: false, reason });
+}
+
 describe("verifySettlement", () => {
   it("verifies every leaf of an anchored batch, with the chain's figures", async () => {
     for (const [i, result] of batch.results.entries()) {
@@ -65,45 +72,45 @@ describe("verifySettlement", () => {
   });
 
   it("fails a changed consensus_label, confidence or posterior with leaf_mismatch", async () => {
-    const a = clone(batch.results[3] as Result);
-    a.consensus_label = flipChar(a.consensus_label as string);
-    expect(await verdict(a)).toMatchObject({ ok: false, reason: "leaf_mismatch" });
-    const b = clone(batch.results[3] as Result);
-    b.confidence = (b.confidence as number) + 0.0001;
-    expect(await verdict(b)).toMatchObject({ ok: false, reason: "leaf_mismatch" });
-    const c = clone(batch.results[3] as Result);
-    (c.posterior as Record<string, number>).cat = 0.5;
-    expect(await verdict(c)).toMatchObject({ ok: false, reason: "leaf_mismatch" });
-    const d = clone(batch.results[3] as Result);
-    d.settlement.prev_hash = flipHex(`0x${d.settlement.prev_hash}`).slice(2);
-    expect(await verdict(d)).toMatchObject({ ok: false, reason: "leaf_mismatch" });
+    await expectTamperedFails(3, "leaf_mismatch", (r) => {
+      r.consensus_label = flipChar(r.consensus_label as string);
+    });
+    await expectTamperedFails(3, "leaf_mismatch", (r) => {
+      r.confidence = (r.confidence as number) + 0.0001;
+    });
+    await expectTamperedFails(3, "leaf_mismatch", (r) => {
+      (r.posterior as Record<string, number>).cat = 0.5;
+    });
+    await expectTamperedFails(3, "leaf_mismatch", (r) => {
+      r.settlement.prev_hash = flipHex(`0x${r.settlement.prev_hash}`).slice(2);
+    });
   });
 
   it("fails a changed proof, root, leaf index or tree size with proof_invalid", async () => {
-    const a = clone(batch.results[5] as Result);
-    a.settlement.proof[1] = flipHex(a.settlement.proof[1] as string, 31);
-    expect(await verdict(a)).toMatchObject({ ok: false, reason: "proof_invalid" });
-    const b = clone(batch.results[5] as Result);
-    b.settlement.merkle_root = flipHex(b.settlement.merkle_root, 0);
-    expect(await verdict(b)).toMatchObject({ ok: false, reason: "proof_invalid" });
-    const c = clone(batch.results[5] as Result);
-    c.settlement.leaf_index = 4;
-    expect(await verdict(c)).toMatchObject({ ok: false, reason: "proof_invalid" });
-    const d = clone(batch.results[12] as Result);
-    d.settlement.tree_size = 16;
-    expect(await verdict(d)).toMatchObject({ ok: false, reason: "proof_invalid" });
+    await expectTamperedFails(5, "proof_invalid", (r) => {
+      r.settlement.proof[1] = flipHex(r.settlement.proof[1] as string, 31);
+    });
+    await expectTamperedFails(5, "proof_invalid", (r) => {
+      r.settlement.merkle_root = flipHex(r.settlement.merkle_root, 0);
+    });
+    await expectTamperedFails(5, "proof_invalid", (r) => {
+      r.settlement.leaf_index = 4;
+    });
+    await expectTamperedFails(12, "proof_invalid", (r) => {
+      r.settlement.tree_size = 16;
+    });
   });
 
   it("fails a changed txid with tx_not_found, another chain id with wrong_chain, another block with block_mismatch", async () => {
-    const a = clone(batch.results[0] as Result);
-    a.settlement.ledger_txid = flipHex(a.settlement.ledger_txid, 31);
-    expect(await verdict(a)).toMatchObject({ ok: false, reason: "tx_not_found" });
-    const b = clone(batch.results[0] as Result);
-    b.settlement.chain_id = 1;
-    expect(await verdict(b)).toMatchObject({ ok: false, reason: "wrong_chain" });
-    const c = clone(batch.results[0] as Result);
-    c.settlement.block_number += 1;
-    expect(await verdict(c)).toMatchObject({ ok: false, reason: "block_mismatch" });
+    await expectTamperedFails(0, "tx_not_found", (r) => {
+      r.settlement.ledger_txid = flipHex(r.settlement.ledger_txid, 31);
+    });
+    await expectTamperedFails(0, "wrong_chain", (r) => {
+      r.settlement.chain_id = 1;
+    });
+    await expectTamperedFails(0, "block_mismatch", (r) => {
+      r.settlement.block_number += 1;
+    });
   });
 
   it("fails a self-consistent forged tree with root_mismatch", async () => {
@@ -137,25 +144,26 @@ describe("verifySettlement", () => {
       gas: 100_000n,
     });
     await stranger.waitForReceipt(reverted);
-    const a = clone(batch.results[0] as Result);
-    a.settlement.ledger_txid = reverted;
-    expect(await verdict(a)).toMatchObject({ ok: false, reason: "tx_reverted" });
+    await expectTamperedFails(0, "tx_reverted", (r) => {
+      r.settlement.ledger_txid = reverted;
+    });
     // another deployment of the contract claimed as the one anchored to
     const other = await createAnchorClient({ rpcUrl: anvil.rpcUrl, privateKey: await fundedKey(anvil.rpcUrl) });
-    const b = clone(batch.results[0] as Result);
-    b.settlement.contract = (await other.deploy()).contract;
-    expect(await verdict(b)).toMatchObject({ ok: false, reason: "wrong_contract" });
+    const otherContract = (await other.deploy()).contract;
+    await expectTamperedFails(0, "wrong_contract", (r) => {
+      r.settlement.contract = otherContract;
+    });
     // a plain transfer to an account named as "contract": right address, no Anchored event
     const key = await fundedKey(anvil.rpcUrl);
     const wallet = createWalletClient({ account: privateKeyToAccount(key), transport: http(anvil.rpcUrl) });
     const to = privateKeyToAccount(await fundedKey(anvil.rpcUrl)).address;
     const transfer = await wallet.sendTransaction({ to, value: 1n, chain: null });
     const receipt = await client.waitForReceipt(transfer);
-    const c = clone(batch.results[0] as Result);
-    c.settlement.ledger_txid = transfer;
-    c.settlement.contract = to;
-    c.settlement.block_number = Number(receipt.blockNumber);
-    expect(await verdict(c)).toMatchObject({ ok: false, reason: "no_anchored_event" });
+    await expectTamperedFails(0, "no_anchored_event", (r) => {
+      r.settlement.ledger_txid = transfer;
+      r.settlement.contract = to;
+      r.settlement.block_number = Number(receipt.blockNumber);
+    });
   });
 
   it("fails a leaf outside the anchored sequence range with sequence_out_of_range", async () => {
@@ -181,17 +189,7 @@ describe("verifySettlement", () => {
 
   it("fails a local settlement with not_anchored, a malformed one with malformed_result, a dead RPC with rpc_error", async () => {
     const { settlement: _, ...fields } = batch.results[0] as Result;
-    const local = {
-      ...fields,
-      settlement: {
-        ledger: "local",
-        ledger_txid: `0x${"ab".repeat(32)}`,
-        sequence: 1,
-        prev_hash: "0".repeat(64),
-        recorded_at: "2026-11-24T10:00:00.000Z",
-      },
-    };
-    expect(await verdict(local)).toMatchObject({ ok: false, reason: "not_anchored" });
+    expect(await verdict({ ...fields, settlement: LOCAL_SETTLEMENT })).toMatchObject({ ok: false, reason: "not_anchored" });
     const { posterior: __, ...noPosterior } = batch.results[0] as Result;
     expect(await verdict(noPosterior)).toMatchObject({ ok: false, reason: "malformed_result" });
     const badProof = clone(batch.results[0] as Result);

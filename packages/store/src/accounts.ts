@@ -7,6 +7,7 @@ import { ApiError, type Tier } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import type { Db } from "./database";
 import { isUniqueViolation } from "./errors";
+import { newestFirstPage } from "./fragments";
 import type { Customer, Labeler } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { queryRows, withTransaction } from "./sql";
@@ -125,12 +126,7 @@ export function accountsStore(db: Db) {
       const where = query.tier ? { tier: query.tier } : {};
       const [total, rows] = await Promise.all([
         prisma.customer.count({ where }),
-        prisma.customer.findMany({
-          where,
-          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-          skip: (query.page - 1) * query.perPage,
-          take: query.perPage,
-        }),
+        prisma.customer.findMany({ where, ...newestFirstPage(query.page, query.perPage) }),
       ]);
       const hints = await Promise.all(rows.map((c) => latestHint(c.id)));
       return { total, items: rows.map((customer, i) => ({ customer, hint: hints[i] ?? null })) };

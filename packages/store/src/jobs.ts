@@ -14,7 +14,7 @@ import { Readable } from "node:stream";
 import { type JobStatus, reservedLabels } from "@labelgate/api";
 import type { Db } from "./database";
 import { GOLD_CLAIM_CAP } from "./decision";
-import { statusIn } from "./fragments";
+import { newestFirstPage, statusIn } from "./fragments";
 import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { UNFINISHED_STATUSES } from "./lifecycle";
@@ -100,12 +100,7 @@ export function jobsStore(db: Db) {
     async list(customerId: string, page: number, perPage: number): Promise<{ total: number; items: { job: Job; tasksSettled: number }[] }> {
       const [total, jobs] = await Promise.all([
         prisma.job.count({ where: { customerId } }),
-        prisma.job.findMany({
-          where: { customerId },
-          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-          skip: (page - 1) * perPage,
-          take: perPage,
-        }),
+        prisma.job.findMany({ where: { customerId }, ...newestFirstPage(page, perPage) }),
       ]);
       const settled = await Promise.all(jobs.map((j) => prisma.task.count({ where: { jobId: j.id, status: "settled" } })));
       return { total, items: jobs.map((job, i) => ({ job, tasksSettled: settled[i] ?? 0 })) };

@@ -48,18 +48,15 @@ export interface Settlement {
   lagSeconds?: number;
 }
 
+/** The decision's fields of a ledger record, as the task row holds them. */
+type Decision = Pick<LedgerRecordBody, "consensus_label" | "confidence" | "resolution" | "label_counts" | "posterior" | "labels_collected">;
+
 /** A decided task as the settlement reads it, under its lock. */
-interface DecidedTask {
+interface DecidedTask extends Decision {
   id: string;
   customer_id: string;
   job_id: string | null;
   status: "settling";
-  consensus_label: string;
-  confidence: number;
-  resolution: string;
-  label_counts: Record<string, number>;
-  posterior: Record<string, number>;
-  labels_collected: number;
   /** when the deciding label was recorded (ISO text) */
   last_label_at: string | null;
 }

@@ -4,6 +4,7 @@
  */
 import { ApiError, type DeliveryStatus, type WebhookEventType } from "@labelgate/api";
 import type { Db } from "./database";
+import { newestFirstPage } from "./fragments";
 import type { Delivery, DeliveryAttempt, Webhook } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { withTransaction } from "./sql";
@@ -64,9 +65,7 @@ export function webhooksStore(db: Db) {
         prisma.delivery.count({ where }),
         prisma.delivery.findMany({
           where,
-          orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-          skip: (query.page - 1) * query.perPage,
-          take: query.perPage,
+          ...newestFirstPage(query.page, query.perPage),
           include: { attemptsLog: { orderBy: [{ startedAt: "desc" }, { attempt: "desc" }] } },
         }),
       ]);

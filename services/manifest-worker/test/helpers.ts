@@ -6,6 +6,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { createLogger, type Logger } from "@labelgate/core";
+import { type LocalS3, startS3 } from "../../../test/s3";
 import { type ApiResponse, createLabeler, eventually, label, type System } from "../../../test/system";
 
 export const SPEC = { question: "What is in the picture?", options: ["cat", "dog"] };
@@ -231,6 +232,22 @@ export function s3Client(endpoint: string): S3Client {
     forcePathStyle: true,
     credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" },
   });
+}
+
+/** s3rver (test/s3.ts) and an S3 client of it; `close` destroys the client, then stops the server. */
+export interface S3WithClient extends LocalS3 {
+  client: S3Client;
+}
+
+/** Starts s3rver with `buckets` and a client of it. */
+export async function startS3WithClient(buckets: string[]): Promise<S3WithClient> {
+  const s3 = await startS3(buckets);
+  const client = s3Client(s3.endpoint);
+  const close = async () => {
+    client.destroy();
+    await s3.close();
+  };
+  return { ...s3, client, close };
 }
 
 export async function putS3(

@@ -3,8 +3,7 @@
  * end to end (export checked line by line, and the copy written to output_url), bad credentials, missing
  * object and bucket, and a 10,000-line manifest (ingestion counts, manifest order, streamed export).
  */
-import { GetObjectCommand, type S3Client } from "@aws-sdk/client-s3";
-import { type LocalS3, startS3 } from "../../../test/s3";
+import { GetObjectCommand } from "@aws-sdk/client-s3";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
 import {
   captureLogs,
@@ -16,29 +15,27 @@ import {
   labelAllAndComplete,
   putS3,
   quotaUsed,
-  s3Client,
+  type S3WithClient,
+  startS3WithClient,
   waitForExportWritten,
   waitForStatus,
 } from "./helpers";
 
 let sys: System;
-let s3: LocalS3;
-let client: S3Client;
+let s3: S3WithClient;
 const logs = captureLogs();
 
 beforeAll(async () => {
-  s3 = await startS3(["manifests", "exports"]);
-  client = s3Client(s3.endpoint);
+  s3 = await startS3WithClient(["manifests", "exports"]);
   sys = await startSystem({ isolatedDatabase: true, logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();
-  client.destroy();
   await s3.close();
 });
 
 async function readS3(bucket: string, key: string): Promise<string> {
-  const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  const out = await s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
   return (await out.Body?.transformToString("utf8")) ?? "";
 }
 
@@ -56,7 +53,7 @@ describe("S3 happy paths", () => {
       );
       if (i % 50 === 0) lines.push(""); // blank lines are skipped but counted
     }
-    await putS3(client, "manifests", "gt/output.manifest", jsonl(lines));
+    await putS3(s3.client, "manifests", "gt/output.manifest", jsonl(lines));
     const jobId = await createJob(sys, c.key, {
       manifest_url: "s3://manifests/gt/output.manifest",
       s3_credentials: s3.credentials,
@@ -84,7 +81,7 @@ describe("S3 happy paths", () => {
       JSON.stringify({ data_url: "gs://bucket/c.png", id: "c", n: 1.5, t: true, z: null }),
       JSON.stringify({ data_url: "http://cdn.example/d.png", "source-ref": "s3://ignored/d.png", id: "d" }),
     ];
-    await putS3(client, "manifests", "plain/manifest.jsonl", jsonl(lines));
+    await putS3(s3.client, "manifests", "plain/manifest.jsonl", jsonl(lines));
     const before = await quotaUsed(sys, c.key);
     const jobId = await createJob(sys, c.key, { manifest_url: "s3://manifests/plain/manifest.jsonl", credentials: s3.credentials });
     const labeling = await waitForStatus(sys, c.key, jobId, "labeling");
@@ -107,7 +104,7 @@ describe("S3 happy paths", () => {
 
   it("keys with spaces and unicode are read", async () => {
     const c = await registerCustomer(sys);
-    await putS3(client, "manifests", "dir with space/måni fest.jsonl", jsonl([JSON.stringify({ data_url: "https://x.example/1.jpg" })]));
+    await putS3(s3.client, "manifests", "dir with space/måni fest.jsonl", jsonl([JSON.stringify({ data_url: "https://x.example/1.jpg" })]));
     const jobId = await createJob(sys, c.key, {
       manifest_url: `s3://manifests/${encodeURIComponent("dir with space")}/${encodeURIComponent("måni fest.jsonl")}`,
       credentials: s3.credentials,
@@ -118,7 +115,7 @@ describe("S3 happy paths", () => {
 
 describe("S3 failures fail the job", () => {
   beforeAll(async () => {
-    await putS3(client, "manifests", "exists.jsonl", jsonl([JSON.stringify({ data_url: "https://x.example/1.jpg" })]));
+    await putS3(s3.client, "manifests", "exists.jsonl", jsonl([JSON.stringify({ data_url: "https://x.example/1.jpg" })]));
   });
 
   it("unknown access key: failed, error names access/credentials", async () => {
@@ -162,7 +159,7 @@ describe("S3 failures fail the job", () => {
 
   it("a malformed line in an S3 manifest: failed with its line number", async () => {
     const c = await registerCustomer(sys);
-    await putS3(client, "manifests", "bad.jsonl", jsonl([JSON.stringify({ "source-ref": "s3://b/1.jpg" }), "", "oops"]));
+    await putS3(s3.client, "manifests", "bad.jsonl", jsonl([JSON.stringify({ "source-ref": "s3://b/1.jpg" }), "", "oops"]));
     const jobId = await createJob(sys, c.key, { manifest_url: "s3://manifests/bad.jsonl", credentials: s3.credentials });
     const failed = await waitForStatus(sys, c.key, jobId, "failed");
     expect(failed.error).toMatch(/^line 3: not valid JSON/);
@@ -176,7 +173,7 @@ it("a 10,000-line manifest: 10,000 tasks in manifest order, opened together, and
   const lines = Array.from({ length: N }, (_, k) =>
     JSON.stringify({ "source-ref": `s3://big-dataset/img/${k + 1}.jpg`, n: k + 1, note: k % 97 === 0 ? "café ☕ 猫 – ünïcödé" : "plain" }),
   );
-  await putS3(client, "manifests", "big/10k.manifest", jsonl(lines));
+  await putS3(s3.client, "manifests", "big/10k.manifest", jsonl(lines));
   const jobId = await createJob(sys, c.key, { manifest_url: "s3://manifests/big/10k.manifest", credentials: s3.credentials });
   const labeling = await waitForStatus(sys, c.key, jobId, "labeling", 120_000);
   expect(labeling).toMatchObject({ task_count: N, lines_ingested: N, tasks_settled: 0, error: null });

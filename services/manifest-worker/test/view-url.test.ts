@@ -9,27 +9,23 @@
  * `view_url` and one warning (without the key), not one per claim. Every claim carries `task_type`.
  */
 import { createHash, createHmac, createVerify, generateKeyPairSync } from "node:crypto";
-import { PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { type FakeGcs, startFakeGcs } from "../../../test/gcs-server";
-import { type LocalS3, startS3 } from "../../../test/s3";
 import { createLabeler, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
-import { captureLogs, createJob, jobTasks, jsonl, putS3, s3Client, waitForStatus } from "./helpers";
+import { captureLogs, createJob, jobTasks, jsonl, putS3, type S3WithClient, startS3WithClient, waitForStatus } from "./helpers";
 
 let sys: System;
-let s3: LocalS3;
+let s3: S3WithClient;
 let gcs: FakeGcs;
-let client: S3Client;
 const logs = captureLogs();
 
 beforeAll(async () => {
-  s3 = await startS3(["manifests", "images"]);
+  s3 = await startS3WithClient(["manifests", "images"]);
   gcs = await startFakeGcs({ buckets: ["gt-manifests"] });
-  client = s3Client(s3.endpoint);
   sys = await startSystem({ isolatedDatabase: true, gcsApiEndpoint: gcs.url, logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();
-  client.destroy();
   await s3.close();
   await gcs.close();
 });
@@ -58,26 +54,46 @@ function canonicalQuery(url: URL, signatureParam: string): string {
     .join("&");
 }
 
-/** Whether a SigV4 presigned GET (`X-Amz-*`, UNSIGNED-PAYLOAD, host the only signed header) is signed with `secret`. */
-function sigV4Valid(url: URL, secret: string): boolean {
-  const q = url.searchParams;
-  const [, date, region, service] = String(q.get("X-Amz-Credential")).split("/");
+/**
+ * The string-to-sign of a presigned GET whose only signed header is `host` (UNSIGNED-PAYLOAD): the same
+ * canonical request under SigV4 (`X-Amz-*`) and GCS V4 (`X-Goog-*`), `prefix` naming the parameters.
+ */
+function stringToSign(url: URL, prefix: "X-Amz" | "X-Goog", algorithm: string, scope: string): string {
   const canonicalRequest = [
     "GET",
     url.pathname,
-    canonicalQuery(url, "X-Amz-Signature"),
+    canonicalQuery(url, `${prefix}-Signature`),
     `host:${url.host}`,
     "",
     "host",
     "UNSIGNED-PAYLOAD",
   ].join("\n");
-  const scope = `${date}/${region}/${service}/aws4_request`;
-  const stringToSign = ["AWS4-HMAC-SHA256", q.get("X-Amz-Date"), scope, createHash("sha256").update(canonicalRequest).digest("hex")].join(
-    "\n",
-  );
+  return [algorithm, url.searchParams.get(`${prefix}-Date`), scope, createHash("sha256").update(canonicalRequest).digest("hex")].join("\n");
+}
+
+/** Whether a SigV4 presigned GET (`X-Amz-*`, UNSIGNED-PAYLOAD, host the only signed header) is signed with `secret`. */
+function sigV4Valid(url: URL, secret: string): boolean {
+  const q = url.searchParams;
+  const [, date, region, service] = String(q.get("X-Amz-Credential")).split("/");
+  const toSign = stringToSign(url, "X-Amz", "AWS4-HMAC-SHA256", `${date}/${region}/${service}/aws4_request`);
   let key: Buffer = Buffer.from(`AWS4${secret}`);
   for (const part of [String(date), String(region), String(service), "aws4_request"]) key = createHmac("sha256", key).update(part).digest();
-  return createHmac("sha256", key).update(stringToSign).digest("hex") === q.get("X-Amz-Signature");
+  return createHmac("sha256", key).update(toSign).digest("hex") === q.get("X-Amz-Signature");
+}
+
+/**
+ * Writes `lines` as gs://gt-manifests/view/<name>, creates a job of it with `credentials` and resolves to
+ * its id once the job is labeling.
+ */
+async function gcsJobLabeling(key: string, name: string, lines: string[], credentials: { service_account_json: string }): Promise<string> {
+  gcs.put("gt-manifests", `view/${name}`, jsonl(lines), "application/x-ndjson");
+  const jobId = await createJob(sys, key, {
+    manifest_url: `gs://gt-manifests/view/${name}`,
+    label_spec: { question: "Which animal?", options: ["cat", "dog"] },
+    credentials,
+  });
+  await waitForStatus(sys, key, jobId, "labeling");
+  return jobId;
 }
 
 const PNG = Buffer.from(
@@ -87,13 +103,13 @@ const PNG = Buffer.from(
 );
 
 it("S3: the claim's view_url is a presigned GET (<= 15 min) the labeler can fetch; https items get none", async () => {
-  await client.send(new PutObjectCommand({ Bucket: "images", Key: "pets/cat 1.png", Body: PNG, ContentType: "image/png" }));
+  await s3.client.send(new PutObjectCommand({ Bucket: "images", Key: "pets/cat 1.png", Body: PNG, ContentType: "image/png" }));
   const c = await registerCustomer(sys);
   const lines = [
     JSON.stringify({ "source-ref": "s3://images/pets/cat%201.png" }),
     JSON.stringify({ data_url: "https://cdn.example/dog.png" }),
   ];
-  await putS3(client, "manifests", "view/manifest.jsonl", jsonl(lines));
+  await putS3(s3.client, "manifests", "view/manifest.jsonl", jsonl(lines));
   const jobId = await createJob(sys, c.key, {
     manifest_url: "s3://manifests/view/manifest.jsonl",
     label_spec: { question: "Which animal?", options: ["cat", "dog"] },
@@ -160,18 +176,7 @@ it("GCS: a V4 signed URL from the service account's key, <= 15 min, verifiable w
     }),
   };
   const c = await registerCustomer(sys);
-  gcs.put(
-    "gt-manifests",
-    "view/manifest.jsonl",
-    jsonl([JSON.stringify({ "source-ref": "gs://gt-images/a/0001.jpg" })]),
-    "application/x-ndjson",
-  );
-  const jobId = await createJob(sys, c.key, {
-    manifest_url: "gs://gt-manifests/view/manifest.jsonl",
-    label_spec: { question: "Which animal?", options: ["cat", "dog"] },
-    credentials,
-  });
-  await waitForStatus(sys, c.key, jobId, "labeling");
+  const jobId = await gcsJobLabeling(c.key, "manifest.jsonl", [JSON.stringify({ "source-ref": "gs://gt-images/a/0001.jpg" })], credentials);
   const [task] = await jobTasks(sys, jobId);
   const labeler = await createLabeler(sys, "gcs-viewer");
   const claim = await claimTask(labeler.key, String(task?.id));
@@ -187,21 +192,9 @@ it("GCS: a V4 signed URL from the service account's key, <= 15 min, verifiable w
   expect(Number(q.get("X-Goog-Expires"))).toBeGreaterThan(0);
 
   // V4 signing: the signature is RSA-SHA256 over the string-to-sign of the canonical request
-  const canonicalRequest = [
-    "GET",
-    url.pathname,
-    canonicalQuery(url, "X-Goog-Signature"),
-    `host:${url.host}`,
-    "",
-    "host",
-    "UNSIGNED-PAYLOAD",
-  ].join("\n");
   const scope = String(q.get("X-Goog-Credential")).split("/").slice(1).join("/");
-  const stringToSign = ["GOOG4-RSA-SHA256", q.get("X-Goog-Date"), scope, createHash("sha256").update(canonicalRequest).digest("hex")].join(
-    "\n",
-  );
   const verifier = createVerify("RSA-SHA256");
-  verifier.update(stringToSign);
+  verifier.update(stringToSign(url, "X-Goog", "GOOG4-RSA-SHA256", scope));
   expect(verifier.verify(publicKey, Buffer.from(String(q.get("X-Goog-Signature")), "hex"))).toBe(true);
 });
 
@@ -211,18 +204,8 @@ it("a service account key that cannot sign: claims go without view_url, one warn
     service_account_json: JSON.stringify({ type: "service_account", client_email: "x@y.iam.gserviceaccount.com", private_key: badKey }),
   };
   const c = await registerCustomer(sys);
-  gcs.put(
-    "gt-manifests",
-    "view/bad-key.jsonl",
-    jsonl([JSON.stringify({ "source-ref": "gs://gt-images/b/1.jpg" }), JSON.stringify({ "source-ref": "gs://gt-images/b/2.jpg" })]),
-    "application/x-ndjson",
-  );
-  const jobId = await createJob(sys, c.key, {
-    manifest_url: "gs://gt-manifests/view/bad-key.jsonl",
-    label_spec: { question: "Which animal?", options: ["cat", "dog"] },
-    credentials,
-  });
-  await waitForStatus(sys, c.key, jobId, "labeling");
+  const lines = [JSON.stringify({ "source-ref": "gs://gt-images/b/1.jpg" }), JSON.stringify({ "source-ref": "gs://gt-images/b/2.jpg" })];
+  const jobId = await gcsJobLabeling(c.key, "bad-key.jsonl", lines, credentials);
   const labeler = await createLabeler(sys, "bad-key-viewer");
   for (const task of await jobTasks(sys, jobId)) {
     const claim = await claimTask(labeler.key, task.id);
