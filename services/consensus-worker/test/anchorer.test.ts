@@ -33,6 +33,46 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
+/** The anchor holding task `taskId`'s ledger record when it is in `state` (and sent at least once, for `sent`). */
+async function anchorOfTask(taskId: string, state: "open" | "sent") {
+  const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId } });
+  if (!entry?.anchorId) return undefined;
+  const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
+  return a?.state === state && (state === "open" || a.sends > 0) ? a : undefined;
+}
+
+/** A customer and five labelers named `<prefix>-<i>`. */
+async function customerAndLabelers(prefix: string, quota = 100) {
+  const customer = await harness.registerCustomer(s, quota);
+  const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `${prefix}-${i}`)));
+  return { customer, labelers };
+}
+
+/** A new task of `customerKey`, labeled until decided; its id. */
+async function decidedTask(customerKey: string, labelers: { key: string }[]): Promise<string> {
+  const id = await harness.createTask(s, customerKey);
+  await decide(labelers, id);
+  return id;
+}
+
+/** Runs `body` with anvil's automine off (blocks only by `evm_mine`), then turns it back on. */
+async function withManualMining(body: () => Promise<void>): Promise<void> {
+  await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
+  try {
+    await body();
+  } finally {
+    await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
+  }
+}
+
+/** Mines a block, then expects task `taskId` settled by transaction `txHash` with a proof that verifies on chain. */
+async function mineAndVerify(customerKey: string, taskId: string, txHash: string | null): Promise<void> {
+  await rpc(anvil.rpcUrl, "evm_mine");
+  const result = await harness.settledResult(s, customerKey, taskId);
+  expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: txHash });
+  expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
+}
+
 /** Labels `taskId` "cat" with each labeler until its label decides it (labels_needed 0). */
 async function decide(labelers: { key: string }[], taskId: string): Promise<void> {
   for (const l of labelers) {
@@ -123,81 +163,46 @@ describe("LEDGER=evm", () => {
   });
 
   it("keeps a task settling, its result 202, until its anchor is mined and confirmed", async () => {
-    const customer = await harness.registerCustomer(s, 100);
-    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `pending-${i}`)));
-    await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
-    try {
-      const id = await harness.createTask(s, customer.key);
-      await decide(labelers, id);
+    const { customer, labelers } = await customerAndLabelers("pending");
+    await withManualMining(async () => {
+      const id = await decidedTask(customer.key, labelers);
       // the record is appended and its anchor sent, but no block is mined: the task waits, settling
-      const anchor = await harness.eventually(
-        async () => {
-          const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: id } });
-          if (!entry?.anchorId) return undefined;
-          const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
-          return a?.state === "sent" && a.sends > 0 ? a : undefined;
-        },
-        15_000,
-        "the task's anchor sent",
-      );
+      const anchor = await harness.eventually(() => anchorOfTask(id, "sent"), 15_000, "the task's anchor sent");
       const pending = await s.api("GET", `/v1/tasks/${id}/result`, { token: customer.key });
       expect(pending.status).toBe(202);
       expect(pending.body).toMatchObject({ status: "settling" });
       expect(await s.db.prisma.event.count({ where: { taskId: id } })).toBe(0);
-      await rpc(anvil.rpcUrl, "evm_mine");
-      const result = await harness.settledResult(s, customer.key, id);
-      expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: anchor.txHash });
-      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
-    } finally {
-      await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
-    }
+      await mineAndVerify(customer.key, id, anchor.txHash);
+    });
   });
 
   it("closes the next batch while one waits for its receipt, and sends it only after that one confirms", async () => {
-    const customer = await harness.registerCustomer(s, 100);
-    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `ahead-${i}`)));
-    await rpc(anvil.rpcUrl, "evm_setAutomine", [false]);
-    try {
-      const anchorOf = async (taskId: string, state: string) => {
-        const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId } });
-        if (!entry?.anchorId) return undefined;
-        const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
-        return a?.state === state ? a : undefined;
-      };
-      const first = await harness.createTask(s, customer.key);
-      await decide(labelers, first);
-      const sent = await harness.eventually(() => anchorOf(first, "sent"), 15_000, "the first anchor sent");
-      const second = await harness.createTask(s, customer.key);
-      await decide(labelers, second);
+    const { customer, labelers } = await customerAndLabelers("ahead");
+    await withManualMining(async () => {
+      const first = await decidedTask(customer.key, labelers);
+      const sent = await harness.eventually(() => anchorOfTask(first, "sent"), 15_000, "the first anchor sent");
+      const second = await decidedTask(customer.key, labelers);
       // closed ahead: its tree and proof stored, no transaction signed while the first one is pending
-      const ahead = await harness.eventually(() => anchorOf(second, "open"), 15_000, "the second batch closed ahead");
+      const ahead = await harness.eventually(() => anchorOfTask(second, "open"), 15_000, "the second batch closed ahead");
       expect(ahead.id).not.toBe(sent.id);
       expect(ahead).toMatchObject({ txHash: null, nonce: null, sends: 0 });
       expect(await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: second } })).toMatchObject({ anchorId: ahead.id });
       expect((await s.db.prisma.anchor.findUnique({ where: { id: sent.id } }))?.state).toBe("sent");
 
-      await rpc(anvil.rpcUrl, "evm_mine");
-      await harness.settledResult(s, customer.key, first);
-      const next = await harness.eventually(() => anchorOf(second, "sent"), 15_000, "the second anchor sent");
+      await mineAndVerify(customer.key, first, sent.txHash);
+      const next = await harness.eventually(() => anchorOfTask(second, "sent"), 15_000, "the second anchor sent");
       expect(next.nonce).toBe((sent.nonce ?? -2) + 1);
-      await rpc(anvil.rpcUrl, "evm_mine");
-      const result = await harness.settledResult(s, customer.key, second);
-      expect(result.settlement).toMatchObject({ ledger: "evm", ledger_txid: next.txHash });
-      expect(await verifySettlement(result, { rpcUrl: anvil.rpcUrl })).toMatchObject({ ok: true });
-    } finally {
-      await rpc(anvil.rpcUrl, "evm_setAutomine", [true]);
-    }
+      await mineAndVerify(customer.key, second, next.txHash);
+    });
   });
 
   it("re-signed after a reorg took its nonce: results and webhooks move to the new transaction", async () => {
-    const customer = await harness.registerCustomer(s, 100);
-    const labelers = await Promise.all(Array.from({ length: 5 }, (_, i) => harness.createLabeler(s, `resign-${i}`)));
+    const { customer, labelers } = await customerAndLabelers("resign");
     const rx = await receiver();
     try {
       const hook = await s.api("POST", "/v1/webhooks", { token: customer.key, body: { callback_url: rx.url, secret: newSecret() } });
       expect(hook.status).toBe(201);
-      const id = await harness.createTask(s, customer.key);
-      await decide(labelers, id);
+      const id = await decidedTask(customer.key, labelers);
       const first = await harness.settledResult(s, customer.key, id);
       const oldTx = (first.settlement as { ledger_txid: string }).ledger_txid;
       await harness.eventually(async () => (rx.forTask(id).length > 0 ? true : undefined), 15_000, "the first delivery");
