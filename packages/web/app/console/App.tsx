@@ -10,22 +10,12 @@ import { BrowserRouter, NavLink, Route, Routes } from "react-router";
 import { createClient, errorMessage, isAuthError } from "../shared/client";
 import { SignIn, useStoredKey } from "../shared/SignIn";
 import { type Session, SessionContext } from "./auth";
-import { PAGES } from "./routes";
+import { loadPage, ROUTES } from "./routes";
 import { endSession, sessionFor, setAuthErrorHandler } from "./session";
 
 // Each page is its own chunk (routes.ts), loaded when first shown: the first screen parses only what it needs.
-const OverviewPage = lazy(() => PAGES.overview().then((m) => ({ default: m.OverviewPage })));
-const TasksPage = lazy(() => PAGES.tasks().then((m) => ({ default: m.TasksPage })));
-const TaskPage = lazy(() => PAGES.task().then((m) => ({ default: m.TaskPage })));
-const BatchesPage = lazy(() => PAGES.batches().then((m) => ({ default: m.BatchesPage })));
-const BatchPage = lazy(() => PAGES.batch().then((m) => ({ default: m.BatchPage })));
-const JobsPage = lazy(() => PAGES.jobs().then((m) => ({ default: m.JobsPage })));
-const JobPage = lazy(() => PAGES.job().then((m) => ({ default: m.JobPage })));
-const WebhooksPage = lazy(() => PAGES.webhooks().then((m) => ({ default: m.WebhooksPage })));
-const WebhookPage = lazy(() => PAGES.webhook().then((m) => ({ default: m.WebhookPage })));
-const BillingPage = lazy(() => PAGES.billing().then((m) => ({ default: m.BillingPage })));
-const QualityPage = lazy(() => PAGES.quality().then((m) => ({ default: m.QualityPage })));
-const NotFoundPage = lazy(() => PAGES.notFound().then((m) => ({ default: m.NotFoundPage })));
+const PAGES = ROUTES.map(({ path, page }) => ({ path, Page: lazy(() => loadPage(page)) }));
+const NotFoundPage = lazy(() => loadPage("NotFound"));
 
 export function App() {
   const { key, reason, signIn, signOut: forget } = useStoredKey("customer");
@@ -115,17 +105,9 @@ function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: stri
             <main id="main" className="console-main" tabIndex={-1}>
               <Suspense fallback={<Loader aria-label="Loading the page" />}>
                 <Routes>
-                  <Route path="/" element={<OverviewPage />} />
-                  <Route path="/tasks" element={<TasksPage />} />
-                  <Route path="/tasks/:taskId" element={<TaskPage />} />
-                  <Route path="/batches" element={<BatchesPage />} />
-                  <Route path="/batches/:batchId" element={<BatchPage />} />
-                  <Route path="/jobs" element={<JobsPage />} />
-                  <Route path="/jobs/:jobId" element={<JobPage />} />
-                  <Route path="/webhooks" element={<WebhooksPage />} />
-                  <Route path="/webhooks/:webhookId" element={<WebhookPage />} />
-                  <Route path="/billing" element={<BillingPage />} />
-                  <Route path="/quality" element={<QualityPage />} />
+                  {PAGES.map(({ path, Page }) => (
+                    <Route key={path} path={path} element={<Page />} />
+                  ))}
                   <Route path="*" element={<NotFoundPage />} />
                 </Routes>
               </Suspense>

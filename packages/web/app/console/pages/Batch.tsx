@@ -7,7 +7,7 @@ import { useSession } from "../auth";
 import { Mono, PageHeader, QueryView, Stat, StatusBadge, StatusProgress } from "../components/common";
 
 export function BatchPage() {
-  const { batchId = "" } = useParams();
+  const { id: batchId = "" } = useParams();
   const { client } = useSession();
   const batch = useQuery({
     queryKey: ["batch", batchId],

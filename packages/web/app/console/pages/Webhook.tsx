@@ -15,7 +15,7 @@ import { Mono, PageHeader, Pager, QueryView, StatusBadge } from "../components/c
 const STATUSES: DeliveryStatus[] = ["pending", "delivered", "failed"];
 
 export function WebhookPage() {
-  const { webhookId = "" } = useParams();
+  const { id: webhookId = "" } = useParams();
   const { client } = useSession();
   const [page, setPage] = useState(1);
   const [status, setStatus] = useState<DeliveryStatus | "">("");

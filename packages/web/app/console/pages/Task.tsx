@@ -13,13 +13,13 @@ import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
 import { useSession } from "../auth";
 import { Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
+import { VerifySettlement } from "../components/VerifySettlement";
 import { evmProofOf, type ResultView } from "../settlement";
-import { VerifySettlement } from "./VerifySettlement";
 
 const IMAGE = /\.(avif|bmp|gif|jpe?g|png|svg|webp)$/i;
 
 export function TaskPage() {
-  const { taskId = "" } = useParams();
+  const { id: taskId = "" } = useParams();
   const { client } = useSession();
   const task = useQuery({
     queryKey: ["task", taskId],

@@ -13,7 +13,7 @@ import { canSaveToFile, downloadExport, type ExportProgress } from "../export";
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
 
 export function JobPage() {
-  const { jobId = "" } = useParams();
+  const { id: jobId = "" } = useParams();
   const { client } = useSession();
   const job = useQuery({
     queryKey: ["job", jobId],
