@@ -59,6 +59,14 @@ export function DataTable<T extends object>({ columns, data, caption, empty = "N
   );
 }
 
+/** The items of a query's list as a table, once loaded (QueryView). */
+export function QueryTable<T extends object>({
+  query,
+  ...table
+}: TableSpec<T> & { query: { data: { items: T[] } | undefined; error: unknown; isPending: boolean } }) {
+  return <QueryView query={query}>{(list) => <DataTable {...table} data={list.items} />}</QueryView>;
+}
+
 /**
  * A list the server pages, as a table and a pager: page `page` of `list` (20 a page), cached as
  * `[queryKey, page]` and read again every 2 s while one of its items is `live`, else every 15 s.

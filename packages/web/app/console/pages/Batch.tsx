@@ -1,8 +1,8 @@
 /** A batch: its tasks by status as a live progress bar until every task is settled or canceled. */
-import { Card, Stack, Text } from "@mantine/core";
-import { formatCount, formatTime } from "../../shared/format";
-import { StatusCounts, StatusLine, StatusProgress } from "../components/common";
-import { ItemPage, useItem } from "../components/ItemPage";
+import { Stack, Text } from "@mantine/core";
+import { formatCount } from "../../shared/format";
+import { StatusCounts, StatusProgress } from "../components/common";
+import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
 
 export function BatchPage() {
   const { id, item } = useItem("batch", (client, batchId) => client.batches.get(batchId), {
@@ -13,11 +13,7 @@ export function BatchPage() {
     <ItemPage id={id} kind="Batch" item={item}>
       {(b) => (
         <Stack>
-          <Card withBorder>
-            <StatusLine status={b.status} mb="sm">
-              created {formatTime(b.created_at)}
-              {b.callback_url ? ` · callback ${b.callback_url}` : ""}
-            </StatusLine>
+          <StatusCard status={b.status} createdAt={b.created_at} note={b.callback_url ? ` · callback ${b.callback_url}` : ""} gap="sm">
             <div aria-live="polite" data-testid="batch-progress">
               <Text fw={600} mb={4}>
                 {formatCount(b.counts.settled)} of {formatCount(b.task_count)} tasks settled
@@ -25,7 +21,7 @@ export function BatchPage() {
               </Text>
               <StatusProgress counts={b.counts} total={b.task_count} label={`Batch ${b.batch_id} progress`} />
             </div>
-          </Card>
+          </StatusCard>
           <StatusCounts counts={b.counts} />
         </Stack>
       )}

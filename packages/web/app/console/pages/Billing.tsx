@@ -7,7 +7,7 @@ import { useState } from "react";
 import { formatCents, formatCount, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
 import { ColumnHeads, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { type CoreFeatures, QueryTable } from "../components/DataTable";
 
 /** The last `n` UTC months as `YYYY-MM`, current first. */
 function lastMonths(n: number): string[] {
@@ -82,17 +82,7 @@ export function BillingPage() {
           </QueryView>
         </Card>
         <SectionCard title="Invoices">
-          <QueryView query={invoices}>
-            {(list) => (
-              <DataTable
-                columns={invoiceColumns}
-                data={list.items}
-                caption="Invoices"
-                rowKey={(i) => i.invoice_id}
-                empty="No invoice yet."
-              />
-            )}
-          </QueryView>
+          <QueryTable query={invoices} columns={invoiceColumns} caption="Invoices" rowKey={(i) => i.invoice_id} empty="No invoice yet." />
         </SectionCard>
       </Stack>
     </>

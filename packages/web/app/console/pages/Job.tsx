@@ -5,8 +5,8 @@ import { useState } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { LabeledProgress, StatusLine } from "../components/common";
-import { ItemPage, useItem } from "../components/ItemPage";
+import { LabeledProgress } from "../components/common";
+import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
 import { canSaveToFile, downloadExport, type ExportProgress } from "../export";
 
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
@@ -17,10 +17,7 @@ export function JobPage() {
     <ItemPage id={id} kind="Manifest job" item={item}>
       {(j) => (
         <Stack>
-          <Card withBorder>
-            <StatusLine status={j.status} mb="xs">
-              created {formatTime(j.created_at)}
-            </StatusLine>
+          <StatusCard status={j.status} createdAt={j.created_at} gap="xs">
             <Text fw={600}>
               {formatCount(j.tasks_settled)} of {formatCount(j.task_count)} tasks settled ({formatShare(j.progress, 0)})
             </Text>
@@ -36,7 +33,7 @@ export function JobPage() {
                 {j.error}
               </Alert>
             )}
-          </Card>
+          </StatusCard>
           <JobDetails job={j} />
           <ExportCard job={j} />
         </Stack>

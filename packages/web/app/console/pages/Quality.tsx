@@ -15,7 +15,7 @@ import { formatCount, formatShare } from "../../shared/format";
 import { useSession } from "../auth";
 import { barSeries, Chart, type PointSeries } from "../components/Chart";
 import { ErrorAlert, Mono, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { type CoreFeatures, QueryTable } from "../components/DataTable";
 
 type Calibration = NonNullable<DashboardQuality["calibration"]>;
 type LabelerRow = LabelerQualityList["items"][number];
@@ -140,17 +140,13 @@ function Labelers() {
         One row per labeler and label space. Gold accuracy: share of gold answers equal to the gold label. Estimated accuracy: from the
         labeler's Dawid-Skene confusion matrix. Excluded: gold accuracy below the minimum with 95% posterior probability.
       </Text>
-      <QueryView query={labelers}>
-        {(l) => (
-          <DataTable
-            columns={labelerColumns}
-            data={l.items}
-            caption="Labelers by label space"
-            empty="No labels yet in your label spaces."
-            rowKey={(r) => `${r.labeler_id}/${r.label_space}`}
-          />
-        )}
-      </QueryView>
+      <QueryTable
+        query={labelers}
+        columns={labelerColumns}
+        caption="Labelers by label space"
+        empty="No labels yet in your label spaces."
+        rowKey={(r) => `${r.labeler_id}/${r.label_space}`}
+      />
     </SectionCard>
   );
 }
