@@ -1,35 +1,29 @@
 /**
- * The console's page modules, each loaded on first use (its own chunk). `preloadRoute` starts the chunk of
- * the page at a path early (main.tsx, while the rest of the app loads), so a deep link loads in parallel
- * rather than in a waterfall.
+ * The console's pages and routes. Each page is a module `pages/<Name>.tsx` exporting `<Name>Page`, loaded on
+ * first use (its own chunk). `preloadRoute` starts the chunk of the page at a path early (main.tsx, while the
+ * rest of the app loads), so a deep link loads in parallel rather than in a waterfall.
  */
-export const PAGES = {
-  overview: () => import("./pages/Overview"),
-  tasks: () => import("./pages/Tasks"),
-  task: () => import("./pages/TaskPage"),
-  batches: () => import("./pages/Batches"),
-  batch: () => import("./pages/BatchPage"),
-  jobs: () => import("./pages/Jobs"),
-  job: () => import("./pages/JobPage"),
-  webhooks: () => import("./pages/Webhooks"),
-  webhook: () => import("./pages/WebhookPage"),
-  billing: () => import("./pages/Billing"),
-  quality: () => import("./pages/Quality"),
-  notFound: () => import("./pages/NotFound"),
-};
+import type { ComponentType } from "react";
 
-type PageName = keyof typeof PAGES;
+const MODULES = import.meta.glob<Record<string, ComponentType | undefined>>("./pages/*.tsx");
 
-/** The page of each first path segment: its list page and, with an id after it, its item page. */
-const SECTIONS: Record<string, [PageName, PageName?]> = {
-  "": ["overview"],
-  tasks: ["tasks", "task"],
-  batches: ["batches", "batch"],
-  jobs: ["jobs", "job"],
-  webhooks: ["webhooks", "webhook"],
-  billing: ["billing"],
-  quality: ["quality"],
-};
+/** The console's sections by first path segment: the list page and, with an id after it (`:id`), the item page. */
+const SECTIONS = {
+  "": ["Overview"],
+  tasks: ["Tasks", "Task"],
+  batches: ["Batches", "Batch"],
+  jobs: ["Jobs", "Job"],
+  webhooks: ["Webhooks", "Webhook"],
+  billing: ["Billing"],
+  quality: ["Quality"],
+} as const;
+
+export type PageName = (typeof SECTIONS)[keyof typeof SECTIONS][number] | "NotFound";
+
+/** The routes of the app (paths under /console) and their pages; any other path is `NotFound`'s. */
+export const ROUTES: { path: string; page: PageName }[] = Object.entries(SECTIONS).flatMap(([segment, pages]) =>
+  pages.map((page, i) => ({ path: i === 0 ? `/${segment}` : `/${segment}/:id`, page })),
+);
 
 /** Which page serves `pathname` (a path under /console), as the app's routes do. */
 export function pageOf(pathname: string): PageName {
@@ -37,12 +31,21 @@ export function pageOf(pathname: string): PageName {
     .replace(/^\/console\/?/, "")
     .split("/")
     .filter(Boolean);
-  const entry = SECTIONS[parts[0] ?? ""];
-  if (!entry || parts.length > 2) return "notFound";
-  return parts.length < 2 ? entry[0] : (entry[1] ?? "notFound");
+  const segment = parts[0] ?? "";
+  if (!Object.hasOwn(SECTIONS, segment) || parts.length > 2) return "NotFound";
+  const pages: readonly PageName[] = SECTIONS[segment as keyof typeof SECTIONS];
+  return (parts.length < 2 ? pages[0] : pages[1]) ?? "NotFound";
+}
+
+/** The module of page `name` with its component as `default` (as React.lazy wants it). @throws Error for a page that is not there */
+export async function loadPage(name: PageName): Promise<{ default: ComponentType }> {
+  const load = MODULES[`./pages/${name}.tsx`];
+  const component = load && (await load())[`${name}Page`];
+  if (!component) throw new Error(`the console has no page ${name}`);
+  return { default: component };
 }
 
 /** Starts loading the chunk of the page at `pathname`. */
 export function preloadRoute(pathname: string): void {
-  void PAGES[pageOf(pathname)]();
+  void loadPage(pageOf(pathname));
 }

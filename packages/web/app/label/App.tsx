@@ -2,80 +2,31 @@
  * The labeler app: sign in with a labeler key (kept in sessionStorage), then label with keys 1-9 or clicks.
  * The work queue (queue.ts) claims and preloads ahead; this component only shows its snapshot.
  */
-import { Alert, Button, Container, Group, Kbd, Loader, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Alert, Button, Group, Kbd, Loader, Stack, Text, TextInput, Title } from "@mantine/core";
 import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { ROUTE, useCapabilities } from "../shared/capabilities";
 import { createClient } from "../shared/client";
-import { forgetKey, looksLikeKey, storedKey, storeKey } from "../shared/session";
+import { SignIn, useStoredKey } from "../shared/SignIn";
 import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, loadHotkeys, optionOfKey, saveHotkeys } from "./hotkeys";
 import { type ItemView, LabelQueue, type QueueItem } from "./queue";
 
 export function App() {
-  const [key, setKey] = useState<string | null>(() => storedKey("labeler"));
-  const [signedOutReason, setSignedOutReason] = useState<string | null>(null);
+  const { key, reason, signIn, signOut } = useStoredKey("labeler");
   if (!key) {
     return (
       <SignIn
-        reason={signedOutReason}
-        onSignIn={(k) => {
-          storeKey("labeler", k);
-          setSignedOutReason(null);
-          setKey(k);
-        }}
+        kind="labeler"
+        title="labelgate · label"
+        intro="Sign in with the labeler key your operator gave you. It stays in this tab only and is forgotten when the tab closes."
+        reason={reason}
+        field={{ label: "Labeler key", placeholder: "lk_…" }}
+        submit="Start labeling"
+        shapeError="A labeler key starts with lk_ followed by letters and digits."
+        onSignIn={signIn}
       />
     );
   }
-  return (
-    <Labeler
-      labelerKey={key}
-      onSignOut={(reason) => {
-        forgetKey("labeler");
-        setSignedOutReason(reason);
-        setKey(null);
-      }}
-    />
-  );
-}
-
-function SignIn({ onSignIn, reason }: { onSignIn: (key: string) => void; reason: string | null }) {
-  const [value, setValue] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    const key = value.trim();
-    if (!looksLikeKey("labeler", key)) {
-      setError("A labeler key starts with lk_ followed by letters and digits.");
-      return;
-    }
-    onSignIn(key);
-  };
-  return (
-    <Container size="xs" py="xl" component="main">
-      <Stack>
-        <Title order={1}>labelgate · label</Title>
-        <Text>Sign in with the labeler key your operator gave you. It stays in this tab only and is forgotten when the tab closes.</Text>
-        {reason && (
-          <Alert color="red" title="Signed out" role="alert">
-            {reason}
-          </Alert>
-        )}
-        <form onSubmit={submit}>
-          <Stack>
-            <PasswordInput
-              label="Labeler key"
-              placeholder="lk_…"
-              autoComplete="off"
-              autoFocus
-              value={value}
-              onChange={(e) => setValue(e.currentTarget.value)}
-              error={error}
-            />
-            <Button type="submit">Start labeling</Button>
-          </Stack>
-        </form>
-      </Stack>
-    </Container>
-  );
+  return <Labeler labelerKey={key} onSignOut={signOut} />;
 }
 
 function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (reason: string | null) => void }) {

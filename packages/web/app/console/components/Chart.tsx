@@ -30,6 +30,16 @@ export interface PointSeries {
   range?: [number, number];
 }
 
+/** Bars of `rows`, one a row: at `bar.x(row)` (Unix seconds if `bar.time`), `bar.y(row)` high. */
+export function barSeries<R>(
+  rows: R[],
+  bar: { x: (row: R) => number; y: (row: R) => number; time?: boolean },
+  xLabel: string,
+  yLabel: string,
+): BarSeries {
+  return { kind: "bars", time: bar.time, x: rows.map(bar.x), y: rows.map(bar.y), xLabel, yLabel };
+}
+
 function options(spec: BarSeries | PointSeries, width: number, height: number): uPlot.Options {
   const axes: uPlot.Axis[] = [{ label: spec.xLabel }, { label: spec.yLabel }];
   if (spec.kind === "bars") {

@@ -1,7 +1,23 @@
 /** Small building blocks shared by the console's pages. */
 import type { TaskCounts } from "@labelgate/sdk/browser";
-import { Alert, Badge, Card, Group, Loader, Pagination, Progress, Text, Title, Tooltip } from "@mantine/core";
-import type { ReactNode } from "react";
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Group,
+  Loader,
+  type MantineSpacing,
+  Pagination,
+  Progress,
+  Stack,
+  Table,
+  Text,
+  Title,
+  Tooltip,
+} from "@mantine/core";
+import type { FormEvent, ReactNode } from "react";
+import { Link } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatCount } from "../../shared/format";
 
@@ -33,6 +49,28 @@ export function StatusBadge({ status }: { status: string }) {
   );
 }
 
+/** An item's status as a badge and, dimmed beside it, `children` (when it was created, and more). */
+export function StatusLine({
+  status,
+  mb,
+  gap,
+  children,
+}: {
+  status: string;
+  mb?: MantineSpacing;
+  gap?: MantineSpacing;
+  children: ReactNode;
+}) {
+  return (
+    <Group mb={mb} gap={gap}>
+      <StatusBadge status={status} />
+      <Text size="sm" c="dimmed">
+        {children}
+      </Text>
+    </Group>
+  );
+}
+
 /** The page's heading and an optional line under it. */
 export function PageHeader({ title, children, actions }: { title: ReactNode; children?: ReactNode; actions?: ReactNode }) {
   return (
@@ -60,15 +98,96 @@ export function QueryView<T>({
   query: { data: T | undefined; error: unknown; isPending: boolean };
   children: (data: T) => ReactNode;
 }) {
-  if (query.error) {
-    return (
-      <Alert color="red" title="Could not load" role="alert">
-        {errorMessage(query.error)}
-      </Alert>
-    );
-  }
+  if (query.error) return <ErrorAlert error={query.error} title="Could not load" />;
   if (query.data === undefined) return <Loader aria-label="Loading" />;
   return <>{children(query.data)}</>;
+}
+
+/** An error (of a query or a mutation) as a red alert with its message; nothing without an error. */
+export function ErrorAlert({ error, title, mt }: { error: unknown; title?: string; mt?: MantineSpacing }) {
+  if (!error) return null;
+  return (
+    <Alert color="red" title={title} mt={mt} role="alert">
+      {errorMessage(error)}
+    </Alert>
+  );
+}
+
+/** A card with a section heading. */
+export function SectionCard({ title, children }: { title: ReactNode; children: ReactNode }) {
+  return (
+    <Card withBorder>
+      <Title order={2} size="h4" mb="xs">
+        {title}
+      </Title>
+      {children}
+    </Card>
+  );
+}
+
+/**
+ * A form on a card: its fields (`children`), then the error of `submission` (an alert titled `failure`),
+ * `notice` (e.g. what the last submission made), and the button `submit` that runs `submission`.
+ */
+export function FormCard({
+  title,
+  submission,
+  failure,
+  submit,
+  notice,
+  children,
+}: {
+  title: string;
+  submission: { mutate: () => void; error: unknown; isPending: boolean };
+  failure: string;
+  submit: string;
+  notice?: ReactNode;
+  children: ReactNode;
+}) {
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    submission.mutate();
+  };
+  return (
+    <SectionCard title={title}>
+      <form onSubmit={onSubmit}>
+        <Stack gap="sm">
+          {children}
+          <ErrorAlert error={submission.error} title={failure} />
+          {notice}
+          <Group>
+            <Button type="submit" loading={submission.isPending}>
+              {submit}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </SectionCard>
+  );
+}
+
+/** An item's id as a link to its page, `/<section>/<id>`. */
+export function IdLink({ section, id }: { section: string; id: string }) {
+  return (
+    <Link to={`/${section}/${encodeURIComponent(id)}`} className="mono">
+      {id}
+    </Link>
+  );
+}
+
+/** The header row of a table, one column header per name. */
+export function ColumnHeads({ names }: { names: string[] }) {
+  return (
+    <Table.Thead>
+      <Table.Tr>
+        {names.map((name) => (
+          <Table.Th key={name} scope="col">
+            {name}
+          </Table.Th>
+        ))}
+      </Table.Tr>
+    </Table.Thead>
+  );
 }
 
 /** A figure on a card. */
@@ -87,6 +206,17 @@ export function Stat({ label, value, hint }: { label: string; value: ReactNode; 
         </Text>
       )}
     </Card>
+  );
+}
+
+/** Tasks by status, one figure a status. */
+export function StatusCounts({ counts }: { counts: TaskCounts }) {
+  return (
+    <div className="cards">
+      {(["pending", "labeling", "settling", "settled", "canceled"] as const).map((s) => (
+        <Stat key={s} label={s} value={formatCount(counts[s])} />
+      ))}
+    </div>
   );
 }
 

@@ -3,28 +3,20 @@
  * and the list of batches with live progress where the gateway has `GET /v1/batches`.
  */
 import type { Batch } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Group, NumberInput, Stack, Text, Textarea, TextInput, Title } from "@mantine/core";
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Button, Card, Group, NumberInput, Stack, Text, Textarea, TextInput } from "@mantine/core";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { type FormEvent, useState } from "react";
-import { Link, useNavigate } from "react-router";
+import { useNavigate } from "react-router";
 import { ROUTE, useCapabilities } from "../../shared/capabilities";
-import { errorMessage } from "../../shared/client";
 import { formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, Pager, QueryView, StatusBadge, StatusProgress } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { FormCard, IdLink, PageHeader, SectionCard, StatusBadge, StatusProgress } from "../components/common";
+import { type CoreFeatures, PagedTable } from "../components/DataTable";
 
 const helper = createColumnHelper<CoreFeatures, Batch>();
 const columns = helper.columns([
-  helper.accessor("batch_id", {
-    header: "Batch",
-    cell: (info) => (
-      <Link to={`/batches/${encodeURIComponent(info.getValue())}`} className="mono">
-        {info.getValue()}
-      </Link>
-    ),
-  }),
+  helper.accessor("batch_id", { header: "Batch", cell: (info) => <IdLink section="batches" id={info.getValue()} /> }),
   helper.accessor("status", { header: "Status", cell: (info) => <StatusBadge status={info.getValue()} /> }),
   helper.accessor("task_count", { header: "Tasks" }),
   helper.display({
@@ -65,27 +57,18 @@ export function BatchesPage() {
 
 function BatchList() {
   const { client } = useSession();
-  const [page, setPage] = useState(1);
-  const query = useQuery({
-    queryKey: ["batches", page],
-    queryFn: () => client.batches.list({ page, per_page: 20 }),
-    placeholderData: keepPreviousData,
-    refetchInterval: (q) => (q.state.data?.items.some((b) => b.status !== "completed") ? 2000 : 15_000),
-  });
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Your batches
-      </Title>
-      <QueryView query={query}>
-        {(data) => (
-          <>
-            <DataTable columns={columns} data={data.items} caption="Batches" rowKey={(b) => b.batch_id} empty="No batch yet." />
-            <Pager page={page} total={data.total} perPage={data.per_page} onChange={setPage} />
-          </>
-        )}
-      </QueryView>
-    </Card>
+    <SectionCard title="Your batches">
+      <PagedTable
+        queryKey="batches"
+        list={(query) => client.batches.list(query)}
+        live={(b) => b.status !== "completed"}
+        columns={columns}
+        caption="Batches"
+        rowKey={(b) => b.batch_id}
+        empty="No batch yet."
+      />
+    </SectionCard>
   );
 }
 
@@ -145,64 +128,48 @@ function NewBatch() {
       navigate(`/batches/${encodeURIComponent(b.batch_id)}`);
     },
   });
-  const onSubmit = (e: FormEvent) => {
-    e.preventDefault();
-    submit.mutate();
-  };
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        New batch
-      </Title>
-      <form onSubmit={onSubmit}>
-        <Stack gap="sm">
-          <TextInput
-            label="Question"
-            required
-            value={question}
-            onChange={(e) => setQuestion(e.currentTarget.value)}
-            placeholder="What animal is this?"
-          />
-          <Textarea
-            label="Options"
-            description="One per line, or comma-separated"
-            required
-            autosize
-            minRows={2}
-            value={options}
-            onChange={(e) => setOptions(e.currentTarget.value)}
-          />
-          <Textarea
-            label="Item URLs"
-            description="One task per line: http(s), s3:// or gs:// URLs"
-            required
-            autosize
-            minRows={3}
-            maxRows={12}
-            value={urls}
-            onChange={(e) => setUrls(e.currentTarget.value)}
-          />
-          <NumberInput
-            label="Consensus threshold"
-            description="Agreeing labels that settle a task"
-            min={1}
-            max={25}
-            value={threshold}
-            onChange={(v) => setThreshold(typeof v === "number" ? v : Number(v) || 3)}
-            w={220}
-          />
-          {submit.error && (
-            <Alert color="red" title="The batch was not accepted" role="alert">
-              {errorMessage(submit.error)}
-            </Alert>
-          )}
-          <Group>
-            <Button type="submit" loading={submit.isPending}>
-              Submit batch
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Card>
+    <FormCard title="New batch" submission={submit} failure="The batch was not accepted" submit="Submit batch">
+      <TextInput
+        label="Question"
+        required
+        value={question}
+        onChange={(e) => setQuestion(e.currentTarget.value)}
+        placeholder="What animal is this?"
+      />
+      <LinesInput label="Options" description="One per line, or comma-separated" minRows={2} value={options} onChange={setOptions} />
+      <LinesInput
+        label="Item URLs"
+        description="One task per line: http(s), s3:// or gs:// URLs"
+        minRows={3}
+        maxRows={12}
+        value={urls}
+        onChange={setUrls}
+      />
+      <NumberInput
+        label="Consensus threshold"
+        description="Agreeing labels that settle a task"
+        min={1}
+        max={25}
+        value={threshold}
+        onChange={(v) => setThreshold(typeof v === "number" ? v : Number(v) || 3)}
+        w={220}
+      />
+    </FormCard>
   );
+}
+
+/** A required text area of several lines that grows with its text. */
+function LinesInput({
+  onChange,
+  ...props
+}: {
+  label: string;
+  description: string;
+  minRows: number;
+  maxRows?: number;
+  value: string;
+  onChange: (value: string) => void;
+}) {
+  return <Textarea required autosize {...props} onChange={(e) => onChange(e.currentTarget.value)} />;
 }

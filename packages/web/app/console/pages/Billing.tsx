@@ -1,13 +1,13 @@
 /** Billing: a month's usage with its line items (labels priced at the tier they were recorded under), and invoices. */
 import type { Invoice, LineItem } from "@labelgate/sdk/browser";
-import { Card, Select, Stack, Table, Text, Title } from "@mantine/core";
+import { Card, Select, Stack, Table, Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { useState } from "react";
 import { formatCents, formatCount, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, QueryView, Stat, StatusBadge } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { ColumnHeads, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
+import { type CoreFeatures, QueryTable } from "../components/DataTable";
 
 /** The last `n` UTC months as `YYYY-MM`, current first. */
 function lastMonths(n: number): string[] {
@@ -33,14 +33,7 @@ function LineItems({ items, currency }: { items: LineItem[]; currency: string })
   return (
     <Table captionSide="top">
       <caption>Line items</caption>
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th scope="col">Tier</Table.Th>
-          <Table.Th scope="col">Labels</Table.Th>
-          <Table.Th scope="col">Unit price</Table.Th>
-          <Table.Th scope="col">Amount</Table.Th>
-        </Table.Tr>
-      </Table.Thead>
+      <ColumnHeads names={["Tier", "Labels", "Unit price", "Amount"]} />
       <Table.Tbody>
         {items.map((l) => (
           <Table.Tr key={l.tier}>
@@ -88,22 +81,9 @@ export function BillingPage() {
             )}
           </QueryView>
         </Card>
-        <Card withBorder>
-          <Title order={2} size="h4" mb="xs">
-            Invoices
-          </Title>
-          <QueryView query={invoices}>
-            {(list) => (
-              <DataTable
-                columns={invoiceColumns}
-                data={list.items}
-                caption="Invoices"
-                rowKey={(i) => i.invoice_id}
-                empty="No invoice yet."
-              />
-            )}
-          </QueryView>
-        </Card>
+        <SectionCard title="Invoices">
+          <QueryTable query={invoices} columns={invoiceColumns} caption="Invoices" rowKey={(i) => i.invoice_id} empty="No invoice yet." />
+        </SectionCard>
       </Stack>
     </>
   );

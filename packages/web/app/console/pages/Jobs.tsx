@@ -1,27 +1,17 @@
 /** Manifest jobs: every job with its live progress (settled share of its tasks). */
 import type { Job } from "@labelgate/sdk/browser";
 import { Text } from "@mantine/core";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
-import { useState } from "react";
-import { Link } from "react-router";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { LabeledProgress, PageHeader, Pager, QueryView, StatusBadge } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { IdLink, LabeledProgress, PageHeader, StatusBadge } from "../components/common";
+import { type CoreFeatures, PagedTable } from "../components/DataTable";
 
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
 
 const helper = createColumnHelper<CoreFeatures, Job>();
 const columns = helper.columns([
-  helper.accessor("job_id", {
-    header: "Job",
-    cell: (info) => (
-      <Link to={`/jobs/${encodeURIComponent(info.getValue())}`} className="mono">
-        {info.getValue()}
-      </Link>
-    ),
-  }),
+  helper.accessor("job_id", { header: "Job", cell: (info) => <IdLink section="jobs" id={info.getValue()} /> }),
   helper.accessor("status", { header: "Status", cell: (info) => <StatusBadge status={info.getValue()} /> }),
   helper.accessor("manifest_url", {
     header: "Manifest",
@@ -50,24 +40,18 @@ const columns = helper.columns([
 
 export function JobsPage() {
   const { client } = useSession();
-  const [page, setPage] = useState(1);
-  const query = useQuery({
-    queryKey: ["jobs", page],
-    queryFn: () => client.jobs.list({ page, per_page: 20 }),
-    placeholderData: keepPreviousData,
-    refetchInterval: (q) => (q.state.data?.items.some((j) => OPEN.has(j.status)) ? 2000 : 15_000),
-  });
   return (
     <>
       <PageHeader title="Jobs">Manifest jobs (POST /v1/jobs) and their exports.</PageHeader>
-      <QueryView query={query}>
-        {(data) => (
-          <>
-            <DataTable columns={columns} data={data.items} caption="Manifest jobs" rowKey={(j) => j.job_id} empty="No manifest job yet." />
-            <Pager page={page} total={data.total} perPage={data.per_page} onChange={setPage} />
-          </>
-        )}
-      </QueryView>
+      <PagedTable
+        queryKey="jobs"
+        list={(query) => client.jobs.list(query)}
+        live={(j) => OPEN.has(j.status)}
+        columns={columns}
+        caption="Manifest jobs"
+        rowKey={(j) => j.job_id}
+        empty="No manifest job yet."
+      />
     </>
   );
 }

@@ -5,8 +5,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { formatCount, formatSeconds, formatShare } from "../../shared/format";
 import { useSession } from "../auth";
-import { type BarSeries, Chart } from "../components/Chart";
-import { LabeledProgress, PageHeader, QueryView, Stat } from "../components/common";
+import { barSeries, Chart } from "../components/Chart";
+import { LabeledProgress, PageHeader, QueryView, Stat, StatusCounts } from "../components/common";
 
 export function OverviewPage() {
   const { client } = useSession();
@@ -25,11 +25,7 @@ export function OverviewPage() {
                 <Title order={2} size="h4" id="by-status" mb="xs">
                   Tasks by status
                 </Title>
-                <div className="cards">
-                  {(["pending", "labeling", "settling", "settled", "canceled"] as const).map((s) => (
-                    <Stat key={s} label={s} value={formatCount(o.tasks_by_status[s])} />
-                  ))}
-                </div>
+                <StatusCounts counts={o.tasks_by_status} />
               </section>
               <Card withBorder>
                 <Title order={2} size="h4" id="quota">
@@ -66,15 +62,9 @@ export function OverviewPage() {
 }
 
 function LabelsPerDay({ usage }: { usage: DashboardUsage }) {
-  const spec = useMemo<BarSeries>(
-    () => ({
-      kind: "bars",
-      time: true,
-      x: usage.days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000),
-      y: usage.days.map((d) => d.labels),
-      xLabel: "day (UTC)",
-      yLabel: "labels",
-    }),
+  const spec = useMemo(
+    () =>
+      barSeries(usage.days, { x: (d) => Date.parse(`${d.date}T00:00:00Z`) / 1000, y: (d) => d.labels, time: true }, "day (UTC)", "labels"),
     [usage],
   );
   return <Chart spec={spec} title="Labels per day, last 30 days" />;

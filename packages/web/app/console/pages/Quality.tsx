@@ -6,17 +6,16 @@
  * The labelers table and the settings are shown when the gateway has their routes (capabilities.ts).
  */
 import { type DashboardQuality, type LabelerQualityList, type Settings, ValidationError } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Group, NumberInput, Stack, Text, Title } from "@mantine/core";
+import { Alert, Button, Card, Group, NumberInput, Stack, Text } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { type FormEvent, useMemo, useState } from "react";
 import { ROUTE, useCapabilities } from "../../shared/capabilities";
-import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare } from "../../shared/format";
 import { useSession } from "../auth";
-import { type BarSeries, Chart, type PointSeries } from "../components/Chart";
-import { Mono, PageHeader, QueryView, Stat, StatusBadge } from "../components/common";
-import { type CoreFeatures, DataTable } from "../components/DataTable";
+import { barSeries, Chart, type PointSeries } from "../components/Chart";
+import { ErrorAlert, Mono, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
+import { type CoreFeatures, QueryTable } from "../components/DataTable";
 
 type Calibration = NonNullable<DashboardQuality["calibration"]>;
 type LabelerRow = LabelerQualityList["items"][number];
@@ -57,10 +56,7 @@ export function QualityPage() {
               <Card withBorder>
                 <LabelsPerTask quality={q} />
               </Card>
-              <Card withBorder>
-                <Title order={2} size="h4" mb="xs">
-                  Calibration
-                </Title>
+              <SectionCard title="Calibration">
                 {q.calibration ? (
                   <CalibrationPlot calibration={q.calibration} />
                 ) : (
@@ -69,7 +65,7 @@ export function QualityPage() {
                     a <code>gold_label</code> to measure it.
                   </Text>
                 )}
-              </Card>
+              </SectionCard>
             </Stack>
           )}
         </QueryView>
@@ -81,14 +77,8 @@ export function QualityPage() {
 }
 
 function LabelsPerTask({ quality }: { quality: DashboardQuality }) {
-  const spec = useMemo<BarSeries>(
-    () => ({
-      kind: "bars",
-      x: quality.labels_per_task.map((b) => b.labels),
-      y: quality.labels_per_task.map((b) => b.tasks),
-      xLabel: "labels per task",
-      yLabel: "tasks",
-    }),
+  const spec = useMemo(
+    () => barSeries(quality.labels_per_task, { x: (b) => b.labels, y: (b) => b.tasks }, "labels per task", "tasks"),
     [quality],
   );
   if (quality.labels_per_task.length === 0) return <Text c="dimmed">No task settled in the window.</Text>;
@@ -145,26 +135,19 @@ function Labelers() {
   const { client } = useSession();
   const labelers = useQuery({ queryKey: ["labelers"], queryFn: () => client.dashboard.labelers(), refetchInterval: 10_000 });
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Labelers
-      </Title>
+    <SectionCard title="Labelers">
       <Text size="sm" c="dimmed" mb="xs">
         One row per labeler and label space. Gold accuracy: share of gold answers equal to the gold label. Estimated accuracy: from the
         labeler's Dawid-Skene confusion matrix. Excluded: gold accuracy below the minimum with 95% posterior probability.
       </Text>
-      <QueryView query={labelers}>
-        {(l) => (
-          <DataTable
-            columns={labelerColumns}
-            data={l.items}
-            caption="Labelers by label space"
-            empty="No labels yet in your label spaces."
-            rowKey={(r) => `${r.labeler_id}/${r.label_space}`}
-          />
-        )}
-      </QueryView>
-    </Card>
+      <QueryTable
+        query={labelers}
+        columns={labelerColumns}
+        caption="Labelers by label space"
+        empty="No labels yet in your label spaces."
+        rowKey={(r) => `${r.labeler_id}/${r.label_space}`}
+      />
+    </SectionCard>
   );
 }
 
@@ -223,15 +206,12 @@ function SettingsForm({ editable }: { editable: boolean }) {
   const { client } = useSession();
   const settings = useQuery({ queryKey: ["settings"], queryFn: () => client.settings.get() });
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Settings
-      </Title>
+    <SectionCard title="Settings">
       <Text size="sm" c="dimmed" mb="sm">
         Task defaults apply to tasks, batches and jobs that do not set these fields themselves. An empty field is unset.
       </Text>
       <QueryView query={settings}>{(s) => <SettingsEditor settings={s} editable={editable} />}</QueryView>
-    </Card>
+    </SectionCard>
   );
 }
 
@@ -295,11 +275,7 @@ function SettingsEditor({ settings, editable }: { settings: Settings; editable: 
             {otherErrors.join("; ")}
           </Alert>
         )}
-        {save.error && !(save.error instanceof ValidationError) && (
-          <Alert color="red" title="The settings were not saved" role="alert">
-            {errorMessage(save.error)}
-          </Alert>
-        )}
+        <ErrorAlert error={save.error instanceof ValidationError ? null : save.error} title="The settings were not saved" />
         {save.error instanceof ValidationError && fieldErrors.size > 0 && (
           <Text c="red" size="sm" role="alert">
             The settings were not saved: check{" "}

@@ -6,10 +6,10 @@ import type { Task } from "@labelgate/sdk/browser";
 import { Group, Pagination, Select, Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
-import { Link, useSearchParams } from "react-router";
+import { useSearchParams } from "react-router";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, QueryView, StatusBadge } from "../components/common";
+import { IdLink, PageHeader, QueryView, StatusBadge } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
 import { TASK_SORTS, TASK_STATUSES, taskListParams, taskListQuery } from "../queries";
 
@@ -19,14 +19,7 @@ const PAGE_SIZES = ["20", "50", "100"];
 
 const helper = createColumnHelper<CoreFeatures, Task>();
 const columns = helper.columns([
-  helper.accessor("task_id", {
-    header: "Task",
-    cell: (info) => (
-      <Link to={`/tasks/${encodeURIComponent(info.getValue())}`} className="mono">
-        {info.getValue()}
-      </Link>
-    ),
-  }),
+  helper.accessor("task_id", { header: "Task", cell: (info) => <IdLink section="tasks" id={info.getValue()} /> }),
   helper.accessor("status", { header: "Status", cell: (info) => <StatusBadge status={info.getValue()} /> }),
   helper.accessor((t) => t.label_spec.question, {
     id: "question",

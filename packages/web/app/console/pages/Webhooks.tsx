@@ -1,14 +1,14 @@
 /** Webhooks: register (URL, signing secret, events), list, delete; each links to its delivery log. */
 import type { Webhook } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Checkbox, Group, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Button, Checkbox, Group, PasswordInput, Stack, Text, TextInput } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
-import { type FormEvent, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import { Link } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { PageHeader, QueryView, StatusBadge } from "../components/common";
+import { FormCard, PageHeader, QueryView, SectionCard, StatusBadge } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
 
 const helper = createColumnHelper<CoreFeatures, Webhook>();
@@ -39,14 +39,11 @@ export function WebhooksPage() {
       <PageHeader title="Webhooks">Signed task.settled deliveries, with every attempt logged.</PageHeader>
       <Stack>
         <NewWebhook />
-        <Card withBorder>
-          <Title order={2} size="h4" mb="xs">
-            Your webhooks
-          </Title>
+        <SectionCard title="Your webhooks">
           <QueryView query={hooks}>
             {(list) => <DataTable columns={columns} data={list} caption="Webhooks" rowKey={(h) => h.webhook_id} empty="No webhook yet." />}
           </QueryView>
-        </Card>
+        </SectionCard>
       </Stack>
     </>
   );
@@ -109,50 +106,36 @@ function NewWebhook() {
       void queryClient.invalidateQueries({ queryKey: ["webhooks"] });
     },
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    create.mutate();
-  };
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        New webhook
-      </Title>
-      <form onSubmit={submit}>
-        <Stack gap="sm">
-          <TextInput
-            label="Callback URL"
-            required
-            placeholder="https://example.com/labelgate"
-            value={url}
-            onChange={(e) => setUrl(e.currentTarget.value)}
-          />
-          <PasswordInput
-            label="Signing secret"
-            description="At least 16 characters; stored sealed and never shown again. Verify X-SVC-Signature with it."
-            required
-            autoComplete="new-password"
-            value={secret}
-            onChange={(e) => setSecret(e.currentTarget.value)}
-          />
-          <Checkbox label="task.settled" checked={settled} onChange={(e) => setSettled(e.currentTarget.checked)} />
-          {create.error && (
-            <Alert color="red" title="The webhook was not created" role="alert">
-              {errorMessage(create.error)}
-            </Alert>
-          )}
-          {create.isSuccess && (
-            <Text c="var(--mantine-color-green-text)" size="sm" role="status">
-              Webhook {create.data.webhook_id} created.
-            </Text>
-          )}
-          <Group>
-            <Button type="submit" loading={create.isPending}>
-              Create webhook
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Card>
+    <FormCard
+      title="New webhook"
+      submission={create}
+      failure="The webhook was not created"
+      submit="Create webhook"
+      notice={
+        create.isSuccess && (
+          <Text c="var(--mantine-color-green-text)" size="sm" role="status">
+            Webhook {create.data.webhook_id} created.
+          </Text>
+        )
+      }
+    >
+      <TextInput
+        label="Callback URL"
+        required
+        placeholder="https://example.com/labelgate"
+        value={url}
+        onChange={(e) => setUrl(e.currentTarget.value)}
+      />
+      <PasswordInput
+        label="Signing secret"
+        description="At least 16 characters; stored sealed and never shown again. Verify X-SVC-Signature with it."
+        required
+        autoComplete="new-password"
+        value={secret}
+        onChange={(e) => setSecret(e.currentTarget.value)}
+      />
+      <Checkbox label="task.settled" checked={settled} onChange={(e) => setSettled(e.currentTarget.checked)} />
+    </FormCard>
   );
 }

@@ -1,60 +1,44 @@
 /** A manifest job: status, progress (live while open), error, and the streamed export download. */
 import type { Job } from "@labelgate/sdk/browser";
 import { Alert, Button, Card, Group, Stack, Table, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { useParams } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { LabeledProgress, Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
+import { LabeledProgress } from "../components/common";
+import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
 import { canSaveToFile, downloadExport, type ExportProgress } from "../export";
 
 const OPEN = new Set(["queued", "ingesting", "labeling"]);
 
 export function JobPage() {
-  const { jobId = "" } = useParams();
-  const { client } = useSession();
-  const job = useQuery({
-    queryKey: ["job", jobId],
-    queryFn: () => client.jobs.get(jobId),
-    refetchInterval: (q) => (q.state.data && !OPEN.has(q.state.data.status) ? false : 2000),
-  });
+  const { id, item } = useItem("job", (client, jobId) => client.jobs.get(jobId), { everyMs: 2000, until: (j) => !OPEN.has(j.status) });
   return (
-    <>
-      <PageHeader title={<Mono>{jobId}</Mono>}>Manifest job</PageHeader>
-      <QueryView query={job}>
-        {(j) => (
-          <Stack>
-            <Card withBorder>
-              <Group mb="xs">
-                <StatusBadge status={j.status} />
-                <Text size="sm" c="dimmed">
-                  created {formatTime(j.created_at)}
-                </Text>
-              </Group>
-              <Text fw={600}>
-                {formatCount(j.tasks_settled)} of {formatCount(j.task_count)} tasks settled ({formatShare(j.progress, 0)})
-              </Text>
-              <LabeledProgress
-                value={j.progress * 100}
-                size="lg"
-                mt={4}
-                label={`Job ${j.job_id} progress`}
-                color={j.status === "failed" ? "red" : "green"}
-              />
-              {j.error && (
-                <Alert color="red" title="The job failed" mt="sm" role="alert">
-                  {j.error}
-                </Alert>
-              )}
-            </Card>
-            <JobDetails job={j} />
-            <ExportCard job={j} />
-          </Stack>
-        )}
-      </QueryView>
-    </>
+    <ItemPage id={id} kind="Manifest job" item={item}>
+      {(j) => (
+        <Stack>
+          <StatusCard status={j.status} createdAt={j.created_at} gap="xs">
+            <Text fw={600}>
+              {formatCount(j.tasks_settled)} of {formatCount(j.task_count)} tasks settled ({formatShare(j.progress, 0)})
+            </Text>
+            <LabeledProgress
+              value={j.progress * 100}
+              size="lg"
+              mt={4}
+              label={`Job ${j.job_id} progress`}
+              color={j.status === "failed" ? "red" : "green"}
+            />
+            {j.error && (
+              <Alert color="red" title="The job failed" mt="sm" role="alert">
+                {j.error}
+              </Alert>
+            )}
+          </StatusCard>
+          <JobDetails job={j} />
+          <ExportCard job={j} />
+        </Stack>
+      )}
+    </ItemPage>
   );
 }
 

@@ -3,19 +3,18 @@
  * automatic, status code, latency, error, time) and a redeliver action (one new attempt of the same event).
  */
 import type { Delivery, DeliveryStatus } from "@labelgate/sdk/browser";
-import { Alert, Badge, Button, Card, Group, Select, Stack, Table, Text } from "@mantine/core";
+import { Badge, Button, Card, Group, Select, Stack, Table, Text } from "@mantine/core";
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
-import { errorMessage } from "../../shared/client";
 import { formatTime } from "../../shared/format";
 import { useSession } from "../auth";
-import { Mono, PageHeader, Pager, QueryView, StatusBadge } from "../components/common";
+import { ColumnHeads, ErrorAlert, Mono, PageHeader, Pager, QueryView, StatusBadge } from "../components/common";
 
 const STATUSES: DeliveryStatus[] = ["pending", "delivered", "failed"];
 
 export function WebhookPage() {
-  const { webhookId = "" } = useParams();
+  const { id: webhookId = "" } = useParams();
   const { client } = useSession();
   const [page, setPage] = useState(1);
   const [status, setStatus] = useState<DeliveryStatus | "">("");
@@ -106,11 +105,7 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
           Redeliver
         </Button>
       </Group>
-      {redeliver.error && (
-        <Alert color="red" mt="xs" role="alert">
-          {errorMessage(redeliver.error)}
-        </Alert>
-      )}
+      <ErrorAlert error={redeliver.error} mt="xs" />
       {redeliver.isSuccess && (
         <Text size="xs" c="var(--mantine-color-green-text)" role="status">
           Attempt queued.
@@ -118,16 +113,7 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
       )}
       <Table mt="xs" captionSide="top" verticalSpacing={4}>
         <caption className="visually-hidden">Attempts of the delivery of task {delivery.task_id}</caption>
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th scope="col">Attempt</Table.Th>
-            <Table.Th scope="col">Result</Table.Th>
-            <Table.Th scope="col">Status code</Table.Th>
-            <Table.Th scope="col">Latency</Table.Th>
-            <Table.Th scope="col">Error</Table.Th>
-            <Table.Th scope="col">Started</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
+        <ColumnHeads names={["Attempt", "Result", "Status code", "Latency", "Error", "Started"]} />
         <Table.Tbody>
           {delivery.attempt_log.map((a) => (
             <Table.Tr key={a.attempt_id} data-testid="attempt">

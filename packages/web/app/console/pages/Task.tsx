@@ -8,42 +8,35 @@ import { ConflictError, type SettledResult, type Task } from "@labelgate/sdk/bro
 import { Button, Card, Code, Group, Stack, Table, Text, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { useParams } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
 import { useSession } from "../auth";
-import { Mono, PageHeader, QueryView, StatusBadge } from "../components/common";
+import { ColumnHeads, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
+import { ItemPage, useItem } from "../components/ItemPage";
+import { VerifySettlement } from "../components/VerifySettlement";
 import { evmProofOf, type ResultView } from "../settlement";
-import { VerifySettlement } from "./VerifySettlement";
 
 const IMAGE = /\.(avif|bmp|gif|jpe?g|png|svg|webp)$/i;
 
 export function TaskPage() {
-  const { taskId = "" } = useParams();
-  const { client } = useSession();
-  const task = useQuery({
-    queryKey: ["task", taskId],
-    queryFn: () => client.tasks.get(taskId),
-    refetchInterval: (q) => (q.state.data && ["settled", "canceled"].includes(q.state.data.status) ? false : 2000),
+  const { id: taskId, item: task } = useItem("task", (client, id) => client.tasks.get(id), {
+    everyMs: 2000,
+    until: (t) => ["settled", "canceled"].includes(t.status),
   });
+  const { client } = useSession();
   const settled = task.data?.status === "settled";
   const result = useQuery({ queryKey: ["result", taskId], queryFn: () => client.tasks.result(taskId), enabled: settled });
   return (
-    <>
-      <PageHeader title={<Mono>{taskId}</Mono>}>Task</PageHeader>
-      <QueryView query={task}>
-        {(t) => (
-          <Stack>
-            <TaskSummary task={t} />
-            {settled && (
-              <QueryView query={result}>
-                {(r) => (r.status === "settled" ? <Consensus result={r as ResultView} task={t} /> : null)}
-              </QueryView>
-            )}
-          </Stack>
-        )}
-      </QueryView>
-    </>
+    <ItemPage id={taskId} kind="Task" item={task}>
+      {(t) => (
+        <Stack>
+          <TaskSummary task={t} />
+          {settled && (
+            <QueryView query={result}>{(r) => (r.status === "settled" ? <Consensus result={r as ResultView} task={t} /> : null)}</QueryView>
+          )}
+        </Stack>
+      )}
+    </ItemPage>
   );
 }
 
@@ -53,13 +46,10 @@ function TaskSummary({ task }: { task: Task }) {
     <Card withBorder>
       <Group justify="space-between" align="flex-start">
         <Stack gap={4}>
-          <Group gap="xs">
-            <StatusBadge status={task.status} />
-            <Text size="sm" c="dimmed">
-              {task.task_type} · created {formatTime(task.created_at)}
-              {task.batch_id ? ` · batch ${task.batch_id}` : ""}
-            </Text>
-          </Group>
+          <StatusLine status={task.status} gap="xs">
+            {task.task_type} · created {formatTime(task.created_at)}
+            {task.batch_id ? ` · batch ${task.batch_id}` : ""}
+          </StatusLine>
           <Title order={2} size="h3">
             {task.label_spec.question}
           </Title>
@@ -135,54 +125,18 @@ function Consensus({ result, task }: { result: ResultView; task: Task }) {
   const posterior = result.posterior;
   return (
     <>
-      <Card withBorder>
-        <Title order={2} size="h4" mb="xs">
-          Consensus
-        </Title>
+      <SectionCard title="Consensus">
         <Group gap="xl" mb="sm">
-          <div>
-            <Text size="xs" c="dimmed">
-              Label
-            </Text>
-            <Text fw={700} size="lg" data-testid="consensus-label">
-              {result.consensus_label}
-            </Text>
-          </div>
-          <div>
-            <Text size="xs" c="dimmed">
-              Confidence
-            </Text>
-            <Text fw={700} size="lg">
-              {formatShare(result.confidence)}
-            </Text>
-          </div>
-          <div>
-            <Text size="xs" c="dimmed">
-              Resolution
-            </Text>
-            <Text fw={700} size="lg">
-              {result.resolution}
-            </Text>
-          </div>
-          <div>
-            <Text size="xs" c="dimmed">
-              Settled
-            </Text>
-            <Text fw={700} size="lg">
-              {formatTime(result.settled_at)}
-            </Text>
-          </div>
+          <Fact label="Label" testId="consensus-label">
+            {result.consensus_label}
+          </Fact>
+          <Fact label="Confidence">{formatShare(result.confidence)}</Fact>
+          <Fact label="Resolution">{result.resolution}</Fact>
+          <Fact label="Settled">{formatTime(result.settled_at)}</Fact>
         </Group>
         <Table captionSide="top">
           <caption>Labels by option</caption>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th scope="col">Option</Table.Th>
-              <Table.Th scope="col">Labels</Table.Th>
-              <Table.Th scope="col">Share of labels</Table.Th>
-              {posterior && <Table.Th scope="col">Posterior</Table.Th>}
-            </Table.Tr>
-          </Table.Thead>
+          <ColumnHeads names={["Option", "Labels", "Share of labels", ...(posterior ? ["Posterior"] : [])]} />
           <Table.Tbody>
             {options.map((o) => {
               const n = result.label_counts[o] ?? 0;
@@ -197,9 +151,23 @@ function Consensus({ result, task }: { result: ResultView; task: Task }) {
             })}
           </Table.Tbody>
         </Table>
-      </Card>
+      </SectionCard>
       <SettlementProof result={result} />
     </>
+  );
+}
+
+/** One figure of the consensus: a dimmed label over a large value. */
+function Fact({ label, testId, children }: { label: string; testId?: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
+      <Text fw={700} size="lg" data-testid={testId}>
+        {children}
+      </Text>
+    </div>
   );
 }
 
@@ -216,10 +184,7 @@ function SettlementProof({ result }: { result: SettledResult }) {
   const s = result.settlement;
   const evm = evmProofOf(result);
   return (
-    <Card withBorder>
-      <Title order={2} size="h4" mb="xs">
-        Settlement proof
-      </Title>
+    <SectionCard title="Settlement proof">
       <Table>
         <Table.Tbody>
           <ProofRow label="Ledger">{s.ledger}</ProofRow>
@@ -259,6 +224,6 @@ function SettlementProof({ result }: { result: SettledResult }) {
         </Table.Tbody>
       </Table>
       <VerifySettlement result={result} evm={evm !== null} />
-    </Card>
+    </SectionCard>
   );
 }

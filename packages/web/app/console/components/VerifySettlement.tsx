@@ -10,7 +10,7 @@ import type { SettledResult } from "@labelgate/sdk/browser";
 import type { SettlementVerification } from "@labelgate/sdk/verify";
 import { Alert, Button, Group, Text } from "@mantine/core";
 import { useMutation, useQuery } from "@tanstack/react-query";
-import { Mono } from "../components/common";
+import { Mono } from "./common";
 
 /** `GET /console/config.json` of the gateway (services/gateway/src/web.ts `ConsoleConfig`). */
 interface ConsoleConfig {
