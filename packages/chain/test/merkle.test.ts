@@ -6,7 +6,9 @@
  */
 
 import {
+  anchorBatch,
   buildMerkleTree,
+  canonicalJson,
   inclusionProof,
   leafHash,
   merkleRoot,
@@ -139,5 +141,18 @@ describe("RFC 9162 Merkle tree over keccak-256", () => {
     expect(() => inclusionProof(d, 10)).toThrow(RangeError);
     expect(() => inclusionProof([], 0)).toThrow(RangeError);
     expect(rootFromInclusionProof(leafHash(d[0] as Uint8Array), 0, 10, [])).toBeUndefined();
+  });
+
+  it("anchorBatch: leaves are the canonical JSON of the records; every stored proof verifies against the root", () => {
+    const records = Array.from({ length: 11 }, (_, i) => ({ task_id: `tsk_${i}`, sequence: i + 1, posterior: { dog: 0.1, cat: 0.9 } }));
+    const bytes = records.map((r) => utf8ToBytes(canonicalJson(r)));
+    const batch = anchorBatch(records);
+    expect(batch.root).toBe(`0x${hex(merkleRoot(bytes))}`);
+    expect(batch.proofs).toHaveLength(11);
+    batch.proofs.forEach((json, i) => {
+      const proof = (JSON.parse(json) as string[]).map((h) => Uint8Array.from(Buffer.from(h.slice(2), "hex")));
+      expect(verifyInclusion(leafHash(bytes[i] as Uint8Array), i, 11, proof, merkleRoot(bytes))).toBe(true);
+    });
+    expect(() => anchorBatch([])).toThrow(RangeError);
   });
 });

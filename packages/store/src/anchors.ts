@@ -13,7 +13,7 @@
  *   settles nothing twice.
  * - The anchorer's leadership is a session-level advisory lock held on a dedicated connection (`leaderLock`).
  */
-import { buildFromLeafHashes, canonicalJson, type Hex, leafHash, proofFromTree, toHex } from "@labelgate/chain";
+import { type AnchorBatch, anchorBatch, canonicalJson, type Hex, toHex } from "@labelgate/chain";
 import { newId } from "@labelgate/core";
 import type { PoolClient } from "pg";
 import type { Db } from "./database";
@@ -107,7 +107,13 @@ export function anchorsStore(db: Db) {
      * @returns the new anchor, or undefined when no record waits
      * @throws Error when the records are not consecutive (a broken ledger)
      */
-    async close(options: { maxLeaves: number; chainId: number; contract: string }): Promise<Anchor | undefined> {
+    async close(options: {
+      maxLeaves: number;
+      chainId: number;
+      contract: string;
+      /** builds the batch's tree (default: @labelgate/chain `anchorBatch` on this thread; the anchorer runs it in a worker thread) */
+      build?: (payloads: unknown[]) => Promise<AnchorBatch>;
+    }): Promise<Anchor | undefined> {
       const id = await withTransaction(pool, async (run) => {
         const [, records] = await run<[object, { seq: string; payload: unknown }]>([
           Prisma.sql`SELECT pg_advisory_xact_lock(${CLOSE_LOCK_KEY})`,
@@ -119,17 +125,18 @@ export function anchorsStore(db: Db) {
         records.forEach((r, i) => {
           if (BigInt(r.seq) !== first + BigInt(i)) throw new Error(`ledger records ${first}..${r.seq} are not consecutive`);
         });
-        const encoder = new TextEncoder();
         // the leaf is exactly the bytes the ledger hashed: the canonical JSON of the stored record
-        const tree = buildFromLeafHashes(records.map((r) => leafHash(encoder.encode(canonicalJson(r.payload)))));
-        const proofs = records.map((_, i) => JSON.stringify(proofFromTree(tree, i).map(toHex)));
+        const payloads = records.map((r) => r.payload);
+        const { root, proofs } = options.build ? await options.build(payloads) : anchorBatch(payloads);
+        if (proofs.length !== records.length)
+          throw new Error(`anchor batch ${first}: ${proofs.length} proofs for ${records.length} records`);
         const last = first + BigInt(records.length - 1);
         const [inserted] = await run<[{ id: string; leaves: number }]>(
           [
             Prisma.sql`
             WITH a AS (
               INSERT INTO anchors (first_seq, last_seq, tree_size, merkle_root, chain_id, contract)
-              VALUES (${first}, ${last}, ${records.length}, ${toHex(tree.root)}, ${options.chainId}, ${options.contract.toLowerCase()})
+              VALUES (${first}, ${last}, ${records.length}, ${root}, ${options.chainId}, ${options.contract.toLowerCase()})
               RETURNING id
             ),
             leaves AS (

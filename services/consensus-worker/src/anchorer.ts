@@ -17,13 +17,16 @@
  *   checked; one whose block left the canonical chain is reopened (`sent`) and goes through the same path.
  * - RPC failures are logged and retried at the next tick; the signing key stays inside viem's account.
  */
+import path from "node:path";
 import { performance } from "node:perf_hooks";
+import type { AnchorBatch } from "@labelgate/chain";
 import type { AnchorClient, AnchorTxStatus } from "@labelgate/chain/node";
 import { createAnchorClient } from "@labelgate/chain/node";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
 import type { Anchor, LeaderLock, Store } from "@labelgate/store";
+import Piscina from "piscina";
 import type { Hex } from "viem";
 
 export interface AnchorerOptions {
@@ -80,6 +83,13 @@ export class Anchorer {
     this.steps.set(anchorId, entry);
   }
   private readonly tickMs: number;
+  /** one worker thread building batch trees (anchor-thread.ts), started on the first close */
+  private readonly trees = new Piscina<unknown[], AnchorBatch>({
+    filename: path.join(__dirname, "anchor-thread.cjs"),
+    minThreads: 0,
+    maxThreads: 1,
+    idleTimeout: 60_000,
+  });
 
   constructor(private readonly o: AnchorerOptions) {
     this.lock = o.store.anchors.leaderLock();
@@ -120,6 +130,7 @@ export class Anchorer {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await this.trees.destroy();
     await this.lock.release();
     this.o.metrics?.anchorerLeader.set(0);
   }
@@ -147,11 +158,11 @@ export class Anchorer {
       const closed = await this.closeDue(client);
       return closed ? this.advance(client, closed) : false;
     }
-    if (ahead) return this.advance(client, anchor);
-    // close-ahead: while the anchor in flight is signed, waits for its receipt and confirmations or is
-    // confirmed, the next due batch is closed (tree built, proofs stored) so that it is signed as soon as
-    // this one confirms. It is only closed, never sent: one transaction is in flight at a time, so nonces
-    // stay in order.
+    if (ahead || anchor.state !== "sent") return this.advance(client, anchor);
+    // close-ahead: while the anchor in flight waits for its receipt and confirmations (and is confirmed), the
+    // next due batch is closed (tree built, proofs stored) so that it is signed as soon as this one confirms.
+    // Not while it is being signed: the close's hashing would hold the signature back. It is only closed,
+    // never sent: one transaction is in flight at a time, so nonces stay in order.
     const [moved, closed] = await Promise.allSettled([this.advance(client, anchor), this.closeDue(client)]);
     if (moved.status === "rejected" || closed.status === "rejected") {
       const reasons = [moved, closed].flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
@@ -171,6 +182,7 @@ export class Anchorer {
       maxLeaves: this.o.maxLeaves,
       chainId: client.chainId,
       contract: client.contract as string,
+      build: (payloads) => this.trees.run(payloads),
     });
     if (!anchor) return undefined;
     this.step(anchor.id, "close_ms", closing);
