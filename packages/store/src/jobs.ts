@@ -109,9 +109,22 @@ export function jobsStore(db: Db) {
     /** A job by id (workers), or undefined. */
     find: async (jobId: string): Promise<Job | undefined> => (await prisma.job.findUnique({ where: { id: jobId } })) ?? undefined,
 
-    /** Marks a queued job `ingesting` (keeps its first start time). */
-    startIngesting: (job: Job): Promise<Job> =>
-      prisma.job.update({ where: { id: job.id }, data: { status: "ingesting", startedAt: job.startedAt ?? new Date() } }),
+    /**
+     * Marks a queued job `ingesting` (keeps its first start time) and creates its label space if it is new, in
+     * one transaction, before any chunk is written. Chunks are written on two connections at once; were the
+     * first of them to create the space, the second's insert of the same key would wait for the first's
+     * commit while the first waits (in JS) for the second's predecessor: a stall only the statement timeout ends.
+     */
+    startIngesting: async (job: Job): Promise<Job> => {
+      const spaceId = labelSpaceId(job.customerId, job.question, job.options);
+      const [, started] = await prisma.$transaction([
+        prisma.$executeRaw`
+          INSERT INTO label_spaces (id, customer_id, question, options) VALUES (${spaceId}, ${job.customerId}, ${job.question}, ${job.options}::text[])
+          ON CONFLICT (id) DO NOTHING`,
+        prisma.job.update({ where: { id: job.id }, data: { status: "ingesting", startedAt: job.startedAt ?? new Date() } }),
+      ]);
+      return started;
+    },
 
     /**
      * Writes a chunk in one transaction: its tasks (one INSERT of all its rows), then, once `previous` (the
@@ -144,10 +157,8 @@ export function jobsStore(db: Db) {
           // `source` is the line itself (JSON.parse accepted it; Postgres parses it once more), `data_url` the
           // field the worker validated: "data_url" unless absent or null, else "source-ref"; `gold_label` the
           // line's gold label (validated by the worker), which makes it a gold task.
-          const [, rows] = await run<[object, { created: number; gold: number }]>([
-            Prisma.sql`
-            INSERT INTO label_spaces (id, customer_id, question, options) VALUES (${spaceId}, ${job.customerId}, ${job.question}, ${job.options}::text[])
-            ON CONFLICT (id) DO NOTHING`,
+          // the label space exists: startIngesting created it
+          const [rows] = await run<[{ created: number; gold: number }]>([
             Prisma.sql`
             WITH created AS (
               INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,

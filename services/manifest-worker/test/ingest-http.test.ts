@@ -65,8 +65,9 @@ it("goes queued → ingesting → labeling → completed; export is 409 before a
     expect(created.body.status).toBe("queued");
     const jobId = String(created.body.job_id);
 
-    // ingesting: the first 12 lines (11 tasks) are read, two chunks of 5 are written, the stream is held open
-    // (45 s: in the full suite beside the chain chaos clusters this first job of the file took over 15 s twice)
+    // ingesting: the first 12 lines (11 tasks) are read, two chunks of 5 are written, the stream is held open.
+    // (This wait once took over 15 s: the two chunks both created the new label space and stalled each other
+    // until the statement timeout; the store's startIngesting now creates it first.)
     const ingesting = await eventually(
       async () => {
         const j = await getJob(sys, c.key, jobId);
