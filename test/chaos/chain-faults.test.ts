@@ -191,9 +191,20 @@ describe("LEDGER=evm under chain faults", () => {
         "a confirmed anchor",
       );
       reorged = { id: anchor.id, blockHash: anchor.blockHash };
+      // no block is mined between reading the head and the reorg (automine off): a block mined in between
+      // would leave the anchor's block canonical and the anchor confirmed where it was
+      await rpc(c.anvil.rpcUrl, "evm_setAutomine", [false]);
       const head = BigInt(await rpc<string>(c.anvil.rpcUrl, "eth_blockNumber"));
       const depth = Number(head - (anchor.blockNumber as bigint)) + 1;
       await rpc(c.anvil.rpcUrl, "anvil_reorg", [depth, []]);
+      const now = await rpc<{ hash: string }>(c.anvil.rpcUrl, "eth_getBlockByNumber", [
+        `0x${(anchor.blockNumber as bigint).toString(16)}`,
+        false,
+      ]);
+      expect(now.hash).not.toBe(anchor.blockHash);
+      // transactions sent while automine was off are mined now, then every new one at once again
+      await rpc(c.anvil.rpcUrl, "evm_setAutomine", [true]);
+      await rpc(c.anvil.rpcUrl, "evm_mine");
       await eventually(
         async () => {
           const now = await c.db.prisma.anchor.findUnique({ where: { id: anchor.id } });
