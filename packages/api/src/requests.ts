@@ -1,6 +1,7 @@
 /**
  * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
- * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types.
+ * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types
+ * (each declared right after its schema: a body's `z.input`, a query's `z.output`; gathered by types.ts).
  * Wire names follow ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §2. Unknown fields are rejected so typos surface as 400s.
  */
 import { z } from "zod";
@@ -42,6 +43,8 @@ export const labelSpec = z
       .refine((o) => new Set(o).size === o.length, "options must be unique"),
   })
   .strict();
+/** The question and its answer options (2..50 unique strings). */
+export type LabelSpec = z.output<typeof labelSpec>;
 
 export const idempotencyKey = z
   .string()
@@ -102,6 +105,8 @@ export const taskBody = z
       ctx.addIssue({ code: "custom", path: ["gold_label"], message: "must be one of label_spec.options" });
     }
   });
+/** Body of `POST /v1/tasks`, and each element of a batch's `tasks`. Unknown fields are rejected (400). */
+export type TaskRequest = z.input<typeof taskBody>;
 
 export type TaskInput = z.infer<typeof taskBody>;
 
@@ -125,6 +130,8 @@ export const batchBody = z
       seen.set(t.idempotency_key, i);
     });
   });
+/** Body of `POST /v1/tasks/batch` (1..10,000 tasks, 10 MB). */
+export type BatchRequest = z.input<typeof batchBody>;
 
 export type BatchInput = z.infer<typeof batchBody>;
 
@@ -134,6 +141,7 @@ export const registrationBody = z
     email: z.string().trim().toLowerCase().pipe(z.email().max(320)),
   })
   .strict();
+export type RegisterCustomerRequest = z.input<typeof registrationBody>;
 
 export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(64).optional() }).strict();
 
@@ -171,6 +179,8 @@ export const settingsPatchBody = z
       .optional(),
   })
   .strict();
+/** Body of `PATCH /v1/customers/me/settings`: merged into the settings; `null` clears a field. */
+export type SettingsPatchRequest = z.input<typeof settingsPatchBody>;
 
 export type SettingsPatch = z.infer<typeof settingsPatchBody>;
 
@@ -193,6 +203,7 @@ export const customersQuery = z
     tier: z.enum([...TIERS, ""]).optional(),
   })
   .strict();
+export type AdminCustomersQuery = Partial<z.output<typeof customersQuery>>;
 
 // --- billing -----------------------------------------------------------------------------------------
 
@@ -219,6 +230,7 @@ export const tasksQuery = z
     sort: z.enum(TASK_SORTS, { message: `one of ${TASK_SORTS.join(", ")}` }).default("created_at_desc"),
   })
   .strict();
+export type DashboardTasksQuery = Partial<z.output<typeof tasksQuery>>;
 
 // --- batches -----------------------------------------------------------------------------------------
 
@@ -229,6 +241,8 @@ export const batchesQuery = z
     per_page: z.coerce.number().int().min(1).max(100).default(20),
   })
   .strict();
+/** `page` and `per_page` of `GET /v1/batches`. */
+export type BatchesQuery = Partial<z.output<typeof batchesQuery>>;
 
 // --- jobs --------------------------------------------------------------------------------------------
 
@@ -242,6 +256,7 @@ export const s3Credentials = z
     session_token: z.string().max(4096).optional(),
   })
   .strict();
+export type S3Credentials = z.input<typeof s3Credentials>;
 
 export const gcsCredentials = z
   .object({
@@ -258,6 +273,7 @@ export const gcsCredentials = z
       }, "must be a service account JSON with client_email and private_key"),
   })
   .strict();
+export type GcsCredentials = z.input<typeof gcsCredentials>;
 
 export type StorageCredentials = z.infer<typeof s3Credentials> | z.infer<typeof gcsCredentials>;
 
@@ -279,6 +295,7 @@ export const jobBody = z
     output_url: storageUrl.optional(),
   })
   .strict();
+export type JobCreateRequest = z.input<typeof jobBody>;
 
 export const jobsQuery = z
   .object({
@@ -286,6 +303,8 @@ export const jobsQuery = z
     per_page: z.coerce.number().int().min(1).max(100).default(20),
   })
   .strict();
+/** `page` (from 1) and `per_page` (1..100, default 20) of a list route. */
+export type PageQuery = Partial<z.output<typeof jobsQuery>>;
 
 // --- webhooks ----------------------------------------------------------------------------------------
 
@@ -300,6 +319,7 @@ export const webhookBody = z
       .transform((e) => [...new Set(e)]),
   })
   .strict();
+export type WebhookCreateRequest = z.input<typeof webhookBody>;
 
 export const deliveriesQuery = z
   .object({
@@ -308,3 +328,4 @@ export const deliveriesQuery = z
     per_page: z.coerce.number().int().min(1).max(100).default(20),
   })
   .strict();
+export type DeliveriesQuery = Partial<z.output<typeof deliveriesQuery>>;

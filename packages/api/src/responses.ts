@@ -1,8 +1,9 @@
 /**
  * Response bodies of every gateway route as zod schemas, each with a description and one example
  * (`.meta({description, examples})`): the source of the response half of the OpenAPI document
- * (services/gateway/src/openapi.ts) and of the SDK's response types (types.ts). Objects are strict, so a field a handler adds without documenting it
- * makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
+ * (services/gateway/src/openapi.ts) and of the SDK's response types: each schema's output type is declared
+ * right after it (`export type Task = z.output<typeof Task>`) and gathered by types.ts. Objects are strict,
+ * so a field a handler adds without documenting it makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
  * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, ../shared/spec/SPEC.md §4).
  */
 import { z } from "zod";
@@ -112,6 +113,7 @@ export const Health = documented(
   "The gateway reaches Postgres and its queue.",
   { ok: true, service: "labelgate-gateway", checks: { database: "ok", queue: "ok" } },
 );
+export type Health = z.output<typeof Health>;
 
 export const HealthUnavailable = documented(
   z.strictObject({
@@ -133,6 +135,7 @@ export const OpenApiDocument = documented(
   "This document (OpenAPI 3.1).",
   { openapi: "3.1.0", info: { title: "labelgate API", version: "1" }, paths: {} },
 );
+export type OpenApiDocument = z.output<typeof OpenApiDocument>;
 
 // --- customers --------------------------------------------------------------------------------------
 
@@ -162,6 +165,8 @@ export const CustomerCreated = documented(
     message: "Store this API key now: it is shown only once and cannot be retrieved again.",
   },
 );
+/** `POST /v1/customers` 201: the API key is shown only here. `created_at` is Unix seconds. */
+export type RegisteredCustomer = z.output<typeof CustomerCreated>;
 
 const customerFields = {
   customer_id: id("cust_", "customer"),
@@ -188,6 +193,8 @@ const customerExample = {
 };
 
 export const Customer = documented(z.strictObject(customerFields), "A customer's profile (never the full key).", customerExample);
+/** `GET /v1/customers/me` (and the admin customer views). `created_at` is Unix seconds. */
+export type CustomerProfile = z.output<typeof Customer>;
 
 export const CustomerPage = pageOf(Customer, "A page of customers, newest first.", [customerExample]);
 
@@ -213,6 +220,8 @@ export const CustomerUpgraded = documented(
     message: "Store this live API key now: it is shown only once and cannot be retrieved again.",
   },
 );
+/** `POST /v1/admin/customers/{id}/upgrade` 200: the `sk_live_` key is shown only here. */
+export type UpgradedCustomer = z.output<typeof CustomerUpgraded>;
 
 export const LabelerCreated = documented(
   z.strictObject({
@@ -227,6 +236,8 @@ export const LabelerCreated = documented(
   "The new labeler and its key (shown once).",
   { labeler_id: E.labelerId, name: "annotator-17", api_key: "lk_T5rW8kQ2zX7mN1vB4cL9pJ3hD6sF0gY2aE8uK5iO1", created_at: E.createdAt },
 );
+/** `POST /v1/admin/labelers` 201: the `lk_` key is shown only here. */
+export type LabelerCreated = z.output<typeof LabelerCreated>;
 
 // --- tasks ------------------------------------------------------------------------------------------
 
@@ -235,6 +246,7 @@ export const TaskAccepted = documented(
   "The task is accepted (`pending`). An idempotent replay returns the original task with its current status.",
   { task_id: E.taskId, status: "pending", created_at: E.createdAt },
 );
+export type TaskAccepted = z.output<typeof TaskAccepted>;
 
 export const BatchAccepted = documented(
   z.strictObject({
@@ -247,6 +259,8 @@ export const BatchAccepted = documented(
   "Every task of the batch is accepted (all or none).",
   { batch_id: E.batchId, task_count: 2, status: "accepted", created_at: E.createdAt, task_ids: [E.taskId, E.taskId2] },
 );
+/** `POST /v1/tasks/batch` 202: all tasks were created (in order of `tasks`) or none. */
+export type BatchAccepted = z.output<typeof BatchAccepted>;
 
 const taskExample = {
   task_id: E.taskId,
@@ -324,6 +338,8 @@ export const Task = documented(
   "A task and, once settled, its outcome.",
   taskExample,
 );
+/** `GET /v1/tasks/{id}`, `POST /v1/tasks/{id}/cancel` and the items of `GET /v1/dashboard/tasks`. */
+export type Task = z.output<typeof Task>;
 
 export const TaskProgress = documented(
   z.strictObject({
@@ -335,6 +351,8 @@ export const TaskProgress = documented(
   "Labeling is still in progress.",
   { task_id: E.taskId, status: "labeling", labels_collected: 1, consensus_threshold: 3 },
 );
+/** `GET /v1/tasks/{id}/result` 202: still being labeled. */
+export type PendingResult = z.output<typeof TaskProgress>;
 
 const hex32 = z.string().regex(/^0x[0-9a-f]{64}$/);
 const prevHash = z
@@ -404,6 +422,8 @@ export const TaskResult = documented(
     settlement: { ledger_txid: E.txid, ledger: "local", sequence: 1042, prev_hash: E.prevHash, recorded_at: E.settledAt },
   },
 );
+/** `GET /v1/tasks/{id}/result` 200: settled, with its settlement record. */
+export type SettledResult = z.output<typeof TaskResult>;
 
 /** The example of a batch (GET /v1/batches/{id}, and each item of GET /v1/batches). */
 const batchExample = {
@@ -428,8 +448,12 @@ export const Batch = documented(
   "A batch and its tasks by status: `accepted` until a task gets a label, `completed` when every task is settled or canceled.",
   batchExample,
 );
+/** `GET /v1/batches/{id}`. */
+export type Batch = z.output<typeof Batch>;
 
 export const BatchPage = pageOf(Batch, "A page of batches, newest first (each item as `GET /v1/batches/{id}`).", [batchExample]);
+/** `GET /v1/batches`: a page of batches, newest first. */
+export type BatchPage = z.output<typeof BatchPage>;
 
 // --- labeling ---------------------------------------------------------------------------------------
 
@@ -458,6 +482,8 @@ export const Claim = documented(
     expires_at: E.settledAt,
   },
 );
+/** `POST /v1/labeling/claims` 201. */
+export type Claim = z.output<typeof Claim>;
 
 export const LabelRecorded = documented(
   z.strictObject({
@@ -473,6 +499,8 @@ export const LabelRecorded = documented(
   "The label is recorded, with the decision of the task taken in the same transaction.",
   { label_id: E.labelId, claim_id: E.claimId, task_id: E.taskId, label: "cat", created_at: E.createdAt, labels_needed: 6 },
 );
+/** `POST /v1/labeling/claims/{claim_id}/label` 201. */
+export type RecordedLabel = z.output<typeof LabelRecorded>;
 
 // --- webhooks ---------------------------------------------------------------------------------------
 
@@ -496,12 +524,16 @@ export const WebhookCreated = documented(
   "The registered webhook (its secret is stored sealed and never returned).",
   webhookExample,
 );
+/** `POST /v1/webhooks` 201 (no `deleted_at`). */
+export type WebhookCreated = z.output<typeof WebhookCreated>;
 
 export const Webhook = documented(
   z.strictObject({ ...webhookFields, deleted_at: time.nullable() }),
   "A webhook; a deleted one is inactive with `deleted_at`.",
   { ...webhookExample, deleted_at: null },
 );
+/** `GET /v1/webhooks` items and `DELETE /v1/webhooks/{id}`. */
+export type Webhook = z.output<typeof Webhook>;
 
 export const WebhookList = documented(z.array(Webhook), "The customer's webhooks, newest first, deleted ones included.", [
   { ...webhookExample, deleted_at: null },
@@ -577,6 +609,7 @@ export const Delivery = documented(
     ],
   },
 );
+export type Delivery = z.output<typeof Delivery>;
 
 export const DeliveryPage = pageOf(Delivery, "A page of deliveries, newest first.", []);
 
@@ -585,6 +618,8 @@ export const Redelivery = documented(
   "One new attempt is queued (same event id, fresh timestamp and signature).",
   { delivery_id: E.deliveryId, attempt_id: E.attemptId, status: "queued" },
 );
+/** `POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver` 202. */
+export type RedeliveryQueued = z.output<typeof Redelivery>;
 
 // --- manifest jobs ----------------------------------------------------------------------------------
 
@@ -595,6 +630,7 @@ export const JobAccepted = documented(
   "The job is queued for ingestion.",
   { job_id: E.jobId, status: "queued", created_at: E.createdAt },
 );
+export type JobAccepted = z.output<typeof JobAccepted>;
 
 const jobExample = {
   job_id: E.jobId,
@@ -649,6 +685,8 @@ export const Job = documented(
   "A manifest job (credentials are never returned).",
   jobExample,
 );
+/** `GET /v1/jobs/{id}` and the items of `GET /v1/jobs`. Credentials never appear. */
+export type Job = z.output<typeof Job>;
 
 export const JobPage = pageOf(Job, "A page of jobs, newest first.", [jobExample]);
 
@@ -673,6 +711,8 @@ export const ExportLine = documented(
     source: { "source-ref": "s3://acme-datasets/pets/0001.jpg" },
   },
 );
+/** One line of `GET /v1/jobs/{id}/export`, in manifest order; `source` is the manifest line as sent. */
+export type ExportLine = z.output<typeof ExportLine>;
 
 // --- billing ----------------------------------------------------------------------------------------
 
@@ -712,6 +752,7 @@ export const Usage = documented(
     ],
   },
 );
+export type Usage = z.output<typeof Usage>;
 
 const invoiceExample = {
   invoice_id: E.invoiceId,
@@ -746,6 +787,7 @@ export const InvoiceList = documented(
   "Invoices, newest month first: one per month with usage, always the current one.",
   { items: [invoiceExample] },
 );
+export type InvoiceList = z.output<typeof InvoiceList>;
 
 // --- dashboard --------------------------------------------------------------------------------------
 
@@ -768,6 +810,7 @@ export const Overview = documented(
     webhook_delivery_success_rate: 0.9958,
   },
 );
+export type DashboardOverview = z.output<typeof Overview>;
 
 export const TaskPage = pageOf(Task, "A page of the customer's tasks.", [taskExample]);
 
@@ -829,6 +872,7 @@ export const Quality = documented(
     },
   },
 );
+export type DashboardQuality = z.output<typeof Quality>;
 
 const labelerRow = {
   labeler_id: "lbl_8Kp1Xr6TzW3nQm9Lb2VcYd",
@@ -863,6 +907,8 @@ export const LabelerQualityList = documented(
   "The labelers of the customer's label spaces (one row per labeler and label space), oldest space first.",
   { items: [labelerRow] },
 );
+/** `GET /v1/dashboard/labelers`: one row per labeler and label space of the customer. */
+export type LabelerQualityList = z.output<typeof LabelerQualityList>;
 
 const settingsExample = {
   task_defaults: { consensus_threshold: 3, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
@@ -886,6 +932,8 @@ export const Settings = documented(
   "The customer's settings: task defaults (the least specific layer of a task's policy) and quality settings; unset fields are null.",
   settingsExample,
 );
+/** `GET` / `PATCH /v1/customers/me/settings`: every field present, unset ones null. */
+export type Settings = z.output<typeof Settings>;
 
 export const UsageDays = documented(
   z.strictObject({ days: z.array(z.strictObject({ date: z.iso.date(), labels: count })).describe("the last 30 UTC days, oldest first") }),
@@ -897,6 +945,7 @@ export const UsageDays = documented(
     ],
   },
 );
+export type DashboardUsage = z.output<typeof UsageDays>;
 
 /**
  * Every named response schema, by its OpenAPI component name. `buildOpenApiDocument` registers these;
