@@ -9,7 +9,7 @@
  * as a Node stream, parsed line by line, or written to a file) are in node.ts: `@labelgate/sdk` is the Node
  * entry (its `LabelgateClient` has them), `@labelgate/sdk/browser` the browser entry (this module's client).
  */
-import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
+import { type AuthKind, type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
 import type {
   AdminCustomersQuery,
   Batch,
@@ -108,18 +108,44 @@ export class Context {
   }
 }
 
-/** `POST /v1/customers` and `GET /v1/customers/me`. */
-export class CustomersApi {
-  constructor(private readonly ctx: Context) {}
+/** What a route's request carries besides its method, route and options (see {@link CallSpec}). */
+type CallParts = Pick<CallSpec, "params" | "query" | "body" | "idempotent"> & { auth?: AuthKind };
 
+/**
+ * A namespace of the client: the routes of one resource, over the shared {@link Context}. Its routes take
+ * the credential `auth` (customer key unless a namespace says otherwise; a route may override it).
+ */
+export abstract class Namespace {
+  protected readonly auth: AuthKind = "customer";
+
+  constructor(protected readonly ctx: Context) {}
+
+  /** One request to `route` (a template with `{name}` placeholders filled from `parts.params`): its JSON body. */
+  protected call<T>(method: CallSpec["method"], route: string, parts: CallParts, options: RequestOptions | undefined): Promise<T> {
+    return this.ctx.json({ method, route, auth: this.auth, ...parts, options });
+  }
+
+  /** `GET route` with `page` (from 1) and `per_page` (1..100): one page of a list route. */
+  protected page<T>(route: string, query: PageQuery, options: RequestOptions | undefined): Promise<Page<T>> {
+    return this.call("GET", route, { query: { page: query.page, per_page: query.per_page } }, options);
+  }
+
+  /** `GET route` of one resource, `route` having an `{id}` parameter. */
+  protected byId<T>(route: string, id: string, options: RequestOptions | undefined): Promise<T> {
+    return this.call("GET", route, { params: { id } }, options);
+  }
+}
+
+/** `POST /v1/customers` and `GET /v1/customers/me`. */
+export class CustomersApi extends Namespace {
   /** Registers a customer (no auth). The returned `api_key` is shown only once. @throws ConflictError `email already registered` */
   register(body: RegisterCustomerRequest, options?: RequestOptions): Promise<RegisteredCustomer> {
-    return this.ctx.json({ method: "POST", route: "/v1/customers", body, auth: "none", options });
+    return this.call("POST", "/v1/customers", { body, auth: "none" }, options);
   }
 
   /** The calling customer's profile and remaining quota. @throws AuthenticationError */
   me(options?: RequestOptions): Promise<CustomerProfile> {
-    return this.ctx.json({ method: "GET", route: "/v1/customers/me", auth: "customer", options });
+    return this.call("GET", "/v1/customers/me", {}, options);
   }
 }
 
@@ -127,12 +153,10 @@ export class CustomersApi {
  * `GET` and `PATCH /v1/customers/me/settings`: task defaults (the least specific layer of a task's policy)
  * and quality settings (gold rate, labeler exclusion), ../shared/DESIGN.md §10.
  */
-export class SettingsApi {
-  constructor(private readonly ctx: Context) {}
-
+export class SettingsApi extends Namespace {
   /** The calling customer's settings, every field present (unset: null). */
   get(options?: RequestOptions): Promise<Settings> {
-    return this.ctx.json({ method: "GET", route: "/v1/customers/me/settings", auth: "customer", options });
+    return this.call("GET", "/v1/customers/me/settings", {}, options);
   }
 
   /**
@@ -140,7 +164,7 @@ export class SettingsApi {
    * @throws ValidationError (e.g. task defaults with `max_labels` below `consensus_threshold`)
    */
   update(patch: SettingsPatchRequest, options?: RequestOptions): Promise<Settings> {
-    return this.ctx.json({ method: "PATCH", route: "/v1/customers/me/settings", body: patch, auth: "customer", options });
+    return this.call("PATCH", "/v1/customers/me/settings", { body: patch }, options);
   }
 }
 
@@ -153,22 +177,14 @@ export interface WaitOptions extends RequestOptions {
 }
 
 /** `/v1/tasks`: submit, read, result, cancel. */
-export class TasksApi {
-  constructor(private readonly ctx: Context) {}
-
+export class TasksApi extends Namespace {
   /**
    * Submits one task (202). With retries on and no key given, an `Idempotency-Key` is generated so a
    * retried submission cannot create a second task.
    * @throws ValidationError (400, `details`), ForbiddenError `quota exhausted`, PayloadTooLargeError, UnprocessableError (key reuse)
    */
   create(task: TaskRequest, options?: RequestOptions): Promise<TaskAccepted> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/tasks",
-      body: task,
-      auth: "customer",
-      options: this.ctx.keyed(options, task.idempotency_key),
-    });
+    return this.call("POST", "/v1/tasks", { body: task }, this.ctx.keyed(options, task.idempotency_key));
   }
 
   /**
@@ -177,18 +193,12 @@ export class TasksApi {
    * @throws ValidationError (details `tasks.<i>.<field>`), ForbiddenError, PayloadTooLargeError (> 10 MB), UnprocessableError
    */
   createBatch(batch: BatchRequest, options?: RequestOptions): Promise<BatchAccepted> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/tasks/batch",
-      body: batch,
-      auth: "customer",
-      options: this.ctx.keyed(options, batch.idempotency_key),
-    });
+    return this.call("POST", "/v1/tasks/batch", { body: batch }, this.ctx.keyed(options, batch.idempotency_key));
   }
 
   /** A task with its status and, once settled, its consensus. @throws NotFoundError `task not found` */
   get(taskId: string, options?: RequestOptions): Promise<Task> {
-    return this.ctx.json({ method: "GET", route: "/v1/tasks/{id}", params: { id: taskId }, auth: "customer", options });
+    return this.byId("/v1/tasks/{id}", taskId, options);
   }
 
   /**
@@ -196,7 +206,7 @@ export class TasksApi {
    * labeling progress (HTTP 202) while open. @throws NotFoundError, ConflictError `task canceled`
    */
   result(taskId: string, options?: RequestOptions): Promise<TaskResult> {
-    return this.ctx.json({ method: "GET", route: "/v1/tasks/{id}/result", params: { id: taskId }, auth: "customer", options });
+    return this.byId("/v1/tasks/{id}/result", taskId, options);
   }
 
   /**
@@ -216,73 +226,54 @@ export class TasksApi {
 
   /** Cancels an open task; its unused reserved quota is returned. @throws NotFoundError, ConflictError `task cannot be canceled` */
   cancel(taskId: string, options?: RequestOptions): Promise<Task> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/tasks/{id}/cancel",
-      params: { id: taskId },
-      auth: "customer",
-      idempotent: true,
-      options,
-    });
+    return this.call("POST", "/v1/tasks/{id}/cancel", { params: { id: taskId }, idempotent: true }, options);
   }
 }
 
 /** `GET /v1/batches` and `GET /v1/batches/{id}`. */
-export class BatchesApi {
-  constructor(private readonly ctx: Context) {}
-
+export class BatchesApi extends Namespace {
   /**
    * A page of the customer's batches, newest first, each with its tasks' counts by status (the item shape
    * of {@link get}). @throws ValidationError for a `page` below 1 or a `per_page` outside 1..100
    */
   list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Batch>> {
-    return this.ctx.json({
-      method: "GET",
-      route: "/v1/batches",
-      query: { page: query.page, per_page: query.per_page },
-      auth: "customer",
-      options,
-    });
+    return this.page("/v1/batches", query, options);
   }
 
   /** A batch's status and its tasks' counts by status. @throws NotFoundError `batch not found` */
   get(batchId: string, options?: RequestOptions): Promise<Batch> {
-    return this.ctx.json({ method: "GET", route: "/v1/batches/{id}", params: { id: batchId }, auth: "customer", options });
+    return this.byId("/v1/batches/{id}", batchId, options);
   }
 }
 
 /** `/v1/webhooks`: register, list, delete, the delivery log, redelivery. */
-export class WebhooksApi {
-  constructor(private readonly ctx: Context) {}
-
+export class WebhooksApi extends Namespace {
   /**
    * Registers a webhook (the secret is stored sealed and never returned).
    * @throws ValidationError (secret, event, URL not allowed), ConflictError (an active webhook already uses the URL)
    */
   create(body: WebhookCreateRequest, options?: RequestOptions): Promise<WebhookCreated> {
-    return this.ctx.json({ method: "POST", route: "/v1/webhooks", body, auth: "customer", options });
+    return this.call("POST", "/v1/webhooks", { body }, options);
   }
 
   /** Every webhook of the customer, newest first, deleted ones included. */
   list(options?: RequestOptions): Promise<Webhook[]> {
-    return this.ctx.json({ method: "GET", route: "/v1/webhooks", auth: "customer", options });
+    return this.call("GET", "/v1/webhooks", {}, options);
   }
 
   /** Soft-deletes a webhook (again: same answer). @throws NotFoundError `webhook not found` */
   delete(webhookId: string, options?: RequestOptions): Promise<Webhook> {
-    return this.ctx.json({ method: "DELETE", route: "/v1/webhooks/{id}", params: { id: webhookId }, auth: "customer", options });
+    return this.call("DELETE", "/v1/webhooks/{id}", { params: { id: webhookId } }, options);
   }
 
   /** A page of the webhook's deliveries with every attempt, newest first. @throws NotFoundError, ValidationError */
   deliveries(webhookId: string, query: DeliveriesQuery = {}, options?: RequestOptions): Promise<Page<Delivery>> {
-    return this.ctx.json({
-      method: "GET",
-      route: "/v1/webhooks/{id}/deliveries",
-      params: { id: webhookId },
-      query: { status: query.status, page: query.page, per_page: query.per_page },
-      auth: "customer",
+    return this.call(
+      "GET",
+      "/v1/webhooks/{id}/deliveries",
+      { params: { id: webhookId }, query: { status: query.status, page: query.page, per_page: query.per_page } },
       options,
-    });
+    );
   }
 
   /**
@@ -290,42 +281,33 @@ export class WebhooksApi {
    * @throws NotFoundError `webhook not found` / `delivery not found`, ConflictError `webhook is not active`
    */
   redeliver(webhookId: string, deliveryId: string, options?: RequestOptions): Promise<RedeliveryQueued> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
-      params: { id: webhookId, delivery_id: deliveryId },
-      auth: "customer",
+    return this.call(
+      "POST",
+      "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+      { params: { id: webhookId, delivery_id: deliveryId } },
       options,
-    });
+    );
   }
 }
 
 /** `/v1/jobs`: manifest jobs and their streamed JSONL export. */
-export class JobsApi {
-  constructor(private readonly ctx: Context) {}
-
+export class JobsApi extends Namespace {
   /**
    * Creates a manifest job (202, `queued`); the credentials are sealed and never returned.
    * @throws ValidationError (URL scheme, missing or mismatched credentials, label_spec), ForbiddenError
    */
   create(body: JobCreateRequest, options?: RequestOptions): Promise<JobAccepted> {
-    return this.ctx.json({ method: "POST", route: "/v1/jobs", body, auth: "customer", options });
+    return this.call("POST", "/v1/jobs", { body }, options);
   }
 
   /** A page of the customer's jobs, newest first. */
   list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Job>> {
-    return this.ctx.json({
-      method: "GET",
-      route: "/v1/jobs",
-      query: { page: query.page, per_page: query.per_page },
-      auth: "customer",
-      options,
-    });
+    return this.page("/v1/jobs", query, options);
   }
 
   /** A job's status and progress. @throws NotFoundError `job not found` */
   get(jobId: string, options?: RequestOptions): Promise<Job> {
-    return this.ctx.json({ method: "GET", route: "/v1/jobs/{id}", params: { id: jobId }, auth: "customer", options });
+    return this.byId("/v1/jobs/{id}", jobId, options);
   }
 
   /**
@@ -335,65 +317,60 @@ export class JobsApi {
    * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
    */
   async exportBody(jobId: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
-    const res = await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: "customer", options });
+    const res = await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: this.auth, options });
     return res.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
   }
 }
 
 /** `/v1/billing`: monthly usage and invoices. */
-export class BillingApi {
-  constructor(private readonly ctx: Context) {}
-
+export class BillingApi extends Namespace {
   /** Usage of a UTC month (`YYYY-MM`), priced per tier. @throws ValidationError (details path `month`) */
   usage(month: string, options?: RequestOptions): Promise<Usage> {
-    return this.ctx.json({ method: "GET", route: "/v1/billing/usage", query: { month }, auth: "customer", options });
+    return this.call("GET", "/v1/billing/usage", { query: { month } }, options);
   }
 
   /** Invoices, newest month first; the current month is `open`. */
   invoices(options?: RequestOptions): Promise<InvoiceList> {
-    return this.ctx.json({ method: "GET", route: "/v1/billing/invoices", auth: "customer", options });
+    return this.call("GET", "/v1/billing/invoices", {}, options);
   }
 }
 
 /** `/v1/dashboard`: overview, task list, quality, daily usage. */
-export class DashboardApi {
-  constructor(private readonly ctx: Context) {}
-
+export class DashboardApi extends Namespace {
   /** Tasks by status, labels this month, quota, median time to settle, webhook success rate. */
   overview(options?: RequestOptions): Promise<DashboardOverview> {
-    return this.ctx.json({ method: "GET", route: "/v1/dashboard/overview", auth: "customer", options });
+    return this.call("GET", "/v1/dashboard/overview", {}, options);
   }
 
   /** A page of the customer's tasks, filtered by status and sorted. @throws ValidationError */
   tasks(query: DashboardTasksQuery = {}, options?: RequestOptions): Promise<Page<Task>> {
-    return this.ctx.json({
-      method: "GET",
-      route: "/v1/dashboard/tasks",
-      query: { page: query.page, per_page: query.per_page, status: query.status, sort: query.sort },
-      auth: "customer",
+    return this.call(
+      "GET",
+      "/v1/dashboard/tasks",
+      { query: { page: query.page, per_page: query.per_page, status: query.status, sort: query.sort } },
       options,
-    });
+    );
   }
 
   /** Quality of the tasks settled in the last 90 days, and the calibration of `confidence` measured on gold tasks. */
   quality(options?: RequestOptions): Promise<DashboardQuality> {
-    return this.ctx.json({ method: "GET", route: "/v1/dashboard/quality", auth: "customer", options });
+    return this.call("GET", "/v1/dashboard/quality", {}, options);
   }
 
   /** The labelers of the customer's label spaces: labels, gold record, estimated accuracy, excluded or active. */
   labelers(options?: RequestOptions): Promise<LabelerQualityList> {
-    return this.ctx.json({ method: "GET", route: "/v1/dashboard/labelers", auth: "customer", options });
+    return this.call("GET", "/v1/dashboard/labelers", {}, options);
   }
 
   /** Labels per UTC day over the last 30 days, oldest first. */
   usage(options?: RequestOptions): Promise<DashboardUsage> {
-    return this.ctx.json({ method: "GET", route: "/v1/dashboard/usage", auth: "customer", options });
+    return this.call("GET", "/v1/dashboard/usage", {}, options);
   }
 }
 
 /** `/v1/labeling` (labeler key): claims and labels. */
-export class LabelingApi {
-  constructor(private readonly ctx: Context) {}
+export class LabelingApi extends Namespace {
+  protected override readonly auth = "labeler";
 
   /**
    * Claims a task: the named one, or the oldest open task this labeler may label. Resolves to null when
@@ -404,7 +381,7 @@ export class LabelingApi {
       method: "POST",
       route: "/v1/labeling/claims",
       body: taskId === undefined ? {} : { task_id: taskId },
-      auth: "labeler",
+      auth: this.auth,
       options,
     });
     return r.status === 204 || r.data === undefined ? null : r.data;
@@ -419,7 +396,7 @@ export class LabelingApi {
       method: "DELETE",
       route: "/v1/labeling/claims/{claimId}",
       params: { claimId },
-      auth: "labeler",
+      auth: this.auth,
       options,
     });
   }
@@ -430,48 +407,27 @@ export class LabelingApi {
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
    */
   label(claimId: string, label: string, options?: RequestOptions): Promise<RecordedLabel> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/labeling/claims/{claim_id}/label",
-      params: { claim_id: claimId },
-      body: { label },
-      auth: "labeler",
-      options,
-    });
+    return this.call("POST", "/v1/labeling/claims/{claim_id}/label", { params: { claim_id: claimId }, body: { label } }, options);
   }
 }
 
 /** `/v1/admin` (ADMIN_TOKEN): labelers, customers, quota, upgrades. */
-export class AdminApi {
-  constructor(private readonly ctx: Context) {}
+export class AdminApi extends Namespace {
+  protected override readonly auth = "admin";
 
   /** Creates a labeler; the returned `lk_` key is shown only once. @throws AuthenticationError, ValidationError */
   createLabeler(name: string, options?: RequestOptions): Promise<LabelerCreated> {
-    return this.ctx.json({ method: "POST", route: "/v1/admin/labelers", body: { name }, auth: "admin", options });
+    return this.call("POST", "/v1/admin/labelers", { body: { name } }, options);
   }
 
   /** A page of customers, newest first, optionally of one tier. */
   listCustomers(query: AdminCustomersQuery = {}, options?: RequestOptions): Promise<Page<CustomerProfile>> {
-    return this.ctx.json({
-      method: "GET",
-      route: "/v1/admin/customers",
-      query: { page: query.page, per_page: query.per_page, tier: query.tier },
-      auth: "admin",
-      options,
-    });
+    return this.call("GET", "/v1/admin/customers", { query: { page: query.page, per_page: query.per_page, tier: query.tier } }, options);
   }
 
   /** Sets a customer's label quota (an absolute value: safe to retry). @throws NotFoundError `customer not found` */
   updateCustomer(customerId: string, body: { label_quota: number }, options?: RequestOptions): Promise<CustomerProfile> {
-    return this.ctx.json({
-      method: "PATCH",
-      route: "/v1/admin/customers/{id}",
-      params: { id: customerId },
-      body,
-      auth: "admin",
-      idempotent: true,
-      options,
-    });
+    return this.call("PATCH", "/v1/admin/customers/{id}", { params: { id: customerId }, body, idempotent: true }, options);
   }
 
   /**
@@ -479,14 +435,7 @@ export class AdminApi {
    * default, sandbox keys revoked unless `keep_sandbox_key`. @throws NotFoundError, ConflictError (already production)
    */
   upgradeCustomer(customerId: string, body: { keep_sandbox_key?: boolean } = {}, options?: RequestOptions): Promise<UpgradedCustomer> {
-    return this.ctx.json({
-      method: "POST",
-      route: "/v1/admin/customers/{id}/upgrade",
-      params: { id: customerId },
-      body,
-      auth: "admin",
-      options,
-    });
+    return this.call("POST", "/v1/admin/customers/{id}/upgrade", { params: { id: customerId }, body }, options);
   }
 }
 
