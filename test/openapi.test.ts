@@ -19,6 +19,7 @@ import {
   type OpenApiDocument,
   type OpenApiMediaType,
   type OpenApiOperation,
+  pathParamsOf,
   REQUEST_SCHEMAS,
   ROUTES,
   UNDOCUMENTED_MOUNTS,
@@ -199,6 +200,17 @@ describe("OpenAPI document", () => {
       for (const p of op.parameters) if (p.in === "path") expect(path).toContain(`{${String(p.name)}}`);
       expect(statuses).toEqual(expect.arrayContaining(path === "/v1/openapi.json" ? ["500"] : ["500", "503"]));
     }
+  });
+
+  it("derives path parameters from the path, by resource or by name, and refuses an unknown one", () => {
+    const params = pathParamsOf("/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver");
+    expect(params.map((p) => [p.name, p.prefix])).toEqual([
+      ["id", "whk_"],
+      ["deliveryId", "dlv_"],
+    ]);
+    expect(pathParamsOf("/v1/admin/customers/{id}").map((p) => p.prefix)).toEqual(["cust_"]);
+    expect(pathParamsOf("/v1/health")).toEqual([]);
+    expect(() => pathParamsOf("/v1/things/{id}")).toThrow("no path parameter doc for {id} in /v1/things/{id}");
   });
 
   it("has examples that validate against their schemas (JSON Schema with ajv, and the zod schema)", () => {

@@ -2,8 +2,9 @@
  * The OpenAPI 3.1 document of the gateway, generated from the zod schemas the routes validate with
  * (request bodies and queries: schemas.ts, webhooks.ts, jobs.ts, admin.ts, billing.ts, dashboard.ts) and
  * the response schemas of responses.ts, with zod's own JSON Schema output (`z.toJSONSchema`, draft 2020-12,
- * the dialect of OpenAPI 3.1). `ROUTES` is the one table of every route: method, path, auth, parameters,
- * body, success responses and the error kinds it can answer (statuses and messages from errors.ts).
+ * the dialect of OpenAPI 3.1). `ROUTES_BY_TAG` is the one table of every route, by tag: method, path,
+ * auth, body, success responses and the error kinds it can answer (statuses and messages from errors.ts);
+ * path parameters are derived from the path and request examples kept by request schema. `ROUTES` flattens it.
  * test/openapi.test.ts checks it against the routes the express app really registers, validates the
  * document and every example, and validates real responses against it.
  *
@@ -123,7 +124,8 @@ const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> = {
     "A labeling task. `data_url`: an http(s), s3:// or gs:// URL; `label_spec.options`: unique; `callback_url` needs an active webhook of the same URL; unknown fields are rejected. Policy (../shared/DESIGN.md §10; each field absent here comes from the batch's top level, the manifest job, then the customer's task defaults): `consensus_threshold` 1..25 (default 3); `max_labels` ≤ 50 (default 2t+1; at least the threshold under the threshold policy, at least `min_labels` under the confidence policy); `confidence_target` 0.5..0.999 selects the confidence policy (null: the threshold policy, overriding a default target); `min_labels` (default 1). `gold_label` (one of the options) makes a gold task: served to labelers to measure them, never settled, delivered or exported.",
   BatchInput:
     "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one; `confidence_target`, `min_labels` and `max_labels` to every task that does not set its own.",
-  WebhookInput: "A webhook endpoint: a public http(s) URL and a signing secret (at least 16 characters).",
+  WebhookInput:
+    "A webhook endpoint: a public http(s) URL, checked now (DNS included) and before every attempt; one active webhook per URL. The signing secret (at least 16 characters) is stored sealed (AES-256-GCM) and never returned.",
   JobInput:
     "A manifest job: `manifest_url` is `s3://bucket/key` (with S3 credentials), `gs://bucket/key` (with `service_account_json`) or `https://...` (none). `credentials` and `s3_credentials` are synonyms.",
   ClaimInput: "`{}` for the next open task, or a specific `task_id`.",
@@ -148,10 +150,10 @@ export interface PathParamDoc {
 
 export interface BodyDoc {
   schema: RequestSchemaName;
-  /** false: a missing body counts as `{}` */
-  required: boolean;
-  /** express.json limit of the route */
-  limit: "1 MB" | "10 MB";
+  /** false: a missing body counts as `{}` (default true) */
+  required?: boolean;
+  /** express.json limit of the route (default 1 MB, the app's JSON_LIMIT) */
+  limit?: "1 MB" | "10 MB";
   examples: Record<string, { summary: string; value: unknown }>;
 }
 
@@ -186,17 +188,35 @@ export interface RouteDoc {
   idempotencyKey?: boolean;
   body?: BodyDoc;
   responses: ResponseDoc[];
-  /** error kinds of this route besides those implied by its auth, body and query, and 500/503 */
-  errors: ErrorKind[];
+  /** error kinds of this route besides those implied by its auth, body and query, and 500/503 (default none) */
+  errors?: ErrorKind[];
 }
 
 const JSON_LIMIT = "1 MB" as const;
 const E = EXAMPLE;
 
-const taskId: PathParamDoc = { name: "id", prefix: "tsk_", description: "task id", example: E.taskId };
-const webhookId: PathParamDoc = { name: "id", prefix: "whk_", description: "webhook id", example: E.webhookId };
-const jobId: PathParamDoc = { name: "id", prefix: "job_", description: "job id", example: E.jobId };
-const customerId: PathParamDoc = { name: "id", prefix: "cust_", description: "customer id", example: E.customerId };
+/** Path parameters: `{id}` by the resource before it (`/v1/<resource>/{id}`), any other by its name. */
+const PATH_PARAMS: Record<string, Omit<PathParamDoc, "name">> = {
+  tasks: { prefix: "tsk_", description: "task id", example: E.taskId },
+  batches: { prefix: "bat_", description: "batch id", example: E.batchId },
+  webhooks: { prefix: "whk_", description: "webhook id", example: E.webhookId },
+  jobs: { prefix: "job_", description: "job id", example: E.jobId },
+  customers: { prefix: "cust_", description: "customer id", example: E.customerId },
+  deliveryId: { prefix: "dlv_", description: "delivery id", example: E.deliveryId },
+  claimId: { prefix: "clm_", description: "claim id", example: E.claimId },
+};
+
+/**
+ * The parameters of an OpenAPI path template, in order (`/v1/webhooks/{id}/deliveries/{deliveryId}` →
+ * webhook id, delivery id). @throws Error for a parameter PATH_PARAMS does not know
+ */
+export function pathParamsOf(path: string): PathParamDoc[] {
+  return [...path.matchAll(/\/([^/{}]+)\/\{(\w+)\}/g)].map(([, resource = "", name = ""]) => {
+    const doc = PATH_PARAMS[name === "id" ? resource : name];
+    if (!doc) throw new Error(`no path parameter doc for {${name}} in ${path}`);
+    return { name, ...doc };
+  });
+}
 
 const taskExample = {
   type: "image_classification",
@@ -204,584 +224,358 @@ const taskExample = {
   label_spec: { question: E.labelSpec.question, options: [...E.labelSpec.options] },
 };
 
-/** Every route of the HTTP API. */
-export const ROUTES: RouteDoc[] = [
-  // --- system
-  {
-    method: "get",
-    path: "/v1/health",
-    operationId: "getHealth",
-    summary: "Health of the gateway and its dependencies",
-    tag: "system",
-    auth: "none",
-    responses: [
-      { status: 200, description: "Postgres and the queue are reachable.", schema: "Health" },
-      { status: 503, description: "Postgres or the queue is unreachable.", schema: "HealthUnavailable", headers: ["Retry-After"] },
-    ],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: OPENAPI_PATH,
-    operationId: "getOpenApiDocument",
-    summary: "This OpenAPI 3.1 document",
-    description: "Generated from the zod schemas the gateway validates with. A rendered reference is at `/docs/`.",
-    tag: "system",
-    auth: "none",
-    offline: true,
-    responses: [{ status: 200, description: "The document.", schema: "OpenApiDocument" }],
-    errors: [],
-  },
-  // --- customers
-  {
-    method: "post",
-    path: "/v1/customers",
-    operationId: "registerCustomer",
-    summary: "Register a customer (sandbox tier)",
-    description: "Returns the sandbox API key once; only its SHA-256 is stored. Registrations are rate-limited per client address.",
-    tag: "customers",
-    auth: "none",
-    body: {
-      schema: "RegistrationInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: { default: { summary: "a new account", value: { name: "Acme Vision", email: "ml@acme.example" } } },
+/** Request examples by request schema (the body of the one route that takes it); test/openapi.test.ts validates each. */
+const REQUEST_EXAMPLES: Record<RequestSchemaName, BodyDoc["examples"]> = {
+  RegistrationInput: { default: { summary: "a new account", value: { name: "Acme Vision", email: "ml@acme.example" } } },
+  SettingsPatchInput: {
+    confidence: {
+      summary: "stop on a calibrated confidence of 0.95, exclude labelers below 70% on gold",
+      value: { task_defaults: { confidence_target: 0.95, max_labels: 10 }, quality: { min_labeler_accuracy: 0.7 } },
     },
-    responses: [
-      {
-        status: 201,
-        description: "Registered.",
-        schema: "CustomerCreated",
-        headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+    clear: { summary: "back to the threshold policy", value: { task_defaults: { confidence_target: null } } },
+  },
+  TaskInput: {
+    minimal: { summary: "the required fields", value: taskExample },
+    full: {
+      summary: "every field",
+      value: {
+        ...taskExample,
+        callback_url: E.callbackUrl,
+        consensus_threshold: 3,
+        max_labels: 7,
+        metadata: { sku: "A-1001" },
+        idempotency_key: "order-1001",
       },
-    ],
-    rateLimited: true,
-    errors: ["emailTaken"],
+    },
+    confidence: {
+      summary: "the confidence policy: settle when the calibrated posterior reaches 0.95",
+      value: { ...taskExample, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
+    },
+    gold: { summary: "a gold (control) task", value: { ...taskExample, gold_label: "cat" } },
   },
-  {
-    method: "get",
-    path: "/v1/customers/me",
-    operationId: "getCurrentCustomer",
-    summary: "The calling customer's profile and quota",
-    tag: "customers",
-    auth: "customer",
-    responses: [{ status: 200, description: "The profile.", schema: "Customer" }],
-    errors: [],
+  BatchInput: {
+    default: {
+      summary: "two tasks",
+      value: {
+        tasks: [taskExample, { ...taskExample, data_url: "https://images.example/cats/0002.jpg" }],
+        idempotency_key: "batch-2026-03-14",
+      },
+    },
   },
-  {
-    method: "get",
-    path: "/v1/customers/me/settings",
-    operationId: "getSettings",
-    summary: "The calling customer's settings: task defaults and quality",
-    description:
-      "Task defaults are the least specific layer of a task's policy (task body, then batch, then manifest job, then these). Quality: `gold_rate` (share of a labeler's claims served from unanswered gold tasks, default 0.1), `min_labeler_accuracy` (exclusion floor, unset = nobody excluded), `min_gold_answers` (default 10). Unset fields are null.",
-    tag: "customers",
-    auth: "customer",
-    responses: [{ status: 200, description: "The settings.", schema: "Settings" }],
-    errors: [],
+  WebhookInput: {
+    default: {
+      summary: "task.settled to one endpoint",
+      value: { callback_url: E.callbackUrl, secret: "whsec_3f9a1c7e5b2d8f40", events: ["task.settled"] },
+    },
   },
-  {
-    method: "patch",
-    path: "/v1/customers/me/settings",
-    operationId: "updateSettings",
-    summary: "Change the calling customer's settings",
-    description:
-      "Merges the fields given (`null` clears one) and answers the full settings. A change of `min_labeler_accuracy` or `min_gold_answers` re-evaluates every labeler's exclusion at once. 400 when the merged task defaults are inconsistent (e.g. `max_labels` below `consensus_threshold`).",
-    tag: "customers",
-    auth: "customer",
-    body: {
-      schema: "SettingsPatchInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: {
-        confidence: {
-          summary: "stop on a calibrated confidence of 0.95, exclude labelers below 70% on gold",
-          value: { task_defaults: { confidence_target: 0.95, max_labels: 10 }, quality: { min_labeler_accuracy: 0.7 } },
+  JobInput: {
+    s3: {
+      summary: "a manifest on S3, export written back",
+      value: {
+        manifest_url: "s3://acme-datasets/pets/manifest.jsonl",
+        label_spec: { question: E.labelSpec.question, options: [...E.labelSpec.options] },
+        credentials: {
+          access_key_id: "AKIAIOSFODNN7EXAMPLE",
+          secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+          region: "eu-west-1",
         },
-        clear: { summary: "back to the threshold policy", value: { task_defaults: { confidence_target: null } } },
+        output_url: "s3://acme-datasets/pets/labels.jsonl",
       },
     },
-    responses: [{ status: 200, description: "The settings after the change.", schema: "Settings" }],
-    errors: [],
+    https: {
+      summary: "a public https manifest",
+      value: {
+        manifest_url: "https://data.example.com/pets/manifest.jsonl",
+        label_spec: { question: "Cat or dog?", options: ["cat", "dog"] },
+      },
+    },
   },
-  // --- tasks
-  {
-    method: "post",
-    path: "/v1/tasks",
-    operationId: "createTask",
-    summary: "Submit a task",
-    description:
-      "Reserves `consensus_threshold` labels of quota with the insert (403 `quota exhausted` if fewer remain). The same idempotency key with the same body returns the original task; with another body, 422.",
-    tag: "tasks",
-    auth: "customer",
-    idempotencyKey: true,
-    body: {
-      schema: "TaskInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: {
-        minimal: { summary: "the required fields", value: taskExample },
-        full: {
-          summary: "every field",
-          value: {
-            ...taskExample,
-            callback_url: E.callbackUrl,
-            consensus_threshold: 3,
-            max_labels: 7,
-            metadata: { sku: "A-1001" },
-            idempotency_key: "order-1001",
-          },
+  ClaimInput: {
+    next: { summary: "the next open task", value: {} },
+    specific: { summary: "a given task", value: { task_id: E.taskId } },
+  },
+  LabelInput: { default: { summary: "an option", value: { label: "cat" } } },
+  LabelerInput: { default: { summary: "a labeler", value: { name: "annotator-17" } } },
+  CustomerPatchInput: { default: { summary: "grant 10,000 labels", value: { label_quota: 10000 } } },
+  UpgradeInput: {
+    default: { summary: "revoke the sandbox key", value: {} },
+    keep: { summary: "keep the sandbox key", value: { keep_sandbox_key: true } },
+  },
+};
+
+/** A route as a section lists it: its tag comes from the section, its auth too unless it names its own. */
+type SectionRoute = Omit<RouteDoc, "tag" | "auth"> & { auth?: Auth };
+
+/** What {@link op} takes besides a route's first line: its body without examples (from REQUEST_EXAMPLES). */
+type RouteFields = Omit<SectionRoute, "method" | "path" | "operationId" | "summary" | "pathParams" | "body"> & {
+  body?: Omit<BodyDoc, "examples">;
+};
+
+/** One tag of the document: its description (the document's `tags`) and its routes. */
+export interface TagSection {
+  tag: string;
+  description: string;
+  routes: RouteDoc[];
+}
+
+/** The routes of one tag; `auth` is the credential they take unless a route names another. */
+function section(tag: string, description: string, auth: Auth, routes: SectionRoute[]): TagSection {
+  return { tag, description, routes: routes.map((route) => ({ tag, auth, ...route })) };
+}
+
+/**
+ * One route: its method, OpenAPI path, operation id and summary, then the rest of its {@link RouteDoc}.
+ * Its `pathParams` come from the path (pathParamsOf), its body's examples from REQUEST_EXAMPLES.
+ */
+function op(method: Method, path: string, operationId: string, summary: string, rest: RouteFields): SectionRoute {
+  const { body, ...fields } = rest;
+  const pathParams = pathParamsOf(path);
+  return {
+    method,
+    path,
+    operationId,
+    summary,
+    ...fields,
+    ...(pathParams.length > 0 ? { pathParams } : {}),
+    ...(body ? { body: { ...body, examples: REQUEST_EXAMPLES[body.schema] } } : {}),
+  };
+}
+
+/** A GET route that validates its query with `query` and answers 200 with one `schema` body. */
+function read(
+  path: string,
+  operationId: string,
+  summary: string,
+  query: z.ZodObject,
+  schema: ResponseSchemaName,
+  description: string,
+): SectionRoute {
+  return op("get", path, operationId, summary, { query, responses: [{ status: 200, description, schema }] });
+}
+
+/** Every route of the HTTP API, by tag (in the document's order). */
+export const ROUTES_BY_TAG: TagSection[] = [
+  section("system", "Health and this document.", "none", [
+    op("get", "/v1/health", "getHealth", "Health of the gateway and its dependencies", {
+      responses: [
+        { status: 200, description: "Postgres and the queue are reachable.", schema: "Health" },
+        { status: 503, description: "Postgres or the queue is unreachable.", schema: "HealthUnavailable", headers: ["Retry-After"] },
+      ],
+    }),
+    op("get", OPENAPI_PATH, "getOpenApiDocument", "This OpenAPI 3.1 document", {
+      description: "Generated from the zod schemas the gateway validates with. A rendered reference is at `/docs/`.",
+      offline: true,
+      responses: [{ status: 200, description: "The document.", schema: "OpenApiDocument" }],
+    }),
+  ]),
+  section("customers", "Registration and the calling customer's profile.", "customer", [
+    op("post", "/v1/customers", "registerCustomer", "Register a customer (sandbox tier)", {
+      auth: "none",
+      description: "Returns the sandbox API key once; only its SHA-256 is stored. Registrations are rate-limited per client address.",
+      body: { schema: "RegistrationInput" },
+      responses: [
+        {
+          status: 201,
+          description: "Registered.",
+          schema: "CustomerCreated",
+          headers: ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
         },
-        confidence: {
-          summary: "the confidence policy: settle when the calibrated posterior reaches 0.95",
-          value: { ...taskExample, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
+      ],
+      rateLimited: true,
+      errors: ["emailTaken"],
+    }),
+    op("get", "/v1/customers/me", "getCurrentCustomer", "The calling customer's profile and quota", {
+      responses: [{ status: 200, description: "The profile.", schema: "Customer" }],
+    }),
+    op("get", "/v1/customers/me/settings", "getSettings", "The calling customer's settings: task defaults and quality", {
+      description:
+        "Task defaults are the least specific layer of a task's policy (task body, then batch, then manifest job, then these). Quality: `gold_rate` (share of a labeler's claims served from unanswered gold tasks, default 0.1), `min_labeler_accuracy` (exclusion floor, unset = nobody excluded), `min_gold_answers` (default 10). Unset fields are null.",
+      responses: [{ status: 200, description: "The settings.", schema: "Settings" }],
+    }),
+    op("patch", "/v1/customers/me/settings", "updateSettings", "Change the calling customer's settings", {
+      description:
+        "Merges the fields given (`null` clears one) and answers the full settings. A change of `min_labeler_accuracy` or `min_gold_answers` re-evaluates every labeler's exclusion at once. 400 when the merged task defaults are inconsistent (e.g. `max_labels` below `consensus_threshold`).",
+      body: { schema: "SettingsPatchInput" },
+      responses: [{ status: 200, description: "The settings after the change.", schema: "Settings" }],
+    }),
+  ]),
+  section("tasks", "Tasks, batches and results.", "customer", [
+    op("post", "/v1/tasks", "createTask", "Submit a task", {
+      description:
+        "Reserves `consensus_threshold` labels of quota with the insert (403 `quota exhausted` if fewer remain). The same idempotency key with the same body returns the original task; with another body, 422.",
+      idempotencyKey: true,
+      body: { schema: "TaskInput" },
+      responses: [{ status: 202, description: "Accepted.", schema: "TaskAccepted" }],
+      errors: ["quotaExhausted", "idempotencyMismatch"],
+    }),
+    op("post", "/v1/tasks/batch", "createTaskBatch", "Submit up to 10,000 tasks at once (all or none)", {
+      description: "Validation details name `tasks.<i>.<field>`. Quota is reserved for the whole batch in one transaction.",
+      idempotencyKey: true,
+      body: { schema: "BatchInput", limit: "10 MB" },
+      responses: [{ status: 202, description: "Every task is accepted.", schema: "BatchAccepted" }],
+      errors: ["quotaExhausted", "idempotencyMismatch"],
+    }),
+    op("get", "/v1/tasks/{id}", "getTask", "A task", {
+      responses: [{ status: 200, description: "The task.", schema: "Task" }],
+      errors: ["taskNotFound"],
+    }),
+    op("get", "/v1/tasks/{id}/result", "getTaskResult", "A task's consensus result", {
+      description:
+        "202 while labeling is in progress, 200 with the settlement once settled, 409 if the task was canceled or is a gold task (gold tasks never settle).",
+      responses: [
+        { status: 200, description: "Settled.", schema: "TaskResult" },
+        { status: 202, description: "Still labeling.", schema: "TaskProgress" },
+      ],
+      errors: ["taskNotFound", "taskCanceled", "goldHasNoResult"],
+    }),
+    op("post", "/v1/tasks/{id}/cancel", "cancelTask", "Cancel a pending or labeling task", {
+      description: "Returns the unused reserved quota. A settling or settled task cannot be canceled (409).",
+      responses: [{ status: 200, description: "Canceled (`status: canceled`).", schema: "Task" }],
+      errors: ["taskNotFound", "taskNotCancelable"],
+    }),
+    op("get", "/v1/batches", "listBatches", "The customer's batches", {
+      description: "Newest first; each item is the batch as `GET /v1/batches/{id}` answers it, with its tasks counted by status.",
+      query: batchesQuery,
+      responses: [{ status: 200, description: "Newest first.", schema: "BatchPage" }],
+    }),
+    op("get", "/v1/batches/{id}", "getBatch", "A batch and its tasks by status", {
+      responses: [{ status: 200, description: "The batch.", schema: "Batch" }],
+      errors: ["batchNotFound"],
+    }),
+  ]),
+  section("webhooks", "task.settled webhooks, their delivery log and redelivery.", "customer", [
+    op("post", "/v1/webhooks", "createWebhook", "Register a webhook", {
+      body: { schema: "WebhookInput" },
+      responses: [{ status: 201, description: "Registered.", schema: "WebhookCreated" }],
+      errors: ["webhookExists"],
+    }),
+    op("get", "/v1/webhooks", "listWebhooks", "The customer's webhooks, deleted ones included", {
+      responses: [{ status: 200, description: "Newest first.", schema: "WebhookList" }],
+    }),
+    op("delete", "/v1/webhooks/{id}", "deleteWebhook", "Deactivate a webhook (soft delete; again: 200)", {
+      responses: [{ status: 200, description: "The webhook, inactive, with `deleted_at`.", schema: "Webhook" }],
+      errors: ["webhookNotFound"],
+    }),
+    op("get", "/v1/webhooks/{id}/deliveries", "listWebhookDeliveries", "A webhook's deliveries and every attempt", {
+      query: deliveriesQuery,
+      responses: [{ status: 200, description: "Newest first.", schema: "DeliveryPage" }],
+      errors: ["webhookNotFound"],
+    }),
+    op("post", "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", "redeliverWebhookDelivery", "Send a delivery again (one attempt)", {
+      responses: [{ status: 202, description: "Queued.", schema: "Redelivery" }],
+      errors: ["webhookNotFound", "deliveryNotFound", "webhookInactive"],
+    }),
+  ]),
+  section("jobs", "Manifest jobs (S3, GCS, https) and their JSONL export.", "customer", [
+    op("post", "/v1/jobs", "createJob", "Create a manifest job", {
+      description:
+        "The manifest (JSONL, one object per line with `data_url` or `source-ref`) is ingested asynchronously; its tasks become claimable once the whole manifest is in. Credentials are sealed and never returned.",
+      body: { schema: "JobInput" },
+      responses: [{ status: 202, description: "Queued.", schema: "JobAccepted" }],
+    }),
+    read("/v1/jobs", "listJobs", "The customer's jobs", jobsQuery, "JobPage", "Newest first."),
+    op("get", "/v1/jobs/{id}", "getJob", "A job's status and progress", {
+      responses: [{ status: 200, description: "The job.", schema: "Job" }],
+      errors: ["jobNotFound"],
+    }),
+    op("get", "/v1/jobs/{id}/export", "exportJob", "A completed job's results as JSONL (streamed)", {
+      description: "One line per manifest line, in manifest order.",
+      responses: [
+        {
+          status: 200,
+          description: "One ExportLine per line.",
+          schema: "ExportLine",
+          contentType: "application/x-ndjson",
+          headers: ["Content-Disposition"],
         },
-        gold: { summary: "a gold (control) task", value: { ...taskExample, gold_label: "cat" } },
-      },
-    },
-    responses: [{ status: 202, description: "Accepted.", schema: "TaskAccepted" }],
-    errors: ["quotaExhausted", "idempotencyMismatch"],
-  },
-  {
-    method: "post",
-    path: "/v1/tasks/batch",
-    operationId: "createTaskBatch",
-    summary: "Submit up to 10,000 tasks at once (all or none)",
-    description: "Validation details name `tasks.<i>.<field>`. Quota is reserved for the whole batch in one transaction.",
-    tag: "tasks",
-    auth: "customer",
-    idempotencyKey: true,
-    body: {
-      schema: "BatchInput",
-      required: true,
-      limit: "10 MB",
-      examples: {
-        default: {
-          summary: "two tasks",
-          value: {
-            tasks: [taskExample, { ...taskExample, data_url: "https://images.example/cats/0002.jpg" }],
-            idempotency_key: "batch-2026-03-14",
-          },
-        },
-      },
-    },
-    responses: [{ status: 202, description: "Every task is accepted.", schema: "BatchAccepted" }],
-    errors: ["quotaExhausted", "idempotencyMismatch"],
-  },
-  {
-    method: "get",
-    path: "/v1/tasks/{id}",
-    operationId: "getTask",
-    summary: "A task",
-    tag: "tasks",
-    auth: "customer",
-    pathParams: [taskId],
-    responses: [{ status: 200, description: "The task.", schema: "Task" }],
-    errors: ["taskNotFound"],
-  },
-  {
-    method: "get",
-    path: "/v1/tasks/{id}/result",
-    operationId: "getTaskResult",
-    summary: "A task's consensus result",
-    description:
-      "202 while labeling is in progress, 200 with the settlement once settled, 409 if the task was canceled or is a gold task (gold tasks never settle).",
-    tag: "tasks",
-    auth: "customer",
-    pathParams: [taskId],
-    responses: [
-      { status: 200, description: "Settled.", schema: "TaskResult" },
-      { status: 202, description: "Still labeling.", schema: "TaskProgress" },
-    ],
-    errors: ["taskNotFound", "taskCanceled", "goldHasNoResult"],
-  },
-  {
-    method: "post",
-    path: "/v1/tasks/{id}/cancel",
-    operationId: "cancelTask",
-    summary: "Cancel a pending or labeling task",
-    description: "Returns the unused reserved quota. A settling or settled task cannot be canceled (409).",
-    tag: "tasks",
-    auth: "customer",
-    pathParams: [taskId],
-    responses: [{ status: 200, description: "Canceled (`status: canceled`).", schema: "Task" }],
-    errors: ["taskNotFound", "taskNotCancelable"],
-  },
-  {
-    method: "get",
-    path: "/v1/batches",
-    operationId: "listBatches",
-    summary: "The customer's batches",
-    description: "Newest first; each item is the batch as `GET /v1/batches/{id}` answers it, with its tasks counted by status.",
-    tag: "tasks",
-    auth: "customer",
-    query: batchesQuery,
-    responses: [{ status: 200, description: "Newest first.", schema: "BatchPage" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/batches/{id}",
-    operationId: "getBatch",
-    summary: "A batch and its tasks by status",
-    tag: "tasks",
-    auth: "customer",
-    pathParams: [{ name: "id", prefix: "bat_", description: "batch id", example: E.batchId }],
-    responses: [{ status: 200, description: "The batch.", schema: "Batch" }],
-    errors: ["batchNotFound"],
-  },
-  // --- webhooks
-  {
-    method: "post",
-    path: "/v1/webhooks",
-    operationId: "createWebhook",
-    summary: "Register a webhook",
-    description:
-      "The URL must be a public http(s) address (checked now, DNS included, and before every attempt). The secret is stored sealed (AES-256-GCM) and never returned. One active webhook per URL.",
-    tag: "webhooks",
-    auth: "customer",
-    body: {
-      schema: "WebhookInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: {
-        default: {
-          summary: "task.settled to one endpoint",
-          value: { callback_url: E.callbackUrl, secret: "whsec_3f9a1c7e5b2d8f40", events: ["task.settled"] },
-        },
-      },
-    },
-    responses: [{ status: 201, description: "Registered.", schema: "WebhookCreated" }],
-    errors: ["webhookExists"],
-  },
-  {
-    method: "get",
-    path: "/v1/webhooks",
-    operationId: "listWebhooks",
-    summary: "The customer's webhooks, deleted ones included",
-    tag: "webhooks",
-    auth: "customer",
-    responses: [{ status: 200, description: "Newest first.", schema: "WebhookList" }],
-    errors: [],
-  },
-  {
-    method: "delete",
-    path: "/v1/webhooks/{id}",
-    operationId: "deleteWebhook",
-    summary: "Deactivate a webhook (soft delete; again: 200)",
-    tag: "webhooks",
-    auth: "customer",
-    pathParams: [webhookId],
-    responses: [{ status: 200, description: "The webhook, inactive, with `deleted_at`.", schema: "Webhook" }],
-    errors: ["webhookNotFound"],
-  },
-  {
-    method: "get",
-    path: "/v1/webhooks/{id}/deliveries",
-    operationId: "listWebhookDeliveries",
-    summary: "A webhook's deliveries and every attempt",
-    tag: "webhooks",
-    auth: "customer",
-    pathParams: [webhookId],
-    query: deliveriesQuery,
-    responses: [{ status: 200, description: "Newest first.", schema: "DeliveryPage" }],
-    errors: ["webhookNotFound"],
-  },
-  {
-    method: "post",
-    path: "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver",
-    operationId: "redeliverWebhookDelivery",
-    summary: "Send a delivery again (one attempt)",
-    tag: "webhooks",
-    auth: "customer",
-    pathParams: [webhookId, { name: "deliveryId", prefix: "dlv_", description: "delivery id", example: E.deliveryId }],
-    responses: [{ status: 202, description: "Queued.", schema: "Redelivery" }],
-    errors: ["webhookNotFound", "deliveryNotFound", "webhookInactive"],
-  },
-  // --- manifest jobs
-  {
-    method: "post",
-    path: "/v1/jobs",
-    operationId: "createJob",
-    summary: "Create a manifest job",
-    description:
-      "The manifest (JSONL, one object per line with `data_url` or `source-ref`) is ingested asynchronously; its tasks become claimable once the whole manifest is in. Credentials are sealed and never returned.",
-    tag: "jobs",
-    auth: "customer",
-    body: {
-      schema: "JobInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: {
-        s3: {
-          summary: "a manifest on S3, export written back",
-          value: {
-            manifest_url: "s3://acme-datasets/pets/manifest.jsonl",
-            label_spec: { question: E.labelSpec.question, options: [...E.labelSpec.options] },
-            credentials: {
-              access_key_id: "AKIAIOSFODNN7EXAMPLE",
-              secret_access_key: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-              region: "eu-west-1",
-            },
-            output_url: "s3://acme-datasets/pets/labels.jsonl",
-          },
-        },
-        https: {
-          summary: "a public https manifest",
-          value: {
-            manifest_url: "https://data.example.com/pets/manifest.jsonl",
-            label_spec: { question: "Cat or dog?", options: ["cat", "dog"] },
-          },
-        },
-      },
-    },
-    responses: [{ status: 202, description: "Queued.", schema: "JobAccepted" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/jobs",
-    operationId: "listJobs",
-    summary: "The customer's jobs",
-    tag: "jobs",
-    auth: "customer",
-    query: jobsQuery,
-    responses: [{ status: 200, description: "Newest first.", schema: "JobPage" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/jobs/{id}",
-    operationId: "getJob",
-    summary: "A job's status and progress",
-    tag: "jobs",
-    auth: "customer",
-    pathParams: [jobId],
-    responses: [{ status: 200, description: "The job.", schema: "Job" }],
-    errors: ["jobNotFound"],
-  },
-  {
-    method: "get",
-    path: "/v1/jobs/{id}/export",
-    operationId: "exportJob",
-    summary: "A completed job's results as JSONL (streamed)",
-    description: "One line per manifest line, in manifest order.",
-    tag: "jobs",
-    auth: "customer",
-    pathParams: [jobId],
-    responses: [
-      {
-        status: 200,
-        description: "One ExportLine per line.",
-        schema: "ExportLine",
-        contentType: "application/x-ndjson",
-        headers: ["Content-Disposition"],
-      },
-    ],
-    errors: ["jobNotFound", "jobNotCompleted"],
-  },
-  // --- billing
-  {
-    method: "get",
-    path: "/v1/billing/usage",
-    operationId: "getUsage",
-    summary: "Usage and amount of one UTC month",
-    tag: "billing",
-    auth: "customer",
-    query: usageQuery,
-    responses: [{ status: 200, description: "The month's usage.", schema: "Usage" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/billing/invoices",
-    operationId: "listInvoices",
-    summary: "Invoices (built on read: the current month open, past months finalized once)",
-    tag: "billing",
-    auth: "customer",
-    query: invoicesQuery,
-    responses: [{ status: 200, description: "Newest month first.", schema: "InvoiceList" }],
-    errors: [],
-  },
-  // --- dashboard
-  {
-    method: "get",
-    path: "/v1/dashboard/overview",
-    operationId: "getDashboardOverview",
-    summary: "Tasks by status, quota and delivery health",
-    tag: "dashboard",
-    auth: "customer",
-    query: noQuery,
-    responses: [{ status: 200, description: "The overview.", schema: "Overview" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/dashboard/tasks",
-    operationId: "listDashboardTasks",
-    summary: "The customer's tasks, filtered and sorted",
-    description: "`sort`: `created_at_desc` (default), `created_at_asc`, `settled_at_desc` (settled first); ties by id.",
-    tag: "dashboard",
-    auth: "customer",
-    query: tasksQuery,
-    responses: [{ status: 200, description: "One page.", schema: "TaskPage" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/dashboard/quality",
-    operationId: "getDashboardQuality",
-    summary: "Label quality of the last 90 days",
-    tag: "dashboard",
-    auth: "customer",
-    query: noQuery,
-    responses: [{ status: 200, description: "Quality.", schema: "Quality" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/dashboard/labelers",
-    operationId: "getDashboardLabelers",
-    summary: "The labelers of the customer's label spaces: gold record, estimated accuracy, exclusion",
-    tag: "dashboard",
-    auth: "customer",
-    query: noQuery,
-    responses: [{ status: 200, description: "One row per labeler and label space.", schema: "LabelerQualityList" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/dashboard/usage",
-    operationId: "getDashboardUsage",
-    summary: "Labels per UTC day, the last 30 days",
-    tag: "dashboard",
-    auth: "customer",
-    query: noQuery,
-    responses: [{ status: 200, description: "Oldest day first.", schema: "UsageDays" }],
-    errors: [],
-  },
-  // --- labeling
-  {
-    method: "post",
-    path: "/v1/labeling/claims",
-    operationId: "claimTask",
-    summary: "Claim a task to label",
-    description:
-      "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist. The claim names the task's `task_type`; an `s3://` or `gs://` item of a manifest job that stored credentials also gets `view_url`, a presigned GET of the object valid at most 15 minutes (and never past the claim).",
-    tag: "labeling",
-    auth: "labeler",
-    body: {
-      schema: "ClaimInput",
-      required: false,
-      limit: JSON_LIMIT,
-      examples: { next: { summary: "the next open task", value: {} }, specific: { summary: "a given task", value: { task_id: E.taskId } } },
-    },
-    responses: [
-      { status: 201, description: "Claimed.", schema: "Claim" },
-      { status: 204, description: "Nothing is open for this labeler (or the named task is not claimable by it)." },
-    ],
-    errors: ["taskNotFound"],
-  },
-  {
-    method: "delete",
-    path: "/v1/labeling/claims/{claimId}",
-    operationId: "releaseClaim",
-    summary: "Release a claim without labeling it (skip)",
-    description:
-      "The claim's slot returns at once, so another labeler may take the task. Releasing a claim again, or one that expired, answers 204 too; a labeled claim cannot be released.",
-    tag: "labeling",
-    auth: "labeler",
-    pathParams: [{ name: "claimId", prefix: "clm_", description: "claim id", example: E.claimId }],
-    responses: [{ status: 204, description: "Released: the slot is free." }],
-    errors: ["claimNotFound", "claimAlreadyLabeled"],
-  },
-  {
-    method: "post",
-    path: "/v1/labeling/claims/{claimId}/label",
-    operationId: "labelClaim",
-    summary: "Label a claimed task",
-    tag: "labeling",
-    auth: "labeler",
-    pathParams: [{ name: "claimId", prefix: "clm_", description: "claim id", example: E.claimId }],
-    body: {
-      schema: "LabelInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: { default: { summary: "an option", value: { label: "cat" } } },
-    },
-    description:
-      "The label is recorded with the decision of its task taken in the same transaction: `labels_needed` is 0 exactly when this label decided the task (it is `settling`, its settlement enqueued); otherwise it is the most labels the task may still take.",
-    responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
-    errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
-  },
-  // --- operators
-  {
-    method: "post",
-    path: "/v1/admin/labelers",
-    operationId: "createLabeler",
-    summary: "Create a labeler and its key",
-    tag: "admin",
-    auth: "admin",
-    body: {
-      schema: "LabelerInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: { default: { summary: "a labeler", value: { name: "annotator-17" } } },
-    },
-    responses: [{ status: 201, description: "Created; the key is shown once.", schema: "LabelerCreated" }],
-    errors: [],
-  },
-  {
-    method: "get",
-    path: "/v1/admin/customers",
-    operationId: "listCustomers",
-    summary: "Customers, newest first",
-    tag: "admin",
-    auth: "admin",
-    query: customersQuery,
-    responses: [{ status: 200, description: "One page.", schema: "CustomerPage" }],
-    errors: [],
-  },
-  {
-    method: "patch",
-    path: "/v1/admin/customers/{id}",
-    operationId: "setCustomerQuota",
-    summary: "Set a customer's label quota",
-    tag: "admin",
-    auth: "admin",
-    pathParams: [customerId],
-    body: {
-      schema: "CustomerPatchInput",
-      required: true,
-      limit: JSON_LIMIT,
-      examples: { default: { summary: "grant 10,000 labels", value: { label_quota: 10000 } } },
-    },
-    responses: [{ status: 200, description: "The updated profile.", schema: "Customer" }],
-    errors: ["customerNotFound"],
-  },
-  {
-    method: "post",
-    path: "/v1/admin/customers/{id}/upgrade",
-    operationId: "upgradeCustomer",
-    summary: "Upgrade a customer to production",
-    description:
-      "Issues an `sk_live_` key (shown once), raises the quota to the production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key`.",
-    tag: "admin",
-    auth: "admin",
-    pathParams: [customerId],
-    body: {
-      schema: "UpgradeInput",
-      required: false,
-      limit: JSON_LIMIT,
-      examples: {
-        default: { summary: "revoke the sandbox key", value: {} },
-        keep: { summary: "keep the sandbox key", value: { keep_sandbox_key: true } },
-      },
-    },
-    responses: [{ status: 200, description: "Upgraded.", schema: "CustomerUpgraded" }],
-    errors: ["customerNotFound", "alreadyProduction"],
-  },
+      ],
+      errors: ["jobNotFound", "jobNotCompleted"],
+    }),
+  ]),
+  section("billing", "Monthly usage and invoices.", "customer", [
+    read("/v1/billing/usage", "getUsage", "Usage and amount of one UTC month", usageQuery, "Usage", "The month's usage."),
+    read(
+      "/v1/billing/invoices",
+      "listInvoices",
+      "Invoices (built on read: the current month open, past months finalized once)",
+      invoicesQuery,
+      "InvoiceList",
+      "Newest month first.",
+    ),
+  ]),
+  section("dashboard", "Overview, task list, quality and daily usage.", "customer", [
+    read(
+      "/v1/dashboard/overview",
+      "getDashboardOverview",
+      "Tasks by status, quota and delivery health",
+      noQuery,
+      "Overview",
+      "The overview.",
+    ),
+    op("get", "/v1/dashboard/tasks", "listDashboardTasks", "The customer's tasks, filtered and sorted", {
+      description: "`sort`: `created_at_desc` (default), `created_at_asc`, `settled_at_desc` (settled first); ties by id.",
+      query: tasksQuery,
+      responses: [{ status: 200, description: "One page.", schema: "TaskPage" }],
+    }),
+    read("/v1/dashboard/quality", "getDashboardQuality", "Label quality of the last 90 days", noQuery, "Quality", "Quality."),
+    read(
+      "/v1/dashboard/labelers",
+      "getDashboardLabelers",
+      "The labelers of the customer's label spaces: gold record, estimated accuracy, exclusion",
+      noQuery,
+      "LabelerQualityList",
+      "One row per labeler and label space.",
+    ),
+    read("/v1/dashboard/usage", "getDashboardUsage", "Labels per UTC day, the last 30 days", noQuery, "UsageDays", "Oldest day first."),
+  ]),
+  section("labeling", "Claims and labels (labeler keys).", "labeler", [
+    op("post", "/v1/labeling/claims", "claimTask", "Claim a task to label", {
+      description:
+        "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist. The claim names the task's `task_type`; an `s3://` or `gs://` item of a manifest job that stored credentials also gets `view_url`, a presigned GET of the object valid at most 15 minutes (and never past the claim).",
+      body: { schema: "ClaimInput", required: false },
+      responses: [
+        { status: 201, description: "Claimed.", schema: "Claim" },
+        { status: 204, description: "Nothing is open for this labeler (or the named task is not claimable by it)." },
+      ],
+      errors: ["taskNotFound"],
+    }),
+    op("delete", "/v1/labeling/claims/{claimId}", "releaseClaim", "Release a claim without labeling it (skip)", {
+      description:
+        "The claim's slot returns at once, so another labeler may take the task. Releasing a claim again, or one that expired, answers 204 too; a labeled claim cannot be released.",
+      responses: [{ status: 204, description: "Released: the slot is free." }],
+      errors: ["claimNotFound", "claimAlreadyLabeled"],
+    }),
+    op("post", "/v1/labeling/claims/{claimId}/label", "labelClaim", "Label a claimed task", {
+      body: { schema: "LabelInput" },
+      description:
+        "The label is recorded with the decision of its task taken in the same transaction: `labels_needed` is 0 exactly when this label decided the task (it is `settling`, its settlement enqueued); otherwise it is the most labels the task may still take.",
+      responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
+      errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
+    }),
+  ]),
+  section("admin", "Operator routes (ADMIN_TOKEN).", "admin", [
+    op("post", "/v1/admin/labelers", "createLabeler", "Create a labeler and its key", {
+      body: { schema: "LabelerInput" },
+      responses: [{ status: 201, description: "Created; the key is shown once.", schema: "LabelerCreated" }],
+    }),
+    read("/v1/admin/customers", "listCustomers", "Customers, newest first", customersQuery, "CustomerPage", "One page."),
+    op("patch", "/v1/admin/customers/{id}", "setCustomerQuota", "Set a customer's label quota", {
+      body: { schema: "CustomerPatchInput" },
+      responses: [{ status: 200, description: "The updated profile.", schema: "Customer" }],
+      errors: ["customerNotFound"],
+    }),
+    op("post", "/v1/admin/customers/{id}/upgrade", "upgradeCustomer", "Upgrade a customer to production", {
+      description:
+        "Issues an `sk_live_` key (shown once), raises the quota to the production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key`.",
+      body: { schema: "UpgradeInput", required: false },
+      responses: [{ status: 200, description: "Upgraded.", schema: "CustomerUpgraded" }],
+      errors: ["customerNotFound", "alreadyProduction"],
+    }),
+  ]),
 ];
+
+/** Every route of the HTTP API. */
+export const ROUTES: RouteDoc[] = ROUTES_BY_TAG.flatMap((section) => section.routes);
 
 // --- errors -------------------------------------------------------------------------------------------
 
@@ -818,7 +612,7 @@ function spendsBudget(route: RouteDoc): boolean {
 
 /** Every error kind a route can answer: its own, those of its auth, body and query, 500, and 503 unless offline. */
 export function errorKindsOf(route: RouteDoc): ErrorKind[] {
-  const kinds: ErrorKind[] = [...route.errors];
+  const kinds: ErrorKind[] = [...(route.errors ?? [])];
   if (route.auth !== "none") kinds.push("unauthorized");
   if (spendsBudget(route)) kinds.push("rateLimited");
   if (route.body) kinds.push("validation", "invalidJson", "payloadTooLarge", "unsupportedMediaType");
@@ -960,10 +754,11 @@ function operationOf(route: RouteDoc): OpenApiOperation {
     responses,
   };
   if (route.body) {
+    const { schema, required = true, limit = JSON_LIMIT } = route.body;
     operation.requestBody = {
-      description: `${REQUEST_DESCRIPTIONS[route.body.schema]} At most ${route.body.limit}.${route.body.required ? "" : " May be omitted (counts as `{}`)."}`,
-      required: route.body.required,
-      content: { "application/json": { schema: ref("schemas", route.body.schema), examples: route.body.examples } },
+      description: `${REQUEST_DESCRIPTIONS[schema]} At most ${limit}.${required ? "" : " May be omitted (counts as `{}`)."}`,
+      required,
+      content: { "application/json": { schema: ref("schemas", schema), examples: route.body.examples } },
     };
   }
   return operation;
@@ -983,18 +778,6 @@ Missing or wrong credentials: 401 \`invalid API key\`.
 unit of the key's rate-limit budget and answer \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\`;
 a 429 or 503 adds \`Retry-After\` (seconds). Task submissions take an \`Idempotency-Key\` header (or the
 \`idempotency_key\` body field; the header wins).`;
-
-const TAGS = [
-  { name: "system", description: "Health and this document." },
-  { name: "customers", description: "Registration and the calling customer's profile." },
-  { name: "tasks", description: "Tasks, batches and results." },
-  { name: "webhooks", description: "task.settled webhooks, their delivery log and redelivery." },
-  { name: "jobs", description: "Manifest jobs (S3, GCS, https) and their JSONL export." },
-  { name: "billing", description: "Monthly usage and invoices." },
-  { name: "dashboard", description: "Overview, task list, quality and daily usage." },
-  { name: "labeling", description: "Claims and labels (labeler keys)." },
-  { name: "admin", description: "Operator routes (ADMIN_TOKEN)." },
-];
 
 const HEADER_COMPONENTS: Record<string, JsonSchema> = {
   "X-Request-Id": { description: "Id of the request (logged; quoted in 5xx bodies).", required: true, schema: { type: "string" } },
@@ -1023,7 +806,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     openapi: "3.1.0",
     info: { title: "labelgate API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/", description: "this gateway" }],
-    tags: TAGS,
+    tags: ROUTES_BY_TAG.map(({ tag, description }) => ({ name: tag, description })),
     paths,
     components: {
       schemas: { ...requests, ...responses },
