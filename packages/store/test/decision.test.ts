@@ -14,6 +14,7 @@ import {
   taskPosterior,
   type Vote,
 } from "../src/decision";
+import { initialClaimCap } from "../src/tasks";
 
 const ABC = ["a", "b", "c"];
 
@@ -209,5 +210,27 @@ describe("decide: errors", () => {
     expect(() => decide(threshold(3, 7), votes("z"), priorModel(3))).toThrow(/not an option/);
     expect(() => decide(threshold(3, 7), votes("a"), priorModel(2))).toThrow(/options/);
     expect(() => decide(threshold(3, 7, ["a"]), [], priorModel(2))).toThrow(/at least 2 options/);
+  });
+});
+
+describe("initialClaimCap (store/tasks.ts)", () => {
+  it("answers the rule's claim cap without labels, remembered by option count and policy", () => {
+    const policies: Omit<DecisionTask, "options">[] = [
+      { consensusThreshold: 3, maxLabels: 5 },
+      { consensusThreshold: 1, maxLabels: 1 },
+      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.95, minLabels: 2 },
+      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.6, minLabels: 1 },
+      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.999, minLabels: null },
+    ];
+    for (const options of [["a", "b"], ABC, ["w", "x", "y", "z"]]) {
+      for (const policy of policies) {
+        const task = { options, ...policy };
+        const fresh = decide(task, [], priorModel(options.length));
+        expect(fresh.done).toBe(false);
+        const expected = fresh.done ? -1 : fresh.claimCap;
+        // twice: the first call computes, the second is remembered; both equal the rule's answer
+        expect([initialClaimCap(task), initialClaimCap(task)]).toEqual([expected, expected]);
+      }
+    }
   });
 });

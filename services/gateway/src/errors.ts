@@ -28,18 +28,28 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
  * or undefined. Walks iteratively, so arbitrarily deep JSON cannot overflow the stack.
  */
 export function unstorableStringPath(value: unknown): string | undefined {
-  const stack: { value: unknown; path: string }[] = [{ value, path: "" }];
-  const join = (path: string, key: string | number) => (path ? `${path}.${key}` : String(key));
+  // each entry keeps its parent and key; the dotted path is spelled out only for the one string found
+  interface Entry {
+    value: unknown;
+    parent: Entry | undefined;
+    key: string | number;
+  }
+  const pathOf = (entry: Entry | undefined, last?: string): string => {
+    const keys: (string | number)[] = last === undefined ? [] : [last];
+    for (let e = entry; e?.parent !== undefined; e = e.parent) keys.push(e.key);
+    return keys.reverse().join(".");
+  };
+  const stack: Entry[] = [{ value, parent: undefined, key: "" }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const v = item.value;
     if (typeof v === "string") {
-      if (UNSTORABLE.test(v)) return item.path;
+      if (UNSTORABLE.test(v)) return pathOf(item);
     } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], path: join(item.path, i) });
+      for (let i = 0; i < v.length; i++) stack.push({ value: v[i], parent: item, key: i });
     } else if (v !== null && typeof v === "object") {
       for (const [k, e] of Object.entries(v)) {
-        if (UNSTORABLE.test(k)) return join(item.path, k.replace(UNSTORABLE, "?"));
-        stack.push({ value: e, path: join(item.path, k) });
+        if (UNSTORABLE.test(k)) return pathOf(item, k.replace(UNSTORABLE, "?"));
+        stack.push({ value: e, parent: item, key: k });
       }
     }
   }
