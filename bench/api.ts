@@ -10,7 +10,8 @@
  *     and errors, and the ratio gateway/floor of each pair and of the medians (target ≥ 0.8, p99 ≤ 50 ms).
  *  2. `POST /v1/tasks/batch` with 1,000 tasks per call at `--batch-connections` connections for
  *     `--batch-seconds`, `--runs` times after one warm-up: tasks accepted per second, each run's and their
- *     median (target ≥ 20,000; the cost-growth comparison uses the median: one run swung by 20% here).
+ *     median (target ≥ 20,000; the cost-growth comparison uses the median: one run swung by 20% here), and
+ *     the CPU ms per call of the gateway, of its Postgres backends and of the whole machine (busy, all cores).
  * `--existing-tasks N` seeds N existing tasks of the bench customer before measuring (bench/bench-lib.ts
  * `seedExistingTasks`: mostly settled with their claims, labels, ledger records and events; the cost growth
  * runs compare rates at 0, 10,000 and 1,000,000).
@@ -27,7 +28,7 @@ import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@l
 import autocannon from "autocannon";
 import { Pool } from "pg";
 import { api, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
-import { cpuSeconds, log, positiveInt, round } from "./measure";
+import { CpuTracker, cpuSeconds, log, machineCpu, positiveInt, postgresBackends, round } from "./measure";
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
 const ENCRYPTION_KEY = randomBytes(32).toString("hex");
@@ -175,12 +176,22 @@ async function main(): Promise<void> {
       tasks: Array.from({ length: 1000 }, (_, i) => ({ ...TASK, data_url: `https://img.example.com/${i}.jpg` })),
     });
     await load(`${gatewayBase}/v1/tasks/batch`, key, batchBody, batchConnections, 2);
-    const batchRuns: (LoadResult & { tasks_per_s: number })[] = [];
+    const batchRuns: (LoadResult & { tasks_per_s: number; cpu_ms_per_batch: BatchCpu })[] = [];
+    // Postgres backends of the bench database (they come and go with the pools): sampled, not read once
+    const backends = new CpuTracker(postgresBackends(database, new Set()));
     for (let run = 1; run <= runs; run++) {
+      const before = { gateway: cpuSeconds([gateway.child.pid ?? 0]), postgres: backends.seconds(), machine: machineCpu().busy };
       const batch = await load(`${gatewayBase}/v1/tasks/batch`, key, batchBody, batchConnections, batchSeconds);
-      batchRuns.push({ ...batch, tasks_per_s: round(batch.requests_per_s * 1000, 0) });
+      const perBatch = (seconds: number) => round((seconds * 1000) / Math.max(1, batch.requests), 2);
+      const cpu: BatchCpu = {
+        gateway: perBatch(cpuSeconds([gateway.child.pid ?? 0]) - before.gateway),
+        postgres: perBatch(backends.seconds() - before.postgres),
+        machine: perBatch(machineCpu().busy - before.machine),
+      };
+      batchRuns.push({ ...batch, tasks_per_s: round(batch.requests_per_s * 1000, 0), cpu_ms_per_batch: cpu });
       log(`batch run ${run}: ${JSON.stringify(batchRuns.at(-1))}`);
     }
+    backends.stop();
 
     const summary = {
       bench: "api",
@@ -209,6 +220,12 @@ async function main(): Promise<void> {
         /** median of the runs */
         tasks_per_s: median(batchRuns.map((r) => r.tasks_per_s)),
         p99_ms: median(batchRuns.map((r) => r.p99_ms)),
+        /** medians of the runs' CPU ms per 1,000-task call: gateway process, its Postgres backends, the whole machine */
+        cpu_ms_per_batch: {
+          gateway: median(batchRuns.map((r) => r.cpu_ms_per_batch.gateway)),
+          postgres: median(batchRuns.map((r) => r.cpu_ms_per_batch.postgres)),
+          machine: median(batchRuns.map((r) => r.cpu_ms_per_batch.machine)),
+        },
         non_2xx: batchRuns.reduce((n, r) => n + r.non_2xx + r.errors, 0),
         target_tasks_per_s: 20_000,
       },
@@ -220,6 +237,13 @@ async function main(): Promise<void> {
     const deleted = await deleteKeysWithPrefix(redisUrl, prefix);
     log(`dropped database ${database} and ${deleted} Redis keys under ${prefix}`);
   }
+}
+
+/** CPU ms per batch call of a run: the gateway process, the Postgres backends of the bench database, the machine. */
+interface BatchCpu {
+  gateway: number;
+  postgres: number;
+  machine: number;
 }
 
 main().catch((err: unknown) => {
