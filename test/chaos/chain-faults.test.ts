@@ -197,11 +197,11 @@ describe("LEDGER=evm under chain faults", () => {
       const head = BigInt(await rpc<string>(c.anvil.rpcUrl, "eth_blockNumber"));
       const depth = Number(head - (anchor.blockNumber as bigint)) + 1;
       await rpc(c.anvil.rpcUrl, "anvil_reorg", [depth, []]);
-      const now = await rpc<{ hash: string }>(c.anvil.rpcUrl, "eth_getBlockByNumber", [
+      const atAnchorHeight = await rpc<{ hash: string }>(c.anvil.rpcUrl, "eth_getBlockByNumber", [
         `0x${(anchor.blockNumber as bigint).toString(16)}`,
         false,
       ]);
-      expect(now.hash).not.toBe(anchor.blockHash);
+      expect(atAnchorHeight.hash).not.toBe(anchor.blockHash);
       // transactions sent while automine was off are mined now, then every new one at once again
       await rpc(c.anvil.rpcUrl, "evm_setAutomine", [true]);
       await rpc(c.anvil.rpcUrl, "evm_mine");
