@@ -24,6 +24,9 @@
  *      1,000 claim+label requests/s over HTTP cannot be offered (even the floor makes ~800), so this is
  *      where the target of the consensus pipeline (p99 < 250 ms at 1,000 labels/s) is judged. Same lag query.
  *      `--pipeline-only` runs this phase alone (no closed loop, no HTTP lag runs).
+ *  Every open-loop run of (b) and (c) also reports its CPU ms per recorded label by process (front end,
+ *  Postgres backends, consensus worker, webhook worker, Redis server), counted from its first pair until its
+ *  last decided task is settled: the fifth pass's measure of a label's cost (docs/benchmarks.md).
  * Tasks are submitted before each phase through `POST /v1/tasks/batch` (1,000 per call), more than the
  * phase can use; the floor's tasks belong to a customer of their own, whose leftovers are canceled after
  * each floor run. `--existing-tasks N` seeds N existing tasks first (bench/bench-lib.ts). A database and a
@@ -60,6 +63,7 @@ import {
   latencySummary,
   log,
   nowMs,
+  pidsByName,
   positiveInt,
   postgresBackends,
   round,
@@ -242,6 +246,67 @@ async function waitSettled(pool: Pool, customerId: string, timeoutMs = 120_000):
   }
 }
 
+/**
+ * CPU ms per recorded label of every process an open-loop run keeps busy, from the run's first pair until
+ * its last decided task is settled: the front end (the gateway process over HTTP; this bench process in the
+ * pipeline phase, where it runs the gateway's labeling functions), the bench database's Postgres backends,
+ * the two workers and the Redis server. The fifth pass (docs/benchmarks.md) measured the pipeline this way:
+ * 3.4 ms per label at 670 labels/s.
+ */
+interface OpenLoopCpu {
+  front_end: number;
+  postgres: number;
+  consensus_worker: number;
+  webhook_worker: number;
+  redis: number;
+  total: number;
+}
+
+/** The processes an open-loop run's CPU is counted over (see OpenLoopCpu). */
+interface OpenLoopProcesses {
+  /** the front end's pid; undefined = this process */
+  frontEnd?: number;
+  database: string;
+  consensusWorker: number;
+  webhookWorker: number;
+}
+
+/** Starts counting the CPU of `p`; the returned function stops and divides by `labels`. */
+function countOpenLoopCpu(p: OpenLoopProcesses): (labels: number) => OpenLoopCpu {
+  const postgres = new CpuTracker(postgresBackends(p.database, new Set()));
+  const redisPids = pidsByName("redis-server");
+  const ownCpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  };
+  const frontEnd = () => (p.frontEnd === undefined ? ownCpu() : cpuSeconds([p.frontEnd]));
+  const at0 = {
+    frontEnd: frontEnd(),
+    postgres: postgres.seconds(),
+    consensus: cpuSeconds([p.consensusWorker]),
+    webhook: cpuSeconds([p.webhookWorker]),
+    redis: cpuSeconds(redisPids),
+  };
+  return (labels) => {
+    const perLabel = (cpuS: number) => round((cpuS * 1000) / Math.max(1, labels), 3);
+    const cpu = {
+      front_end: perLabel(frontEnd() - at0.frontEnd),
+      postgres: perLabel(postgres.seconds() - at0.postgres),
+      consensus_worker: perLabel(cpuSeconds([p.consensusWorker]) - at0.consensus),
+      webhook_worker: perLabel(cpuSeconds([p.webhookWorker]) - at0.webhook),
+      redis: perLabel(cpuSeconds(redisPids) - at0.redis),
+    };
+    postgres.stop();
+    return {
+      ...cpu,
+      total: round(
+        Object.values(cpu).reduce((a, b) => a + b, 0),
+        3,
+      ),
+    };
+  };
+}
+
 interface LagRun {
   rate: number;
   scheduled: number;
@@ -252,6 +317,8 @@ interface LagRun {
   achieved_labels_per_s: number;
   settled_tasks: number;
   lag: LatencySummary;
+  /** CPU ms per label recorded in the run (all of it, its first 2 s included), by process */
+  cpu_ms_per_label: OpenLoopCpu;
 }
 
 /** Consensus lag of the tasks decided in [from, to): settled_at − deciding label's created_at (ms). */
@@ -350,11 +417,18 @@ async function main(): Promise<void> {
 
     const statePool = pool;
     /** One open-loop run at `atRate` with `cycle`, then the lag of the tasks it decided (after its first 2 s). */
-    const lagRun = async (cycle: Cycle, atRate: number): Promise<LagRun> => {
+    const workerPids = {
+      database: target.database,
+      consensusWorker: services.get("consensus-worker")?.child.pid ?? 0,
+      webhookWorker: services.get("webhook-worker")?.child.pid ?? 0,
+    };
+    const lagRun = async (cycle: Cycle, atRate: number, frontEnd: number | undefined): Promise<LagRun> => {
       await submitOpenTasks(base, customer.key, Math.ceil((atRate * (lagSeconds + 2)) / 2));
       log(`open loop: ${atRate} claim+label pairs/s for ${lagSeconds} s`);
+      const cpu = countOpenLoopCpu({ ...workerPids, frontEnd });
       const open = await openLoop(cycle, labelers, atRate, lagSeconds);
       await waitSettled(statePool, customer.id);
+      const cpuPerLabel = cpu(open.labels);
       const from = new Date(open.started_at.getTime() + 2000);
       const { lags, labels } = await lagOf(statePool, customer.id, from, open.ended_at);
       const windowS = (open.ended_at.getTime() - from.getTime()) / 1000;
@@ -367,12 +441,19 @@ async function main(): Promise<void> {
         achieved_labels_per_s: round(labels / windowS, 1),
         settled_tasks: lags.length,
         lag: latencySummary(lags),
+        cpu_ms_per_label: cpuPerLabel,
       };
     };
     const lagMedian = (list: LagRun[]) => ({
       achieved_labels_per_s: median(list.map((r) => r.achieved_labels_per_s)),
       p50_ms: median(list.map((r) => r.lag.p50_ms)),
       p99_ms: median(list.map((r) => r.lag.p99_ms)),
+      cpu_ms_per_label: Object.fromEntries(
+        (["front_end", "postgres", "consensus_worker", "webhook_worker", "redis", "total"] as const).map((k) => [
+          k,
+          median(list.map((r) => r.cpu_ms_per_label[k])),
+        ]),
+      ),
       dropped: list.reduce((n, r) => n + r.dropped, 0),
       errors: list.reduce((n, r) => n + r.errors, 0),
     });
@@ -381,7 +462,7 @@ async function main(): Promise<void> {
     const httpClient = new JsonClient(gatewayPort, labelers.length);
     try {
       for (let run = 1; run <= (httpPhases ? runs : 0); run++) {
-        lagRuns.push(await lagRun((l, stats) => claimAndLabel(httpClient, l, stats), rate));
+        lagRuns.push(await lagRun((l, stats) => claimAndLabel(httpClient, l, stats), rate, gatewayPid));
         log(`lag run ${run}: ${JSON.stringify(lagRuns.at(-1))}`);
       }
     } finally {
@@ -395,7 +476,7 @@ async function main(): Promise<void> {
     const pipelineRuns: LagRun[] = [];
     try {
       for (let run = 1; run <= runs; run++) {
-        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS), targetRate));
+        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS), targetRate, undefined));
         log(`pipeline lag run ${run}: ${JSON.stringify(pipelineRuns.at(-1))}`);
       }
     } finally {
