@@ -102,9 +102,16 @@ async function closedLoop(port: number, labelers: Labeler[], seconds: number, co
   const client = new JsonClient(port, labelers.length);
   const stats = newStats();
   const postgres = cost ? new CpuTracker(postgresBackends(cost.database, new Set())) : undefined;
-  const serverCpu0 = cost ? cpuSeconds(cost.server) : 0;
-  const workers0 = Object.entries(cost?.workers ?? {}).map(([name, pid]): [string, number, number] => [name, pid, cpuSeconds([pid])]);
-  const postgresCpu0 = postgres?.seconds() ?? 0;
+  const cpuCount =
+    cost && postgres
+      ? {
+          server: countCpuPerLabel({ server: () => cpuSeconds(cost.server), postgres: () => postgres.seconds() }, 2),
+          workers: countCpuPerLabel<string>(
+            Object.fromEntries(Object.entries(cost.workers ?? {}).map(([name, pid]) => [name, () => cpuSeconds([pid])])),
+            2,
+          ),
+        }
+      : undefined;
   const started = nowMs();
   const until = started + seconds * 1000;
   try {
@@ -119,17 +126,15 @@ async function closedLoop(port: number, labelers: Labeler[], seconds: number, co
     client.close();
   }
   const elapsed = (nowMs() - started) / 1000;
-  const perLabel = (cpuS: number) => round((cpuS * 1000) / Math.max(1, stats.labels), 2);
   let cpu: Partial<ClosedResult> = {};
-  if (cost) {
-    const server = perLabel(cpuSeconds(cost.server) - serverCpu0);
-    const pg = perLabel((postgres?.seconds() ?? 0) - postgresCpu0);
-    const workers = Object.fromEntries(workers0.map(([name, pid, at0]) => [name, perLabel(cpuSeconds([pid]) - at0)]));
+  if (cpuCount) {
+    const { server, postgres: pg } = cpuCount.server(stats.labels);
+    const workers = cpuCount.workers(stats.labels);
     const total = round(server + pg + Object.values(workers).reduce((a, b) => a + b, 0), 2);
     cpu = {
       server_cpu_ms_per_label: server,
       postgres_cpu_ms_per_label: pg,
-      ...(workers0.length > 0 ? { workers_cpu_ms_per_label: workers, total_cpu_ms_per_label: total } : {}),
+      ...(Object.keys(workers).length > 0 ? { workers_cpu_ms_per_label: workers, total_cpu_ms_per_label: total } : {}),
     };
   }
   postgres?.stop();
@@ -271,31 +276,35 @@ interface OpenLoopProcesses {
   webhookWorker: number;
 }
 
+/**
+ * Starts counting the CPU of each named source (a cumulative reading in seconds, e.g. `cpuSeconds` of some
+ * pids); the returned function gives each source's CPU ms per `labels` since then, rounded to `digits`.
+ */
+function countCpuPerLabel<K extends string>(sources: Record<K, () => number>, digits: number): (labels: number) => Record<K, number> {
+  const keys = Object.keys(sources) as K[];
+  const at0 = keys.map((k) => sources[k]());
+  return (labels) =>
+    Object.fromEntries(
+      keys.map((k, i) => [k, round(((sources[k]() - (at0[i] as number)) * 1000) / Math.max(1, labels), digits)]),
+    ) as Record<K, number>;
+}
+
 /** Starts counting the CPU of `p`; the returned function stops and divides by `labels`. */
 function countOpenLoopCpu(p: OpenLoopProcesses): (labels: number) => OpenLoopCpu {
   const postgres = new CpuTracker(postgresBackends(p.database, new Set()));
   const redisPids = pidsByName("redis-server");
-  const ownCpu = () => {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e6;
-  };
-  const frontEnd = () => (p.frontEnd === undefined ? ownCpu() : cpuSeconds([p.frontEnd]));
-  const at0 = {
-    frontEnd: frontEnd(),
-    postgres: postgres.seconds(),
-    consensus: cpuSeconds([p.consensusWorker]),
-    webhook: cpuSeconds([p.webhookWorker]),
-    redis: cpuSeconds(redisPids),
-  };
+  const count = countCpuPerLabel(
+    {
+      front_end: () => cpuSeconds([p.frontEnd ?? process.pid]),
+      postgres: () => postgres.seconds(),
+      consensus_worker: () => cpuSeconds([p.consensusWorker]),
+      webhook_worker: () => cpuSeconds([p.webhookWorker]),
+      redis: () => cpuSeconds(redisPids),
+    },
+    3,
+  );
   return (labels) => {
-    const perLabel = (cpuS: number) => round((cpuS * 1000) / Math.max(1, labels), 3);
-    const cpu = {
-      front_end: perLabel(frontEnd() - at0.frontEnd),
-      postgres: perLabel(postgres.seconds() - at0.postgres),
-      consensus_worker: perLabel(cpuSeconds([p.consensusWorker]) - at0.consensus),
-      webhook_worker: perLabel(cpuSeconds([p.webhookWorker]) - at0.webhook),
-      redis: perLabel(cpuSeconds(redisPids) - at0.redis),
-    };
+    const cpu = count(labels);
     postgres.stop();
     return {
       ...cpu,
