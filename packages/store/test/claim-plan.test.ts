@@ -1,0 +1,81 @@
+/**
+ * The plan of a generic claim once the tables are analyzed (autovacuum does it in any real deployment; it is
+ * off on the development machine). 20,000 pending tasks, 2,000 in labeling with claims of many labelers,
+ * 5,000 settled, a labeler model for every labeler: the claim must walk the (status, created_at) index and stop
+ * at its first claimable task, not check every open task and sort them (labeling.ts `claimable`, 50 ms per
+ * claim at 16,000 pending tasks). A database of its own, so the backlog meets no other test's claims.
+ */
+
+import { randomBytes } from "node:crypto";
+import { runId, testDatabaseUrl } from "../../../test/env";
+import { createDb, type Db } from "../src/database";
+import { labelingStore, lockAndClaim } from "../src/labeling";
+import { dropDatabase, migrateDatabase } from "../src/migrate";
+import { withDatabase } from "../src/url";
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+const url = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_plan_${randomBytes(3).toString("hex")}`);
+let db: Db;
+const LABELERS = 200;
+
+beforeAll(async () => {
+  await migrateDatabase(url);
+  db = createDb({ url, poolMax: 2 });
+  const q = (sql: string) => db.pool.query(sql);
+  await q(`INSERT INTO customers (id, name, email, label_quota) VALUES ('cus_plan', 'plan', 'plan@example.com', 1000000)`);
+  await q(`INSERT INTO label_spaces (id, customer_id, question, options) VALUES ('lsp_plan', 'cus_plan', 'q?', ARRAY['cat', 'dog'])`);
+  await q(`INSERT INTO labelers (id, name, key_hash, hint)
+           SELECT 'lbl_' || lpad(i::text, 3, '0'), 'l' || i, 'hash-' || i, 'h' FROM generate_series(0, ${LABELERS - 1}) i`);
+  await q(`INSERT INTO labeler_models (label_space_id, labeler_id) SELECT 'lsp_plan', id FROM labelers`);
+  // oldest first: 5,000 settled, 2,000 labeling, 20,000 pending, one a second
+  await q(`INSERT INTO tasks (id, customer_id, label_space_id, task_type, data_url, question, options, consensus_threshold,
+             max_labels, claim_cap, quota_reserved, status, labels_collected, created_at)
+           SELECT 'tsk_' || lpad(i::text, 6, '0'), 'cus_plan', 'lsp_plan', 'image_classification', 'https://img.example/' || i, 'q?',
+             ARRAY['cat', 'dog'], 3, 7, CASE WHEN i < 5000 THEN 0 ELSE 3 END, 3,
+             (CASE WHEN i < 5000 THEN 'settled' WHEN i < 7000 THEN 'labeling' ELSE 'pending' END)::"TaskStatus",
+             CASE WHEN i < 5000 THEN 3 WHEN i < 7000 THEN 1 ELSE 0 END,
+             now() - interval '1 day' + i * interval '1 second'
+           FROM generate_series(0, 26999) i`);
+  // every settled task labeled by 3 labelers, every labeling task by 1, round-robin over the labelers
+  await q(`INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
+           SELECT 'clm_' || t.id || '_' || k, t.id, 'lbl_' || lpad(((n * 3 + k) % ${LABELERS})::text, 3, '0'), 'labeled', now()
+           FROM (SELECT id, row_number() OVER (ORDER BY id) AS n, status FROM tasks) t,
+                generate_series(0, 2) k
+           WHERE k < CASE WHEN t.status = 'settled' THEN 3 WHEN t.status = 'labeling' THEN 1 ELSE 0 END`);
+  await q("VACUUM (ANALYZE) tasks, claims, labeler_models, labelers, customers, label_spaces");
+}, 120_000);
+
+afterAll(async () => {
+  await db?.close();
+  await dropDatabase(url);
+});
+
+it("walks the open tasks in order by index, with no scan and sort of every open task", async () => {
+  const sql = lockAndClaim(`clm_plan_${randomBytes(4).toString("hex")}`, "lbl_007", undefined, [], 60);
+  const { rows } = await db.pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql.text}`, sql.values);
+  const plan = rows[0]?.["QUERY PLAN"][0]?.Plan as PlanNode;
+  const taskScans = nodes(plan).filter((n) => n["Relation Name"] === "tasks");
+  // the two open statuses walk (status, created_at); a gold candidate walks the space's gold tasks
+  const walks = ["tasks_status_created_at_idx", "tasks_label_space_id_gold_idx"];
+  expect(taskScans.filter((n) => n["Index Name"] === "tasks_status_created_at_idx")).toHaveLength(2);
+  expect(taskScans.filter((n) => n["Node Type"] !== "Index Scan" || !walks.includes(n["Index Name"] ?? ""))).toEqual([]);
+});
+
+it("claims the oldest task the labeler has not labeled, on the analyzed backlog", async () => {
+  const store = labelingStore(db);
+  // lbl_001 labeled some of the labeling tasks (round-robin), so its claim is the oldest labeling task without its label
+  const { rows } = await db.pool.query<{ id: string }>(
+    `SELECT t.id FROM tasks t WHERE t.status IN ('pending', 'labeling')
+       AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = 'lbl_001')
+     ORDER BY t.created_at, t.id LIMIT 1`,
+  );
+  const claim = await store.claim("lbl_001", undefined, 60);
+  expect(claim?.task_id).toBe(rows[0]?.id);
+});
