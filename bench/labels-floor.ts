@@ -8,8 +8,10 @@
  *    `claim_cap` (the last slot turns the task `labeling` and leaves `claim_cap` at 1, as the table's
  *    check `open_tasks_claimable` requires; the task stays `pending` while it has free slots, so the scan of the (customer_id,
  *    status, created_at) index stops at the first free task; the ORDER BY spells that index's order, so the
- *    planner does not walk the other customers' older pending tasks in (status, created_at) instead), and
- *    inserts the claim row;
+ *    planner does not walk the other customers' older pending tasks in (status, created_at) instead; the
+ *    NOT EXISTS ends in `OFFSET 0`, as the store's claim does (packages/store/src/labeling.ts `claimable`), so
+ *    that once the tables are analyzed the planner keeps that walk instead of checking every pending task and
+ *    sorting them), and inserts the claim row;
  *  - `POST /v1/labeling/claims/{id}/label`: marks the claim labeled and INSERTs the label row (with its
  *    task's label space, a column every label carries).
  * No consensus, no label counts, quota, expiry, task-status checks or consensus job: those are what the
@@ -58,7 +60,7 @@ app.post("/v1/labeling/claims", express.json({ limit: "1mb" }), async (req, res)
          status = CASE WHEN t.claim_cap = 1 THEN 'labeling' ELSE 'pending' END::"TaskStatus"
        WHERE t.id = (SELECT c.id FROM tasks c
                      WHERE c.customer_id = $2 AND c.status = 'pending' AND c.claim_cap > 0
-                       AND NOT EXISTS (SELECT 1 FROM claims m WHERE m.task_id = c.id AND m.labeler_id = $3)
+                       AND NOT EXISTS (SELECT 1 FROM claims m WHERE m.task_id = c.id AND m.labeler_id = $3 OFFSET 0)
                      ORDER BY c.customer_id, c.status, c.created_at LIMIT 1 FOR UPDATE SKIP LOCKED)
        RETURNING t.id, t.data_url, t.question, t.options)
      INSERT INTO claims (id, task_id, labeler_id, status, expires_at)

@@ -238,6 +238,22 @@ function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: numbe
   };
 }
 
+/**
+ * VACUUM (ANALYZE) of the bench database between measured runs, in place of autovacuum, which is off on this
+ * machine's Postgres (docs/benchmarks.md). Without it every run inherits the dead rows of the runs before it
+ * (tasks, claims and customers are updated at every label) and the index walks of claims and the reads of hot
+ * rows grow run after run: Postgres CPU per label rose 1.03 → 1.44 → 2.09 ms over three pipeline runs. With
+ * autovacuum on, as in production, a table this busy is vacuumed and analyzed about once a minute. Not before
+ * the first run: the tables are then empty or fresh, and statistics of an empty `claims` would plan its lookups
+ * as sequential scans for the whole run (a cached generic plan), which no deployment whose autovacuum follows
+ * the table's growth would see. The vacuum runs outside the measured window; its duration (ms) is returned.
+ */
+async function vacuumBetweenRuns(pool: Pool): Promise<number> {
+  const t0 = nowMs();
+  await pool.query("VACUUM (ANALYZE)");
+  return Math.round(nowMs() - t0);
+}
+
 /** Polls until no task of `customerId` waits for its settlement (decided: `settling`). */
 async function waitSettled(pool: Pool, customerId: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -396,7 +412,13 @@ async function main(): Promise<void> {
     // enough tasks for 3,000 labels/s (floor: 3 labels per task; gateway: 3 or more) over a phase and its warm-up
     const tasksPerPhase = 1000 * (seconds + 2);
     const pairs: { floor: ClosedResult; gateway: ClosedResult; ratio: number }[] = [];
+    let measuredRuns = 0;
+    /** vacuumBetweenRuns before every measured run but the first */
+    const vacuumIfNotFirst = async (db: Pool, what: string) => {
+      if (measuredRuns++ > 0) log(`vacuum before ${what}: ${await vacuumBetweenRuns(db)} ms`);
+    };
     for (let run = 1; run <= (httpPhases ? runs : 0); run++) {
+      await vacuumIfNotFirst(pool, `closed loop run ${run}`);
       await submitOpenTasks(base, floorCustomer.key, tasksPerPhase);
       await closedLoop(floor.port, labelers, 2);
       const f = await closedLoop(floor.port, labelers, seconds, { server: [floor.child.pid ?? 0], database: target.database });
@@ -433,6 +455,7 @@ async function main(): Promise<void> {
     };
     const lagRun = async (cycle: Cycle, atRate: number, frontEnd: number | undefined): Promise<LagRun> => {
       await submitOpenTasks(base, customer.key, Math.ceil((atRate * (lagSeconds + 2)) / 2));
+      await vacuumIfNotFirst(statePool, "the open loop");
       log(`open loop: ${atRate} claim+label pairs/s for ${lagSeconds} s`);
       const cpu = countOpenLoopCpu({ ...workerPids, frontEnd });
       const open = await openLoop(cycle, labelers, atRate, lagSeconds);
