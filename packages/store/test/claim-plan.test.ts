@@ -70,12 +70,13 @@ it("walks the open tasks in order by index, with no scan and sort of every open 
 
 it("claims the oldest task the labeler has not labeled, on the analyzed backlog", async () => {
   const store = labelingStore(db);
-  // lbl_001 labeled some of the labeling tasks (round-robin), so its claim is the oldest labeling task without its label
+  // round-robin, lbl_003 labeled the oldest labeling task (tsk_005000): its claim is the next open task
   const { rows } = await db.pool.query<{ id: string }>(
     `SELECT t.id FROM tasks t WHERE t.status IN ('pending', 'labeling')
-       AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = 'lbl_001')
+       AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = 'lbl_003')
      ORDER BY t.created_at, t.id LIMIT 1`,
   );
-  const claim = await store.claim("lbl_001", undefined, 60);
-  expect(claim?.task_id).toBe(rows[0]?.id);
+  expect(rows[0]?.id).toBe("tsk_005001");
+  const claim = await store.claim("lbl_003", undefined, 60);
+  expect(claim?.task_id).toBe("tsk_005001");
 });
