@@ -28,7 +28,7 @@ import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@l
 import autocannon from "autocannon";
 import { Pool } from "pg";
 import { api, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
-import { CpuTracker, cpuSeconds, log, machineCpu, positiveInt, postgresBackends, round } from "./measure";
+import { CpuTracker, countCpuPer, cpuSeconds, log, machineCpu, positiveInt, postgresBackends, round } from "./measure";
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
 const ENCRYPTION_KEY = randomBytes(32).toString("hex");
@@ -180,14 +180,12 @@ async function main(): Promise<void> {
     // Postgres backends of the bench database (they come and go with the pools): sampled, not read once
     const backends = new CpuTracker(postgresBackends(database, new Set()));
     for (let run = 1; run <= runs; run++) {
-      const before = { gateway: cpuSeconds([gateway.child.pid ?? 0]), postgres: backends.seconds(), machine: machineCpu().busy };
+      const countCpu = countCpuPer(
+        { gateway: () => cpuSeconds([gateway.child.pid ?? 0]), postgres: () => backends.seconds(), machine: () => machineCpu().busy },
+        2,
+      );
       const batch = await load(`${gatewayBase}/v1/tasks/batch`, key, batchBody, batchConnections, batchSeconds);
-      const perBatch = (seconds: number) => round((seconds * 1000) / Math.max(1, batch.requests), 2);
-      const cpu: BatchCpu = {
-        gateway: perBatch(cpuSeconds([gateway.child.pid ?? 0]) - before.gateway),
-        postgres: perBatch(backends.seconds() - before.postgres),
-        machine: perBatch(machineCpu().busy - before.machine),
-      };
+      const cpu: BatchCpu = countCpu(batch.requests);
       batchRuns.push({ ...batch, tasks_per_s: round(batch.requests_per_s * 1000, 0), cpu_ms_per_batch: cpu });
       log(`batch run ${run}: ${JSON.stringify(batchRuns.at(-1))}`);
     }

@@ -58,6 +58,7 @@ import {
 } from "./bench-lib";
 import {
   CpuTracker,
+  countCpuPer,
   cpuSeconds,
   type LatencySummary,
   latencySummary,
@@ -105,8 +106,8 @@ async function closedLoop(port: number, labelers: Labeler[], seconds: number, co
   const cpuCount =
     cost && postgres
       ? {
-          server: countCpuPerLabel({ server: () => cpuSeconds(cost.server), postgres: () => postgres.seconds() }, 2),
-          workers: countCpuPerLabel<string>(
+          server: countCpuPer({ server: () => cpuSeconds(cost.server), postgres: () => postgres.seconds() }, 2),
+          workers: countCpuPer<string>(
             Object.fromEntries(Object.entries(cost.workers ?? {}).map(([name, pid]) => [name, () => cpuSeconds([pid])])),
             2,
           ),
@@ -292,24 +293,11 @@ interface OpenLoopProcesses {
   webhookWorker: number;
 }
 
-/**
- * Starts counting the CPU of each named source (a cumulative reading in seconds, e.g. `cpuSeconds` of some
- * pids); the returned function gives each source's CPU ms per `labels` since then, rounded to `digits`.
- */
-function countCpuPerLabel<K extends string>(sources: Record<K, () => number>, digits: number): (labels: number) => Record<K, number> {
-  const keys = Object.keys(sources) as K[];
-  const at0 = keys.map((k) => sources[k]());
-  return (labels) =>
-    Object.fromEntries(
-      keys.map((k, i) => [k, round(((sources[k]() - (at0[i] as number)) * 1000) / Math.max(1, labels), digits)]),
-    ) as Record<K, number>;
-}
-
 /** Starts counting the CPU of `p`; the returned function stops and divides by `labels`. */
 function countOpenLoopCpu(p: OpenLoopProcesses): (labels: number) => OpenLoopCpu {
   const postgres = new CpuTracker(postgresBackends(p.database, new Set()));
   const redisPids = pidsByName("redis-server");
-  const count = countCpuPerLabel(
+  const count = countCpuPer(
     {
       front_end: () => cpuSeconds([p.frontEnd ?? process.pid]),
       postgres: () => postgres.seconds(),
@@ -412,13 +400,14 @@ async function main(): Promise<void> {
     // enough tasks for 3,000 labels/s (floor: 3 labels per task; gateway: 3 or more) over a phase and its warm-up
     const tasksPerPhase = 1000 * (seconds + 2);
     const pairs: { floor: ClosedResult; gateway: ClosedResult; ratio: number }[] = [];
+    const statePool = pool;
     let measuredRuns = 0;
     /** vacuumBetweenRuns before every measured run but the first */
-    const vacuumIfNotFirst = async (db: Pool, what: string) => {
-      if (measuredRuns++ > 0) log(`vacuum before ${what}: ${await vacuumBetweenRuns(db)} ms`);
+    const vacuumIfNotFirst = async (what: string) => {
+      if (measuredRuns++ > 0) log(`vacuum before ${what}: ${await vacuumBetweenRuns(statePool)} ms`);
     };
     for (let run = 1; run <= (httpPhases ? runs : 0); run++) {
-      await vacuumIfNotFirst(pool, `closed loop run ${run}`);
+      await vacuumIfNotFirst(`closed loop run ${run}`);
       await submitOpenTasks(base, floorCustomer.key, tasksPerPhase);
       await closedLoop(floor.port, labelers, 2);
       const f = await closedLoop(floor.port, labelers, seconds, { server: [floor.child.pid ?? 0], database: target.database });
@@ -446,7 +435,6 @@ async function main(): Promise<void> {
     const rate = reduced ? Math.max(10, Math.floor((gatewayMax * 0.8) / 10) * 10) : targetRate;
     log(`consensus lag at ${rate} labels/s${reduced ? ` (80% of the closed-loop ${gatewayMax}/s, below 1.25 x ${targetRate})` : ""}`);
 
-    const statePool = pool;
     /** One open-loop run at `atRate` with `cycle`, then the lag of the tasks it decided (after its first 2 s). */
     const workerPids = {
       database: target.database,
@@ -455,7 +443,7 @@ async function main(): Promise<void> {
     };
     const lagRun = async (cycle: Cycle, atRate: number, frontEnd: number | undefined): Promise<LagRun> => {
       await submitOpenTasks(base, customer.key, Math.ceil((atRate * (lagSeconds + 2)) / 2));
-      await vacuumIfNotFirst(statePool, "the open loop");
+      await vacuumIfNotFirst("the open loop");
       log(`open loop: ${atRate} claim+label pairs/s for ${lagSeconds} s`);
       const cpu = countOpenLoopCpu({ ...workerPids, frontEnd });
       const open = await openLoop(cycle, labelers, atRate, lagSeconds);

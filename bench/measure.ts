@@ -172,6 +172,21 @@ export function machineCpu(): { busy: number; total: number } {
   return { busy: (total - idle) / CLK_TCK, total: total / CLK_TCK };
 }
 
+/**
+ * Starts counting the CPU of each named source (a cumulative reading in seconds, e.g. `cpuSeconds` of some
+ * pids, `CpuTracker.seconds`, `machineCpu().busy`); the returned function gives each source's CPU ms per unit
+ * of work done since then (`units`: labels recorded, calls answered; at least 1), rounded to `digits`.
+ */
+export function countCpuPer<K extends string>(sources: Record<K, () => number>, digits: number): (units: number) => Record<K, number> {
+  const keys = Object.keys(sources) as K[];
+  const at0 = keys.map((k) => sources[k]());
+  return (units) =>
+    Object.fromEntries(keys.map((k, i) => [k, round(((sources[k]() - (at0[i] as number)) * 1000) / Math.max(1, units), digits)])) as Record<
+      K,
+      number
+    >;
+}
+
 /** A progress line of a benchmark, on stderr (stdout is its JSON summary). */
 export function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
