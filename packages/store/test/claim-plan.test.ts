@@ -8,18 +8,11 @@
 
 import { randomBytes } from "node:crypto";
 import { runId, testDatabaseUrl } from "../../../test/env";
+import { type PlanNode, planNodes } from "../../../test/plans";
 import { createDb, type Db } from "../src/database";
 import { labelingStore, lockAndClaim } from "../src/labeling";
 import { dropDatabase, migrateDatabase } from "../src/migrate";
 import { withDatabase } from "../src/url";
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
 const url = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_plan_${randomBytes(3).toString("hex")}`);
 let db: Db;
@@ -61,7 +54,7 @@ it("walks the open tasks in order by index, with no scan and sort of every open 
   const sql = lockAndClaim(`clm_plan_${randomBytes(4).toString("hex")}`, "lbl_007", undefined, [], 60);
   const { rows } = await db.pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql.text}`, sql.values);
   const plan = rows[0]?.["QUERY PLAN"][0]?.Plan as PlanNode;
-  const taskScans = nodes(plan).filter((n) => n["Relation Name"] === "tasks");
+  const taskScans = planNodes(plan).filter((n) => n["Relation Name"] === "tasks");
   // the two open statuses walk (status, created_at); a gold candidate walks the space's gold tasks
   const walks = ["tasks_status_created_at_idx", "tasks_label_space_id_gold_idx"];
   expect(taskScans.filter((n) => n["Index Name"] === "tasks_status_created_at_idx")).toHaveLength(2);

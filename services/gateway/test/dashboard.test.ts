@@ -21,6 +21,7 @@ import {
   usageByMonthSql,
   usageDaysSql,
 } from "@labelgate/store";
+import { type PlanNode, planNodes } from "../../../test/plans";
 import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody, useSystem } from "../../../test/system";
 
 interface TaskItem {
@@ -374,17 +375,6 @@ describe("dashboard routes", () => {
 
 // --- plans on a large customer --------------------------------------------------------------------
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 describe("every dashboard and billing statement is an index range scan on 100,000 tasks", () => {
   let sys: System;
   const BIG = "cust_bigdashboard";
@@ -465,7 +455,7 @@ describe("every dashboard and billing statement is an index range scan on 100,00
     for (const [name, sql] of statements) {
       const rows = await sys.db.prisma.$queryRaw<{ "QUERY PLAN": { Plan: PlanNode }[] }[]>(Prisma.sql`EXPLAIN (FORMAT JSON) ${sql}`);
       const plan = rows[0]?.["QUERY PLAN"][0]?.Plan as PlanNode;
-      const all = nodes(plan);
+      const all = planNodes(plan);
       const seq = all.filter((n) => n["Node Type"] === "Seq Scan" && ["tasks", "labels", "deliveries"].includes(n["Relation Name"] ?? ""));
       const indexes = all.flatMap((n) => (n["Index Name"] ? [n["Index Name"]] : []));
       report.push(`${name}: ${seq.length > 0 ? "SEQ SCAN" : "ok"} (${[...new Set(indexes)].join(", ")})`);
