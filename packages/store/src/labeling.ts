@@ -8,6 +8,9 @@
  * decision rule; any number for a gold task). A gold task is claimable only while its reservation lasts or
  * its customer has quota left (it never finishes, so it must not run past the quota). Expired claims stop
  * counting by themselves (`expires_at`), which returns their slot; a released claim (skip) returns it at once.
+ * While live claims hold every slot, the task's `slots_full_until` says until when (the earliest expiry among
+ * them): the claim that fills the last slot sets it, a label recomputes it with the task's new cap, a release
+ * clears it. Generic claims pass such a task on that column alone (`SLOTS_MAY_BE_FREE`); it is never the check.
  *
  * Gold tasks are served mixed among the others: a generic claim finds the oldest claimable task (never a
  * gold one), then, with probability `gold_rate` of its customer (default 0.1), the oldest gold task of the
@@ -92,6 +95,24 @@ function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
 }
 
 /**
+ * SQL condition on task `t` of a generic claim's walk: its slots may not all be held. `slots_full_until`
+ * (set while live claims hold every slot, to the earliest expiry among them) lets the walk pass a full task
+ * on its own row instead of three index lookups in `claimable`. Only a hint: `claimable` stays the check.
+ */
+const SLOTS_MAY_BE_FREE = Prisma.sql`(t.slots_full_until IS NULL OR t.slots_full_until <= now())`;
+
+/**
+ * SQL value of a task's `slots_full_until` after a write under its row lock: when its live claims (those in
+ * `leaving` excepted: claims this statement labels) number at least `cap`, the earliest expiry among them;
+ * otherwise null. The statement's snapshot sees the transaction's earlier statements (the claim just made).
+ */
+function slotsFullUntil(taskId: Prisma.Sql, cap: Prisma.Sql, leaving: string[]): Prisma.Sql {
+  return Prisma.sql`(
+    SELECT CASE WHEN count(*) >= ${cap} THEN min(c.expires_at) END FROM claims c
+    WHERE c.task_id = ${taskId} AND c.status = 'active' AND c.expires_at > now() AND c.id <> ALL(${leaving}::text[]))`;
+}
+
+/**
  * Statement 1 of a claim: locks the task row and inserts a tentative claim on it. A named task is locked
  * waiting for its lock (whatever its state: the next statement decides); a generic claim takes the oldest
  * task that looks claimable in this statement's snapshot and is not locked by anyone (`SKIP LOCKED`), or,
@@ -119,7 +140,7 @@ export function lockAndClaim(
           (status) => Prisma.sql`${Prisma.raw(status)} AS (
             SELECT t.id, t.created_at, t.label_space_id, t.customer_id FROM tasks t
             WHERE t.status = ${Prisma.raw(`'${status}'`)} AND t.claim_cap > 0 AND t.gold_label IS NULL AND t.id <> ALL(${skip}::text[])
-              AND ${claimable(labelerId, claimId)}
+              AND ${SLOTS_MAY_BE_FREE} AND ${claimable(labelerId, claimId)}
             ORDER BY t.created_at
             LIMIT 1
             FOR UPDATE OF t SKIP LOCKED)`,
@@ -136,7 +157,7 @@ export function lockAndClaim(
       gold AS (
         SELECT t.id FROM tasks t
         WHERE (SELECT gold FROM draw) AND t.label_space_id = (SELECT label_space_id FROM regular) AND t.gold_label IS NOT NULL
-          AND t.id <> ALL(${skip}::text[]) AND ${claimable(labelerId, claimId)}
+          AND t.id <> ALL(${skip}::text[]) AND ${SLOTS_MAY_BE_FREE} AND ${claimable(labelerId, claimId)}
         ORDER BY t.created_at
         LIMIT 1
         FOR UPDATE OF t SKIP LOCKED)
@@ -163,7 +184,11 @@ function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
       FROM claims m JOIN tasks t ON t.id = m.task_id
       WHERE m.id = ${claimId}
     ),
-    withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok))
+    withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok)),
+    filled AS (
+      UPDATE tasks t SET slots_full_until = ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])}
+      WHERE t.id = (SELECT task_id FROM checked WHERE ok)
+    )
     SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
 }
 
@@ -386,7 +411,12 @@ function labelWriteSql(
       UPDATE tasks t SET status = u.status::"TaskStatus", labels_collected = u.labels_collected, label_counts = u.label_counts,
         claim_cap = u.claim_cap, last_label_id = u.last_label_id, last_label_at = (SELECT created_at FROM ins WHERE ins.id = u.last_label_id),
         consensus_label = COALESCE(u.consensus_label, t.consensus_label), confidence = COALESCE(u.confidence, t.confidence),
-        resolution = COALESCE(u.resolution::"Resolution", t.resolution), posterior = COALESCE(u.posterior, t.posterior), updated_at = now()
+        resolution = COALESCE(u.resolution::"Resolution", t.resolution), posterior = COALESCE(u.posterior, t.posterior), updated_at = now(),
+        slots_full_until = CASE WHEN u.claim_cap > 0 THEN ${slotsFullUntil(
+          Prisma.sql`t.id`,
+          Prisma.sql`u.claim_cap`,
+          labels.map((l) => l.claimId),
+        )} END
       FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb)
         AS u(id text, status text, labels_collected int, label_counts jsonb, claim_cap int, last_label_id text,
              consensus_label text, confidence float8, resolution text, posterior jsonb)
@@ -621,10 +651,12 @@ export function labelingStore(db: Db) {
      * @throws ApiError claimNotFound (no such claim of this labeler) | claimAlreadyLabeled
      */
     async release(labelerId: string, claimId: string): Promise<void> {
-      const [rows] = await transactionRows<[{ status: string }]>(pool, [
+      const [, rows] = await transactionRows<[object, { status: string }]>(pool, [
+        Prisma.sql`SELECT t.id FROM tasks t WHERE t.id = (SELECT task_id FROM claims WHERE id = ${claimId} AND labeler_id = ${labelerId}) FOR UPDATE`,
         Prisma.sql`
-          WITH c AS (SELECT id, status::text AS status FROM claims WHERE id = ${claimId} AND labeler_id = ${labelerId}),
-          released AS (UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE id IN (SELECT id FROM c WHERE status = 'active'))
+          WITH c AS (SELECT id, task_id, status::text AS status FROM claims WHERE id = ${claimId} AND labeler_id = ${labelerId}),
+          released AS (UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE id IN (SELECT id FROM c WHERE status = 'active')),
+          freed AS (UPDATE tasks SET slots_full_until = NULL WHERE id IN (SELECT task_id FROM c WHERE status = 'active') AND slots_full_until IS NOT NULL)
           SELECT status FROM c`,
       ]);
       const claim = rows[0];

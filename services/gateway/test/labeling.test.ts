@@ -92,6 +92,11 @@ async function claimCapOf(s: System, taskId: string): Promise<number> {
   return (await s.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).claimCap;
 }
 
+/** The task's `slots_full_until` hint (labeling.ts): set while live claims hold every slot. */
+async function slotsFullUntilOf(s: System, taskId: string): Promise<Date | null> {
+  return (await s.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).slotsFullUntil;
+}
+
 describe("POST /v1/labeling/claims", () => {
   it("claims a named task: 201 with the claim, the task's data and an expiry 10 minutes ahead", async () => {
     const c = await registerCustomer(sys);
@@ -284,6 +289,28 @@ describe("claim invariants", () => {
       resolution: "max_labels",
     });
   });
+
+  it("a label keeps the task full while the remaining claims hold the new cap; a release frees it at once", async () => {
+    const c = await registerCustomer(sys);
+    const taskId = await createTask(sys, c.key, { consensus_threshold: 2 });
+    const [a, b, d] = (await createLabelers(sys, 3)) as [Labeler, Labeler, Labeler];
+    const ca = await claim(sys, a.key, { task_id: taskId });
+    const cb = await claim(sys, b.key, { task_id: taskId });
+    expect(await slotsFullUntilOf(sys, taskId)).not.toBeNull(); // 2 live claims, cap 2
+    // one cat: the cap is 1, and b's live claim holds it
+    expect((await labelClaim(sys, a.key, ca.body.claim_id, "cat")).status).toBe(201);
+    expect(await claimCapOf(sys, taskId)).toBe(1);
+    expect((await slotsFullUntilOf(sys, taskId))?.toISOString()).toBe(cb.body.expires_at);
+    expect((await claim(sys, d.key, { task_id: taskId })).status).toBe(204);
+    expect((await sys.api("DELETE", `/v1/labeling/claims/${cb.body.claim_id}`, { token: b.key })).status).toBe(204);
+    expect(await slotsFullUntilOf(sys, taskId)).toBeNull();
+    const cd = await claim(sys, d.key, { task_id: taskId });
+    expect(cd.body.task_id).toBe(taskId);
+    // d's claim fills the one slot again; its label decides the task, which clears the hint
+    expect(await slotsFullUntilOf(sys, taskId)).not.toBeNull();
+    expect((await labelClaim(sys, d.key, cd.body.claim_id, "cat")).body.labels_needed).toBe(0);
+    expect(await slotsFullUntilOf(sys, taskId)).toBeNull();
+  });
 });
 
 describe("DELETE /v1/labeling/claims/{claim_id} (skip)", () => {
@@ -323,6 +350,20 @@ describe("DELETE /v1/labeling/claims/{claim_id} (skip)", () => {
     expect(labeled.status).toBe(409);
     expect(labeled.body).toMatchObject({ error: "claim already labeled" });
     expect(await sys.db.prisma.claim.findUniqueOrThrow({ where: { id: held.body.claim_id } })).toMatchObject({ status: "labeled" });
+  });
+
+  it("a release and a label of the same claim at once: exactly one succeeds, and the claim says which", async () => {
+    for (let i = 0; i < 10; i++) {
+      const { l, cl } = await claimedTask();
+      expect(cl.status).toBe(201);
+      const [released, labeled] = await Promise.all([
+        sys.api("DELETE", `/v1/labeling/claims/${cl.body.claim_id}`, { token: l.key }),
+        labelClaim(sys, l.key, cl.body.claim_id, "cat"),
+      ]);
+      expect([released.status, labeled.status].sort()).toEqual(labeled.status === 201 ? [201, 409] : [204, 409]);
+      const row = await sys.db.prisma.claim.findUniqueOrThrow({ where: { id: cl.body.claim_id } });
+      expect(row.status).toBe(labeled.status === 201 ? "labeled" : "expired");
+    }
   });
 });
 
@@ -462,6 +503,40 @@ describe("claim expiry", () => {
     // The second claim may itself have expired (1 s TTL) before the label: both outcomes are coherent.
     if (res.status === 201) expect(res.body.task_id).toBe(taskId);
     else expect(res.body).toEqual({ error: "claim expired" });
+  });
+});
+
+describe("generic claims pass full tasks (slots_full_until)", () => {
+  // A system of its own: generic claims here must meet only this describe's tasks.
+  let own: System;
+  beforeAll(async () => {
+    own = await startSystem({ claimTtlSeconds: 3, workers: false, isolatedDatabase: true });
+  });
+  afterAll(() => own.close());
+
+  const hintOf = (taskId: string) => slotsFullUntilOf(own, taskId);
+
+  it("the claim that fills the last slot marks the task full until that claim expires; then it is served again", async () => {
+    const c = await registerCustomer(own);
+    const older = await createTask(own, c.key, { consensus_threshold: 1 });
+    const newer = await createTask(own, c.key, { consensus_threshold: 1 });
+    const [a, b, d] = (await createLabelers(own, 3)) as [Labeler, Labeler, Labeler];
+    const first = await claim(own, a.key);
+    expect(first.body.task_id).toBe(older);
+    expect((await hintOf(older))?.toISOString()).toBe(first.body.expires_at);
+    expect(await hintOf(newer)).toBeNull();
+    expect((await claim(own, b.key)).body.task_id).toBe(newer);
+    expect((await claim(own, d.key)).status).toBe(204);
+    // a's claim expires at the hint: the slot returns by itself
+    const served = await eventually(
+      async () => {
+        const res = await claim(own, d.key);
+        return res.status === 201 ? res : undefined;
+      },
+      10_000,
+      "the expired claim's slot",
+    );
+    expect(served.body.task_id).toBe(older);
   });
 });
 

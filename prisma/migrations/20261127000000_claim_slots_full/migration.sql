@@ -1,0 +1,11 @@
+-- A hint for the generic claim's walk (packages/store/src/labeling.ts, docs/decisions.md "Claims").
+--
+-- While live claims hold every slot of an open task, slots_full_until is when the earliest of them expires.
+-- The claim that fills the last slot sets it, and a label or a release on the task clears it. A generic claim
+-- walks the open tasks oldest first, and under load the oldest are the ones whose slots are all held. Each of
+-- them cost the walk three index lookups (the labeler's claims, the labeler's exclusion, the count of live
+-- claims). With the hint a full task is passed on a column of its own row. The hint only ever skips tasks
+-- that are really full: the live-claim count stays the check, and an expired claim frees its slot at
+-- slots_full_until, as before. Not indexed, so setting and clearing it keep the update HOT.
+-- (No semicolon in these comments: the migration engine splits the script at every one.)
+ALTER TABLE "tasks" ADD COLUMN "slots_full_until" TIMESTAMPTZ(3);
