@@ -1,6 +1,6 @@
 /**
  * `pnpm bench:labels [--seconds 10] [--runs 3] [--labelers 200] [--rate 1000] [--lag-seconds 15]
- *   [--existing-tasks 0] [--log-level info] [--pipeline-only]`
+ *   [--existing-tasks 0] [--log-level info] [--pipeline-only] [--hold-ms 0]`
  *
  * Recorded labels per second through claims and labels (../shared/DESIGN.md §4: `POST /v1/labeling/claims`, then
  * `POST /v1/labeling/claims/{id}/label`), with `--labelers` concurrent labelers (one key each, created with
@@ -23,7 +23,9 @@
  *      consensus worker, settlement, ledger and webhook delivery are the real processes. On a 2-core machine
  *      1,000 claim+label requests/s over HTTP cannot be offered (even the floor makes ~800), so this is
  *      where the target of the consensus pipeline (p99 < 250 ms at 1,000 labels/s) is judged. Same lag query.
- *      `--pipeline-only` runs this phase alone (no closed loop, no HTTP lag runs).
+ *      `--pipeline-only` runs this phase alone (no closed loop, no HTTP lag runs). `--hold-ms N` makes each
+ *      labeler hold its claim N ms before it labels (a person reads the item), so the oldest open tasks are
+ *      full ones, as under a real workforce; the default 0 is the fifth pass's measure.
  *  Every open-loop run of (b) and (c) also reports its CPU ms per recorded label by process (front end,
  *  Postgres backends, consensus worker, webhook worker, Redis server), counted from its first pair until its
  *  last decided task is settled: the fifth pass's measure of a label's cost (docs/benchmarks.md).
@@ -221,16 +223,18 @@ async function openLoop(cycle: Cycle, labelers: Labeler[], rate: number, seconds
  * `labeling.label`, then the settlement enqueue of a deciding label) in this process. A refusal or a failed
  * enqueue counts as an error, as a non-2xx does.
  */
-function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: number): Cycle {
+function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: number, holdMs: number): Cycle {
   return async (labeler, stats) => {
     const t0 = nowMs();
     const claim = await store.labeling.claim(labeler.id, undefined, claimTtlSeconds);
-    const t1 = nowMs();
-    stats.claimMs.push(t1 - t0);
+    stats.claimMs.push(nowMs() - t0);
     if (!claim) {
       stats.empty++;
       return false;
     }
+    // the labeler reads the item: its claim holds a slot meanwhile (a modelled delay, not a wait for state)
+    if (holdMs > 0) await sleep(holdMs);
+    const t1 = nowMs();
     const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, Math.random() < 0.85 ? "cat" : "dog");
     if (decided) await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id });
     stats.labelMs.push(nowMs() - t1);
@@ -361,6 +365,7 @@ async function main(): Promise<void> {
       "existing-tasks": { type: "string", default: "0" },
       "pipeline-only": { type: "boolean", default: false },
       "log-level": { type: "string", default: "info" },
+      "hold-ms": { type: "string", default: "0" },
     },
     strict: true,
   });
@@ -369,6 +374,7 @@ async function main(): Promise<void> {
   const labelerCount = positiveInt(values.labelers, "labelers");
   const targetRate = positiveInt(values.rate, "rate");
   const lagSeconds = positiveInt(values["lag-seconds"], "lag-seconds");
+  const holdMs = values["hold-ms"] === "0" ? 0 : positiveInt(values["hold-ms"], "hold-ms");
   const existingTasks = values["existing-tasks"] === "0" ? 0 : positiveInt(values["existing-tasks"], "existing-tasks");
   const logLevel = values["log-level"] ?? "info";
   const httpPhases = !values["pipeline-only"];
@@ -496,7 +502,7 @@ async function main(): Promise<void> {
     const pipelineRuns: LagRun[] = [];
     try {
       for (let run = 1; run <= runs; run++) {
-        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS), targetRate, undefined));
+        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS, holdMs), targetRate, undefined));
         log(`pipeline lag run ${run}: ${JSON.stringify(pipelineRuns.at(-1))}`);
       }
     } finally {
@@ -544,6 +550,7 @@ async function main(): Promise<void> {
         rate: targetRate,
         seconds: lagSeconds,
         front_end: "store.labeling claim + label + settlement enqueue in the bench process (no HTTP)",
+        hold_ms: holdMs,
         runs: pipelineRuns,
         median: lagMedian(pipelineRuns),
         target_p99_ms: 250,
