@@ -175,7 +175,8 @@ export function lockAndClaim(
 /**
  * Statement 2 of a claim, under the task lock with a fresh snapshot: re-checks that the task was claimable
  * without the tentative claim, withdraws (deletes) the claim if it was not, and returns the task's data. A
- * withdrawn claim was never visible to any other transaction.
+ * withdrawn claim was never visible to any other transaction. A kept claim that fills the task's last slot
+ * sets `slots_full_until`; the task row is written only when that value changes.
  */
 function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
   return Prisma.sql`
@@ -188,6 +189,7 @@ function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
     filled AS (
       UPDATE tasks t SET slots_full_until = ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])}
       WHERE t.id = (SELECT task_id FROM checked WHERE ok)
+        AND ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])} IS DISTINCT FROM t.slots_full_until
     )
     SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
 }
