@@ -181,15 +181,15 @@ export function lockAndClaim(
 function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
   return Prisma.sql`
     WITH checked AS (
-      SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok
+      SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok,
+             t.slots_full_until AS slots_was, ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])} AS slots_until
       FROM claims m JOIN tasks t ON t.id = m.task_id
       WHERE m.id = ${claimId}
     ),
     withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok)),
     filled AS (
-      UPDATE tasks t SET slots_full_until = ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])}
-      WHERE t.id = (SELECT task_id FROM checked WHERE ok)
-        AND ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])} IS DISTINCT FROM t.slots_full_until
+      UPDATE tasks t SET slots_full_until = c.slots_until
+      FROM checked c WHERE t.id = c.task_id AND c.ok AND c.slots_until IS DISTINCT FROM c.slots_was
     )
     SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
 }
