@@ -17,7 +17,7 @@
 import { parseArgs } from "node:util";
 import { createStore, migrateDatabase } from "@labelgate/store";
 import { benchTarget, tearDown } from "./bench-lib";
-import { CpuTracker, latencySummary, log, nowMs, positiveInt, postgresBackends, round } from "./measure";
+import { CpuTracker, countCpuPer, latencySummary, log, nowMs, positiveInt, postgresBackends } from "./measure";
 
 interface Case {
   held: number;
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
                      WHERE id IN (SELECT DISTINCT task_id FROM claims WHERE id LIKE 'clm_held_%')`);
             await q("VACUUM (ANALYZE) tasks, claims");
             const latencies: number[] = [];
-            const cpuBefore = postgres.seconds();
+            const countCpu = countCpuPer({ postgres: () => postgres.seconds() }, 3);
             for (let i = 0; i < claims; i++) {
               const labelerId = `lbl_${String(HOLDERS + i).padStart(4, "0")}`;
               const started = nowMs();
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
               await store.labeling.release(labelerId, claim.claim_id);
               latencies.push(nowMs() - started);
             }
-            const cpu = postgres.seconds() - cpuBefore;
+            const cpu = countCpu(claims);
             const summary = latencySummary(latencies);
             const result: Case = {
               held,
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
               claims,
               p50_ms: summary.p50_ms,
               p99_ms: summary.p99_ms,
-              postgres_cpu_ms_per_claim: round((cpu * 1000) / claims, 3),
+              postgres_cpu_ms_per_claim: cpu.postgres,
             };
             cases.push(result);
             log(`case ${JSON.stringify(result)}`);
