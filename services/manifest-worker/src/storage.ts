@@ -6,13 +6,11 @@
  * Errors a retry cannot fix (bad credentials, missing object or bucket, 4xx) are `PermanentStorageError`.
  */
 
-import { Agent as HttpAgent } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
 import { Readable } from "node:stream";
 import { GetObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { Storage } from "@google-cloud/storage";
-import { checkOutboundUrl, guardedLookup, outboundDispatcher, type Resolver } from "@labelgate/core";
+import { checkOutboundUrl, outboundAgents, outboundDispatcher, type Resolver } from "@labelgate/core";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { type Dispatcher, request } from "undici";
 
@@ -40,12 +38,12 @@ export interface StorageOptions {
 
 /**
  * The storage options of a process: https manifests read through an `outboundDispatcher`, and S3 clients of
- * custom endpoints (credentials.endpoint) on agents whose lookup is `guardedLookup`, so the address every
+ * custom endpoints (credentials.endpoint) on `outboundAgents`, so the address every
  * connection really uses is checked (../shared/DESIGN.md §9), not only the one a check before the request
  * resolved (a host that changes its answer between the two would otherwise reach internal addresses).
  */
 export function storageOptions(options: { allowPrivateUrls: boolean; gcsApiEndpoint?: string; resolve?: Resolver }): StorageOptions {
-  const lookup = guardedLookup({ allowPrivate: options.allowPrivateUrls, resolve: options.resolve });
+  const agents = outboundAgents({ allowPrivate: options.allowPrivateUrls, resolve: options.resolve });
   return {
     allowPrivateUrls: options.allowPrivateUrls,
     gcsApiEndpoint: options.gcsApiEndpoint,
@@ -57,8 +55,8 @@ export function storageOptions(options: { allowPrivateUrls: boolean; gcsApiEndpo
       connections: 8,
     }),
     s3Handler: new NodeHttpHandler({
-      httpAgent: new HttpAgent({ keepAlive: true, lookup }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+      httpAgent: agents.http,
+      httpsAgent: agents.https,
     }),
   };
 }
