@@ -262,6 +262,40 @@ describe("the SDK against a running gateway", () => {
     await rejection(customer.webhooks.delete("whk_nope"), NotFoundError);
   });
 
+  it("a claim whose answer was lost is retried with its generated Idempotency-Key: the same claim, one slot", async () => {
+    // the next tests' generic claims must find their own tasks: these two are canceled at the end
+    const mine: string[] = [];
+    for (const n of [1, 2])
+      mine.push((await customer.tasks.create(task({ data_url: `https://images.example/lost-answer-${n}.jpg` }))).task_id);
+    const created = await admin.admin.createLabeler("Lost answer");
+    const sent: (string | null)[] = [];
+    // the gateway answers the first claim, and the answer is lost on the way back
+    const lossy: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (!String(input).endsWith("/v1/labeling/claims")) return res;
+      sent.push(new Headers(init?.headers).get("idempotency-key"));
+      if (sent.length > 1) return res;
+      await res.arrayBuffer();
+      throw new TypeError("fetch failed: the answer was lost");
+    };
+    const labeler = new LabelgateClient({ baseUrl: sys.baseUrl, labelerKey: created.api_key, fetch: lossy, initialBackoffMs: 10 });
+    const claim = await labeler.labeling.claim();
+    expect(claim).not.toBeNull();
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(/^sdk_/);
+    expect(sent[1]).toBe(sent[0]);
+    const rows = await sys.db.prisma.claim.findMany({ where: { labelerId: created.labeler_id } });
+    expect(rows.map((r) => r.id)).toEqual([claim?.claim_id]);
+    // an explicit key: the same claim again; naming its task: the same claim
+    const key = `claim-${randomBytes(4).toString("hex")}`;
+    const keyed = await labeler.labeling.claim(undefined, { idempotencyKey: key });
+    expect(keyed?.task_id).not.toBe(claim?.task_id);
+    expect(await labeler.labeling.claim(undefined, { idempotencyKey: key })).toEqual(keyed);
+    expect(await labeler.labeling.claim(keyed?.task_id, { idempotencyKey: key })).toEqual(keyed);
+    for (const c of [claim, keyed]) if (c) await labeler.labeling.release(c.claim_id);
+    for (const id of mine) await customer.tasks.cancel(id);
+  });
+
   it("manifest jobs: create, list, get, export as lines and to a file", async () => {
     const lines = [
       JSON.stringify({ data_url: "https://img.example/1.jpg", sku: "a" }),

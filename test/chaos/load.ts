@@ -199,8 +199,8 @@ export class Load {
 
   /**
    * Feeds an item's answers (recorded order) through claims and labels until the task needs no more
-   * labels. A worker whose claim is refused (204: its earlier claim still holds, or no slot free) is
-   * tried again in the next round.
+   * labels. A worker whose claim is refused (204: no slot free) is tried again in the next round; one
+   * whose earlier claim still holds gets that claim back (201) and labels it.
    */
   async labelTask(customer: Customer, taskId: string, it: Item): Promise<void> {
     const done = new Set<string>();

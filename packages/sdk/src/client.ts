@@ -374,7 +374,11 @@ export class LabelingApi extends Namespace {
 
   /**
    * Claims a task: the named one, or the oldest open task this labeler may label. Resolves to null when
-   * nothing is open for this labeler (HTTP 204). @throws NotFoundError `task not found`, ValidationError
+   * nothing is open for this labeler (HTTP 204). Retry-safe: `options.idempotencyKey` is sent as
+   * `Idempotency-Key` (the same labeler and key get the same claim back while it is live); with retries on
+   * and no key given, one is generated, so a retried claim never takes a second slot. Naming a task this
+   * labeler already holds a live claim on returns that claim.
+   * @throws NotFoundError `task not found`, ValidationError, UnprocessableError (the key's live claim is of another task)
    */
   async claim(taskId?: string, options?: RequestOptions): Promise<Claim | null> {
     const r = await this.ctx.withStatus<Claim | undefined>({
@@ -382,7 +386,7 @@ export class LabelingApi extends Namespace {
       route: "/v1/labeling/claims",
       body: taskId === undefined ? {} : { task_id: taskId },
       auth: this.auth,
-      options,
+      options: this.ctx.keyed(options, undefined),
     });
     return r.status === 204 || r.data === undefined ? null : r.data;
   }

@@ -7,7 +7,8 @@
  *   no effect.
  * - 503 and connection failures (refused, reset, per-attempt timeout) are retried only for requests that
  *   are safe to repeat: GET/HEAD/PUT/DELETE, routes marked idempotent, and requests carrying an
- *   `Idempotency-Key` (the client gives POST /v1/tasks and /v1/tasks/batch one when retries are on).
+ *   `Idempotency-Key` (the client gives POST /v1/tasks, /v1/tasks/batch and /v1/labeling/claims one when
+ *   retries are on).
  *   A call may override this with `retry: true` (the caller accepts a possible duplicate) or `retry: false`.
  * - The wait honors `Retry-After` (delta seconds or an HTTP date) when sent; a Retry-After longer than
  *   `maxRetryAfterMs` is not waited for (the error is thrown at once). Otherwise capped exponential
@@ -84,7 +85,7 @@ export interface RequestOptions {
    * (the caller accepts a possible duplicate); `false`: never retry. Default: retry only safe requests.
    */
   retry?: boolean;
-  /** sent as `Idempotency-Key` (POST /v1/tasks and /v1/tasks/batch; the header wins over the body field) */
+  /** sent as `Idempotency-Key` (POST /v1/tasks, /v1/tasks/batch, where the header wins over the body field, and /v1/labeling/claims) */
   idempotencyKey?: string;
   /** extra headers (e.g. `X-Request-Id`) */
   headers?: Record<string, string>;

@@ -44,7 +44,7 @@ import { assertTransition, type TaskStatus } from "./lifecycle";
 import { chargeSql } from "./quota";
 import { exclusionSettingsOf, qualitySettingsOf } from "./settings";
 import { scoringModelOf } from "./spaces";
-import { transactionRows, withTransaction } from "./sql";
+import { queryRows, transactionRows, withTransaction } from "./sql";
 import type { TaskPolicyColumns } from "./tasks";
 
 const OPEN = statusIn("t.status", OPEN_TASK_STATUSES);
@@ -132,6 +132,7 @@ export function lockAndClaim(
   taskId: string | undefined,
   skip: string[],
   ttlSeconds: number,
+  idempotencyKey?: string,
 ): Prisma.Sql {
   const target = taskId
     ? Prisma.sql`SELECT t.id FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`
@@ -164,12 +165,49 @@ export function lockAndClaim(
       SELECT id FROM gold
       UNION ALL
       SELECT id FROM regular WHERE NOT EXISTS (SELECT 1 FROM gold)`;
+  if (idempotencyKey === undefined) {
+    return Prisma.sql`
+      WITH target AS (${target})
+      INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
+      SELECT ${claimId}, target.id, ${labelerId}, 'active'::"ClaimStatus", now() + make_interval(secs => ${ttlSeconds})
+      FROM target
+      RETURNING task_id`;
+  }
+  // a keyed claim: nothing is inserted when the labeler's active claim of this key exists (or is being
+  // committed by a concurrent request: the insert waits for it), and the caller then returns that claim
   return Prisma.sql`
     WITH target AS (${target})
-    INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
-    SELECT ${claimId}, target.id, ${labelerId}, 'active'::"ClaimStatus", now() + make_interval(secs => ${ttlSeconds})
+    INSERT INTO claims (id, task_id, labeler_id, status, expires_at, idempotency_key)
+    SELECT ${claimId}, target.id, ${labelerId}, 'active'::"ClaimStatus", now() + make_interval(secs => ${ttlSeconds}), ${idempotencyKey}
     FROM target
+    ON CONFLICT (labeler_id, idempotency_key) WHERE idempotency_key IS NOT NULL AND status = 'active' DO NOTHING
     RETURNING task_id`;
+}
+
+/** The columns of a claim as `ClaimResult` needs them, for a claim `c` joined with its task `t`. */
+const CLAIM_COLUMNS = Prisma.sql`c.id AS claim_id, c.task_id, c.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options`;
+
+interface StoredClaimRow {
+  claim_id: string;
+  task_id: string;
+  expires_at: Date;
+  task_type: string;
+  data_url: string;
+  job_id: string | null;
+  question: string;
+  options: string[];
+}
+
+function claimResultOf(row: StoredClaimRow): ClaimResult {
+  return {
+    claim_id: row.claim_id,
+    task_id: row.task_id,
+    task_type: row.task_type,
+    data_url: row.data_url,
+    label_spec: { question: row.question, options: row.options },
+    expires_at: row.expires_at.toISOString(),
+    job_id: row.job_id,
+  };
 }
 
 /**
@@ -211,6 +249,8 @@ interface ClaimAttempt {
   /** candidates that failed an earlier attempt's re-check */
   skip: string[];
   ttlSeconds: number;
+  /** the request's `Idempotency-Key`, stored on the claim */
+  idempotencyKey?: string;
 }
 
 interface ClaimAttemptResult {
@@ -477,7 +517,7 @@ export function labelingStore(db: Db) {
     const rows = await transactionRows<object[]>(
       pool,
       attempts.flatMap((a) => [
-        lockAndClaim(a.claimId, a.labelerId, undefined, a.skip, a.ttlSeconds),
+        lockAndClaim(a.claimId, a.labelerId, undefined, a.skip, a.ttlSeconds, a.idempotencyKey),
         confirmClaim(a.claimId, a.labelerId),
       ]),
     );
@@ -490,7 +530,7 @@ export function labelingStore(db: Db) {
   /** A named claim attempt: its own transaction (it waits for the task's lock, which a batch must not). */
   async function claimNamed(attempt: ClaimAttempt, taskId: string): Promise<ClaimAttemptResult> {
     const [locked, confirmed] = await transactionRows<[{ task_id: string }, ConfirmedRow]>(pool, [
-      lockAndClaim(attempt.claimId, attempt.labelerId, taskId, [], attempt.ttlSeconds),
+      lockAndClaim(attempt.claimId, attempt.labelerId, taskId, [], attempt.ttlSeconds, attempt.idempotencyKey),
       confirmClaim(attempt.claimId, attempt.labelerId),
     ]);
     return { candidate: locked[0]?.task_id, confirmed: confirmed[0] };
@@ -610,6 +650,42 @@ export function labelingStore(db: Db) {
     { key: (r) => r.claimId },
   );
 
+  /** The labeler's active claim made with `key` (unique, or none), and whether it is still live (not expired by time). */
+  async function claimOfKey(labelerId: string, key: string): Promise<{ claim: ClaimResult; live: boolean } | undefined> {
+    const rows = await queryRows<StoredClaimRow & { live: boolean }>(
+      pool,
+      Prisma.sql`
+        SELECT ${CLAIM_COLUMNS}, c.expires_at > now() AS live
+        FROM claims c JOIN tasks t ON t.id = c.task_id
+        WHERE c.labeler_id = ${labelerId} AND c.idempotency_key = ${key} AND c.status = 'active'`,
+    );
+    const row = rows[0];
+    return row ? { claim: claimResultOf(row), live: row.live } : undefined;
+  }
+
+  /** Marks a claim that expired by time `expired`: its key leaves the unique index and may claim again. */
+  async function expireClaim(claimId: string): Promise<void> {
+    await queryRows(
+      pool,
+      Prisma.sql`UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE id = ${claimId} AND status = 'active' AND expires_at <= now()`,
+    );
+  }
+
+  /** The labeler's live claim of a task (the oldest, should there be several), or undefined. */
+  async function heldClaim(labelerId: string, taskId: string): Promise<ClaimResult | undefined> {
+    const rows = await queryRows<StoredClaimRow>(
+      pool,
+      Prisma.sql`
+        SELECT ${CLAIM_COLUMNS}
+        FROM claims c JOIN tasks t ON t.id = c.task_id
+        WHERE c.task_id = ${taskId} AND c.labeler_id = ${labelerId} AND c.status = 'active' AND c.expires_at > now()
+        ORDER BY c.created_at, c.id
+        LIMIT 1`,
+    );
+    const row = rows[0];
+    return row ? claimResultOf(row) : undefined;
+  }
+
   return {
     /**
      * Claims the oldest open task for a labeler, or the named one. Returns undefined when nothing is open
@@ -617,31 +693,49 @@ export function labelingStore(db: Db) {
      * then re-checks under the lock with a fresh snapshot; generic attempts of concurrent requests share one
      * transaction, a named one has its own. A generic claim whose candidate fails the re-check tries the
      * next one, up to 8.
+     *
+     * Retry-safe (../shared/DESIGN.md §4): with `idempotencyKey`, the labeler's live claim made with that key
+     * is returned instead of a new one (found only when the insert stopped on it, so a first request costs
+     * no extra statement; a claim of the key that expired by time is marked expired and the key claims
+     * anew). Without one, a named task on which the labeler holds a live claim returns that claim. A live
+     * claim is neither labeled, released nor expired.
      * @param ttlSeconds how long the claim holds its slot
-     * @throws ApiError taskNotFound when `taskId` names no task.
+     * @throws ApiError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
+     * claim is of another task than `taskId`.
      */
-    async claim(labelerId: string, taskId: string | undefined, ttlSeconds: number): Promise<ClaimResult | undefined> {
+    async claim(
+      labelerId: string,
+      taskId: string | undefined,
+      ttlSeconds: number,
+      idempotencyKey?: string,
+    ): Promise<ClaimResult | undefined> {
       const skipped: string[] = [];
+      let keyFreed = false;
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const claimId = newId("claim");
-        const request: ClaimAttempt = { claimId, labelerId, skip: [...skipped], ttlSeconds };
+        const request: ClaimAttempt = { claimId, labelerId, skip: [...skipped], ttlSeconds, idempotencyKey };
         const { candidate, confirmed: row } = taskId ? await claimNamed(request, taskId) : await claimBatcher.call(request);
         if (!candidate || !row) {
+          if (idempotencyKey !== undefined) {
+            // the insert may have stopped on the key's claim
+            const keyed = await claimOfKey(labelerId, idempotencyKey);
+            if (keyed?.live) {
+              if (taskId !== undefined && keyed.claim.task_id !== taskId) throw new ApiError("idempotencyMismatch");
+              return keyed.claim;
+            }
+            if (keyed && !keyFreed) {
+              await expireClaim(keyed.claim.claim_id);
+              keyFreed = true;
+              continue;
+            }
+          }
           if (taskId) throw new ApiError("taskNotFound");
           return undefined;
         }
         if (row.ok) {
-          return {
-            claim_id: claimId,
-            task_id: row.task_id,
-            task_type: row.task_type,
-            data_url: row.data_url,
-            label_spec: { question: row.question, options: row.options },
-            expires_at: row.expires_at.toISOString(),
-            job_id: row.job_id,
-          };
+          return claimResultOf({ ...row, claim_id: claimId });
         }
-        if (taskId) return undefined;
+        if (taskId) return heldClaim(labelerId, taskId);
         skipped.push(candidate);
       }
       return undefined;

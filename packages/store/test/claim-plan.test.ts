@@ -50,8 +50,11 @@ afterAll(async () => {
   await dropDatabase(url);
 });
 
-it("walks the open tasks in order by index, with no scan and sort of every open task", async () => {
-  const sql = lockAndClaim(`clm_plan_${randomBytes(4).toString("hex")}`, "lbl_007", undefined, [], 60);
+it.each([
+  ["a claim", undefined],
+  ["a claim with an Idempotency-Key", "retry-key-1"],
+])("%s walks the open tasks in order by index, with no scan and sort of every open task", async (_what, key) => {
+  const sql = lockAndClaim(`clm_plan_${randomBytes(4).toString("hex")}`, "lbl_007", undefined, [], 60, key);
   const { rows } = await db.pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql.text}`, sql.values);
   const plan = rows[0]?.["QUERY PLAN"][0]?.Plan as PlanNode;
   const taskScans = planNodes(plan).filter((n) => n["Relation Name"] === "tasks");
@@ -59,6 +62,9 @@ it("walks the open tasks in order by index, with no scan and sort of every open 
   const walks = ["tasks_status_created_at_idx", "tasks_label_space_id_gold_idx"];
   expect(taskScans.filter((n) => n["Index Name"] === "tasks_status_created_at_idx")).toHaveLength(2);
   expect(taskScans.filter((n) => n["Node Type"] !== "Index Scan" || !walks.includes(n["Index Name"] ?? ""))).toEqual([]);
+  // a keyed insert stops on the labeler's active claim of the key: the partial unique index is its arbiter
+  const arbiters = (plan as PlanNode & { "Conflict Arbiter Indexes"?: string[] })["Conflict Arbiter Indexes"];
+  expect(arbiters).toEqual(key === undefined ? undefined : ["claims_labeler_id_idempotency_key_key"]);
 });
 
 it("claims the oldest task the labeler has not labeled, on the analyzed backlog", async () => {

@@ -531,13 +531,14 @@ export const ROUTES_BY_TAG: TagSection[] = [
   section("labeling", "Claims and labels (labeler keys).", "labeler", [
     op("post", "/v1/labeling/claims", "claimTask", "Claim a task to label", {
       description:
-        "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist. The claim names the task's `task_type`; an `s3://` or `gs://` item of a manifest job that stored credentials also gets `view_url`, a presigned GET of the object valid at most 15 minutes (and never past the claim).",
+        "A labeler never gets a task twice; a claim expires after CLAIM_TTL_SECONDS and its slot returns. 204 when nothing is open for this labeler (or the named task is not claimable by it: settled, canceled, labeled by it, or every slot claimed); 404 when the named task does not exist. Retry-safe: with an `Idempotency-Key`, the same labeler and key return the same claim (201, same `claim_id`) while it is live (neither labeled, released nor expired); the key's live claim of another task than the named one is 422. Without a key, naming a task the labeler holds a live claim on returns that claim. The claim names the task's `task_type`; an `s3://` or `gs://` item of a manifest job that stored credentials also gets `view_url`, a presigned GET of the object valid at most 15 minutes (and never past the claim).",
+      idempotencyKey: true,
       body: { schema: "ClaimInput", required: false },
       responses: [
         { status: 201, description: "Claimed.", schema: "Claim" },
         { status: 204, description: "Nothing is open for this labeler (or the named task is not claimable by it)." },
       ],
-      errors: ["taskNotFound"],
+      errors: ["taskNotFound", "idempotencyMismatch"],
     }),
     op("delete", "/v1/labeling/claims/{claimId}", "releaseClaim", "Release a claim without labeling it (skip)", {
       description:
@@ -777,7 +778,7 @@ Missing or wrong credentials: 401 \`invalid API key\`.
 **Headers**: every response carries \`X-Request-Id\` (a valid incoming one is echoed). Customer routes spend one
 unit of the key's rate-limit budget and answer \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\`;
 a 429 or 503 adds \`Retry-After\` (seconds). Task submissions take an \`Idempotency-Key\` header (or the
-\`idempotency_key\` body field; the header wins).`;
+\`idempotency_key\` body field; the header wins); so do claims (the header), which makes a claim retry-safe.`;
 
 const HEADER_COMPONENTS: Record<string, JsonSchema> = {
   "X-Request-Id": { description: "Id of the request (logged; quoted in 5xx bodies).", required: true, schema: { type: "string" } },
@@ -824,7 +825,8 @@ export function buildOpenApiDocument(): OpenApiDocument {
           name: "Idempotency-Key",
           in: "header",
           required: false,
-          description: "Makes the submission idempotent per customer (wins over the body's `idempotency_key`).",
+          description:
+            "Task submissions: idempotent per customer (wins over the body's `idempotency_key`). Claims: the same labeler and key return the same live claim.",
           schema: jsonSchemaOf(idempotencyKey, "input"),
           example: "order-1001",
         },

@@ -201,10 +201,12 @@ describe("POST /v1/labeling/claims", () => {
 });
 
 describe("claim invariants", () => {
-  it("a labeler never gets the same task twice: not while claimed, not after labeling", async () => {
+  it("a labeler never gets the same task twice: while claimed it gets its claim back, after labeling nothing", async () => {
     const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 3 });
     expect(first.status).toBe(201);
-    expect((await claim(sys, l.key, { task_id: taskId })).status).toBe(204);
+    const again = await claim(sys, l.key, { task_id: taskId });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
     expect((await labelClaim(sys, l.key, first.body.claim_id, "cat")).status).toBe(201);
     expect((await claim(sys, l.key, { task_id: taskId })).status).toBe(204);
     // The task still needs labels: another labeler can claim it.
@@ -456,6 +458,135 @@ describe("claim concurrency", () => {
   });
 });
 
+describe("retry-safe claims (Idempotency-Key, ../shared/DESIGN.md §4)", () => {
+  // A system of its own: the generic claims here must meet only this describe's tasks.
+  let own: System;
+  beforeAll(async () => {
+    own = await startSystem({ isolatedDatabase: true, workers: false });
+  });
+  afterAll(() => own.close());
+
+  function keyedClaim(labelerKey: string, key: string, body: Record<string, unknown> = {}): Promise<ApiResponse<ClaimBody>> {
+    return own.api<ClaimBody>("POST", "/v1/labeling/claims", { token: labelerKey, body, headers: { "idempotency-key": key } });
+  }
+
+  async function claimsOf(labelerId: string) {
+    return own.db.prisma.claim.findMany({ where: { labelerId }, orderBy: { createdAt: "asc" } });
+  }
+
+  it("the same labeler and key get the same live claim back (201, same claim_id), generic or naming its task", async () => {
+    const c = await registerCustomer(own);
+    const [t1, t2] = [await createTask(own, c.key), await createTask(own, c.key)];
+    const [l, other] = (await createLabelers(own, 2)) as [Labeler, Labeler];
+    const first = await keyedClaim(l.key, "retry-1");
+    expect(first.status).toBe(201);
+    expect([t1, t2]).toContain(first.body.task_id);
+    // the gateway's answer was lost: the retry gets the same claim, not a second slot
+    for (let i = 0; i < 3; i++) {
+      const retry = await keyedClaim(l.key, "retry-1");
+      expect(retry.status).toBe(201);
+      expect(retry.body).toEqual(first.body);
+    }
+    expect((await keyedClaim(l.key, "retry-1", { task_id: first.body.task_id })).body).toEqual(first.body);
+    // the key's claim is of another task than the one named: 422
+    const otherTask = first.body.task_id === t1 ? t2 : t1;
+    const mismatch = await keyedClaim(l.key, "retry-1", { task_id: otherTask });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.body).toEqual({ error: "idempotency key reused with a different request" });
+    const rows = await claimsOf(l.id);
+    expect(rows.map((r) => ({ id: r.id, key: r.idempotencyKey, status: r.status }))).toEqual([
+      { id: first.body.claim_id, key: "retry-1", status: "active" },
+    ]);
+    // keys are per labeler: another labeler's claim with the same key is its own
+    const others = await keyedClaim(other.key, "retry-1");
+    expect(others.status).toBe(201);
+    expect(others.body.claim_id).not.toBe(first.body.claim_id);
+    // a new key is a new claim
+    const next = await keyedClaim(l.key, "retry-2");
+    expect(next.status).toBe(201);
+    expect(next.body.task_id).toBe(otherTask);
+    await releaseClaims(own, [l, other]);
+  });
+
+  it("concurrent requests with one key make one claim, generic or named", async () => {
+    const c = await registerCustomer(own);
+    const named = await createTask(own, c.key, { consensus_threshold: 3 });
+    await createTask(own, c.key, { consensus_threshold: 3 });
+    const l = await createLabeler(own);
+    const generic = await Promise.all(Array.from({ length: 10 }, () => keyedClaim(l.key, "burst-generic")));
+    expect(generic.map((r) => r.status)).toEqual(Array(10).fill(201));
+    expect(new Set(generic.map((r) => r.body.claim_id)).size).toBe(1);
+    const l2 = await createLabeler(own);
+    const byName = await Promise.all(Array.from({ length: 10 }, () => keyedClaim(l2.key, "burst-named", { task_id: named })));
+    expect(byName.map((r) => r.status)).toEqual(Array(10).fill(201));
+    expect(new Set(byName.map((r) => r.body.claim_id)).size).toBe(1);
+    expect((await claimsOf(l.id)).length).toBe(1);
+    expect((await claimsOf(l2.id)).length).toBe(1);
+    await releaseClaims(own, [l, l2]);
+  });
+
+  it("without a key, naming a task the labeler holds a live claim on returns that claim; once labeled, 204", async () => {
+    const c = await registerCustomer(own);
+    const taskId = await createTask(own, c.key, { consensus_threshold: 3 });
+    const l = await createLabeler(own);
+    const first = await claim(own, l.key, { task_id: taskId });
+    expect(first.status).toBe(201);
+    const again = await claim(own, l.key, { task_id: taskId });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    // with a key of its own, too: the held claim comes back
+    expect((await keyedClaim(l.key, "held-1", { task_id: taskId })).body).toEqual(first.body);
+    expect((await claimsOf(l.id)).length).toBe(1);
+    expect((await labelClaim(own, l.key, first.body.claim_id, "cat")).status).toBe(201);
+    expect((await claim(own, l.key, { task_id: taskId })).status).toBe(204);
+    expect((await keyedClaim(l.key, "held-1", { task_id: taskId })).status).toBe(204);
+  });
+
+  it("a labeled or released claim is not live: its key claims anew, and its task is refused once labeled", async () => {
+    const c = await registerCustomer(own);
+    const t1 = await createTask(own, c.key, { consensus_threshold: 3 });
+    const t2 = await createTask(own, c.key, { consensus_threshold: 3 });
+    const l = await createLabeler(own);
+    const labeled = await keyedClaim(l.key, "done-1", { task_id: t1 });
+    expect((await labelClaim(own, l.key, labeled.body.claim_id, "dog")).status).toBe(201);
+    // asking for the labeled task again is refused as before, key or not
+    expect((await keyedClaim(l.key, "done-1", { task_id: t1 })).status).toBe(204);
+    // the key may claim another task (the oldest open one of this describe)
+    const fresh = await keyedClaim(l.key, "done-1");
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.task_id).not.toBe(t1);
+    // released: not live either; the same key makes a new claim
+    expect((await own.api("DELETE", `/v1/labeling/claims/${fresh.body.claim_id}`, { token: l.key })).status).toBe(204);
+    const reclaimed = await keyedClaim(l.key, "done-1", { task_id: t2 });
+    expect(reclaimed.status).toBe(201);
+    expect(reclaimed.body.task_id).toBe(t2);
+    expect(new Set([labeled.body.claim_id, fresh.body.claim_id, reclaimed.body.claim_id]).size).toBe(3);
+    const rows = await claimsOf(l.id);
+    expect(rows.map((r) => [r.status, r.idempotencyKey])).toEqual([
+      ["labeled", "done-1"],
+      ["expired", "done-1"],
+      ["active", "done-1"],
+    ]);
+    await releaseClaims(own, [l]);
+  });
+
+  it.each([
+    ["a space", "two words"],
+    ["256 characters", "k".repeat(256)],
+    ["a non-ASCII character", "clé"],
+  ])("rejects an Idempotency-Key with %s: 400 validation failed naming the header", async (_what, key) => {
+    const l = await createLabeler(own);
+    const res = await own.api<ClaimBody>("POST", "/v1/labeling/claims", {
+      token: l.key,
+      body: {},
+      headers: { "idempotency-key": key },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: "validation failed", details: [{ path: "Idempotency-Key" }] });
+    expect(await claimsOf(l.id)).toEqual([]);
+  });
+});
+
 describe("claim expiry", () => {
   let short: System;
   beforeAll(async () => {
@@ -491,14 +622,32 @@ describe("claim expiry", () => {
     expect(row.labelsCollected).toBe(0);
   });
 
+  it("a key whose claim expired claims anew: a new claim, the old one marked expired", async () => {
+    const c = await registerCustomer(short);
+    const taskId = await createTask(short, c.key, { consensus_threshold: 1 });
+    const l = await createLabeler(short);
+    const headers = { "idempotency-key": "expiring-1" };
+    const first = await short.api<ClaimBody>("POST", "/v1/labeling/claims", { token: l.key, body: { task_id: taskId }, headers });
+    expect(first.status).toBe(201);
+    const again = await eventually(async () => {
+      const res = await short.api<ClaimBody>("POST", "/v1/labeling/claims", { token: l.key, body: { task_id: taskId }, headers });
+      expect(res.status).toBe(201);
+      return res.body.claim_id !== first.body.claim_id ? res : undefined;
+    }, 10_000);
+    expect(again.body.task_id).toBe(taskId);
+    const old = await short.db.prisma.claim.findUniqueOrThrow({ where: { id: first.body.claim_id } });
+    expect(old).toMatchObject({ status: "expired", idempotencyKey: "expiring-1" });
+  });
+
   it("a labeler whose claim expired may claim the task again", async () => {
     const { taskId, l, cl: first } = await claimedTask({ consensus_threshold: 1 }, short);
     expect(first.status).toBe(201);
+    // while the claim is live, asking again returns it; once it expired, a new claim
     const again = await eventually(async () => {
       const res = await claim(short, l.key, { task_id: taskId });
-      return res.status === 201 ? res : undefined;
+      expect(res.status).toBe(201);
+      return res.body.claim_id !== first.body.claim_id ? res : undefined;
     }, 10_000);
-    expect(again.body.claim_id).not.toBe(first.body.claim_id);
     const res = await labelClaim(short, l.key, again.body.claim_id, "dog");
     // The second claim may itself have expired (1 s TTL) before the label: both outcomes are coherent.
     if (res.status === 201) expect(res.body.task_id).toBe(taskId);

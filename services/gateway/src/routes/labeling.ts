@@ -1,5 +1,6 @@
 /**
- * Labeler routes (../shared/DESIGN.md §4): claim a task (generic or named), release a claim (skip), and
+ * Labeler routes (../shared/DESIGN.md §4): claim a task (generic or named; retry-safe with an
+ * `Idempotency-Key`, and a named task the labeler holds returns its live claim), release a claim (skip), and
  * label it. A claim on a private item of a manifest job carries a presigned `view_url` (view-url.ts). The label is recorded with the decision of the rule in the same transaction
  * (packages/store/src/labeling.ts); a deciding label enqueues its task's settlement (labels that decide
  * nothing need no queue job).
@@ -12,7 +13,7 @@ import { type RequestHandler, Router } from "express";
 import { labelerOf } from "../auth";
 import { parse } from "../errors";
 import type { ViewUrlSigner } from "../view-url";
-import { pathParam } from "./tasks";
+import { idempotencyKeyOf, pathParam } from "./tasks";
 
 export interface LabelingRouteDeps {
   store: Store;
@@ -31,7 +32,8 @@ export function labelingRoutes(deps: LabelingRouteDeps, auth: RequestHandler, js
   router.post("/claims", auth, json, async (req, res) => {
     const { labelerId } = labelerOf(res);
     const body = parse(claimBody, req.body);
-    const claim = await store.labeling.claim(labelerId, body.task_id, deps.claimTtlSeconds);
+    const key = idempotencyKeyOf(req, undefined);
+    const claim = await store.labeling.claim(labelerId, body.task_id, deps.claimTtlSeconds, key);
     if (!claim) {
       res.status(204).end();
       return;

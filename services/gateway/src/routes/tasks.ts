@@ -36,8 +36,11 @@ export function pathParam(req: Request, name: string, prefix: string, notFound: 
   return value;
 }
 
-/** `Idempotency-Key` header (wins) or the body field (../shared/DESIGN.md §2). */
-function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
+/**
+ * `Idempotency-Key` header (wins) or the body field (../shared/DESIGN.md §2).
+ * @throws ApiError validation when the header is not 1..255 printable ASCII characters without spaces
+ */
+export function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
   const header = req.get("Idempotency-Key");
   if (header === undefined) return bodyKey;
   const parsed = idempotencyKeySchema.safeParse(header);
