@@ -1,4 +1,4 @@
-import { createPostgresBackend, DelayedError, type Job, Queue, Worker } from "bullmq";
+import { createPostgresBackend, DelayedError, ErrorCode, type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { catalog, type Handler, type HandlersFor, type Payload, type QueueKey, type ServiceName } from "./catalog";
 
@@ -138,13 +138,15 @@ export class QueueClient {
   /**
    * Makes sure the work of `payload` is queued (reconciliation): adds it when no job with its id exists,
    * retries it when that job failed or completed, leaves it alone while it is waiting, delayed or active.
+   * `raced`: the job left the state just read before the retry reached it (BullMQ's JobNotInState or
+   * JobNotExist: another requeue retried it, or it was removed): someone else moved it, nothing was done.
    * @returns what was done. @throws QueueUnavailableError.
    */
   async requeue<K extends QueueKey>(
     key: K,
     payload: Payload<K>,
     overrides: { attempts?: number } = {},
-  ): Promise<"added" | "retried" | "pending"> {
+  ): Promise<"added" | "retried" | "pending" | "raced"> {
     const spec = catalog[key];
     const jobId = (spec.jobId as (p: Payload<K>) => string)(spec.payload.parse(payload) as Payload<K>);
     const run = async () => {
@@ -155,7 +157,13 @@ export class QueueClient {
       }
       const state = await job.getState();
       if (state === "failed" || state === "completed") {
-        await job.retry(state);
+        try {
+          await job.retry(state);
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          if (code === ErrorCode.JobNotInState || code === ErrorCode.JobNotExist) return "raced" as const;
+          throw err;
+        }
         return "retried" as const;
       }
       if (state === "unknown") {

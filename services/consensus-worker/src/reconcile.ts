@@ -8,6 +8,10 @@
  * jobs still `queued`/`ingesting`, (5) completed manifest jobs whose export to output_url is not written.
  * It also completes manifest jobs none of whose tasks is open (normally done at settlement).
  * Requeue is a no-op for jobs still waiting, delayed or active (a delivery between retries is delayed).
+ * One failed requeue never ends the pass: a requeue that races a job finishing or being retried elsewhere
+ * (`raced`: expected, e.g. at a worker's start, when its first pass and the scheduled one overlap) is logged
+ * at debug; any other failure is counted, the pass goes on, and one error line sums them up at its end
+ * (the next pass finds the work again).
  */
 import type { Logger } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
@@ -33,29 +37,73 @@ export interface ReconcileReport {
   deliveries: number;
   jobs: number;
   requeued: number;
+  /** requeues that raced a job moved by someone else (skipped) */
+  raced: number;
+  /** requeues that failed otherwise (logged; the next pass tries again) */
+  failed: number;
 }
 
+/** Failed requeues named in the pass's error line, at most. */
+const FAILURES_LOGGED = 5;
+
+/**
+ * One pass: completes finished manifest jobs, then requeues every piece of lost work, each on its own.
+ * @throws only when the scan itself (Postgres) fails; requeue failures are reported, not thrown.
+ */
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const lost = await deps.store.reconcile.lostWork(deps.graceMs, deps.deliveryGraceMs, deps.limit ?? 1000);
   for (const jobId of lost.labelingJobs) await deps.store.jobs.completeIfDone(jobId);
   let requeued = 0;
-  const count = (r: "added" | "retried" | "pending") => {
-    if (r !== "pending") requeued++;
+  let raced = 0;
+  const failures: { queue: string; work: string; err: Error }[] = [];
+  const requeue = async (queue: string, work: string, run: () => Promise<"added" | "retried" | "pending" | "raced">) => {
+    try {
+      const r = await run();
+      if (r === "raced") {
+        raced++;
+        deps.logger.debug({ queue, work }, "requeue skipped: the job moved on meanwhile");
+      } else if (r !== "pending") {
+        requeued++;
+      }
+    } catch (err) {
+      failures.push({ queue, work, err: err as Error });
+    }
   };
-  for (const t of lost.settlements) count(await deps.queue.requeue("consensus", { taskId: t.taskId, labelId: t.labelId }));
-  for (const eventId of lost.events) count(await deps.queue.requeue("taskSettled", { eventId }));
-  for (const deliveryId of lost.deliveries) {
-    count(await deps.queue.requeue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax }));
+  for (const t of lost.settlements) {
+    await requeue("consensus", t.taskId, () => deps.queue.requeue("consensus", { taskId: t.taskId, labelId: t.labelId }));
   }
-  for (const manifestJobId of lost.ingestions) count(await deps.queue.requeue("manifestIngest", { manifestJobId }));
-  for (const manifestJobId of lost.exports) count(await deps.queue.requeue("manifestExport", { manifestJobId }));
-  const report = {
+  for (const eventId of lost.events) await requeue("taskSettled", eventId, () => deps.queue.requeue("taskSettled", { eventId }));
+  for (const deliveryId of lost.deliveries) {
+    await requeue("webhookDelivery", deliveryId, () =>
+      deps.queue.requeue("webhookDelivery", { deliveryId }, { attempts: deps.webhookRetryMax }),
+    );
+  }
+  for (const manifestJobId of lost.ingestions) {
+    await requeue("manifestIngest", manifestJobId, () => deps.queue.requeue("manifestIngest", { manifestJobId }));
+  }
+  for (const manifestJobId of lost.exports) {
+    await requeue("manifestExport", manifestJobId, () => deps.queue.requeue("manifestExport", { manifestJobId }));
+  }
+  const report: ReconcileReport = {
     tasks: lost.settlements.length,
     events: lost.events.length,
     deliveries: lost.deliveries.length,
     jobs: lost.ingestions.length + lost.exports.length,
     requeued,
+    raced,
+    failed: failures.length,
   };
-  if (requeued > 0) deps.logger.warn(report, "reconciliation requeued lost work");
+  if (failures.length > 0) {
+    deps.logger.error(
+      {
+        ...report,
+        err: (failures[0] as { err: Error }).err,
+        failures: failures.slice(0, FAILURES_LOGGED).map((f) => ({ queue: f.queue, work: f.work, error: f.err.message })),
+      },
+      "reconciliation could not requeue some lost work; the next pass tries again",
+    );
+  } else if (requeued > 0) {
+    deps.logger.warn(report, "reconciliation requeued lost work");
+  }
   return report;
 }
