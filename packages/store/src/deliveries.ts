@@ -46,8 +46,10 @@ interface RouteRequest {
  */
 export interface PendingDelivery {
   id: string;
-  /** attempts already made (0 for a delivery just created) */
+  /** attempts already made, manual redeliveries included (0 for a delivery just created) */
   attempts: number;
+  /** automatic attempts already made (the schedule's count: WEBHOOK_RETRY_MAX bounds it) */
+  auto_attempts: number;
   event_id: string;
   task_id: string;
   webhook_id: string;
@@ -128,13 +130,14 @@ async function routeBatch(pool: Pool, requests: RouteRequest[]): Promise<RouteRe
            (SELECT max(tg.n)::int FROM tg WHERE tg.event_id = ev.event_id) AS targets,
            EXISTS (SELECT 1 FROM rec WHERE rec.id = ev.event_id) AS recorded,
            (SELECT COALESCE(json_agg(json_build_object(
-                     'id', p.id, 'attempts', p.attempts, 'event_id', ev.event_id, 'task_id', ev.task_id, 'webhook_id', p.webhook_id,
+                     'id', p.id, 'attempts', p.attempts, 'auto_attempts', p.auto_attempts, 'event_id', ev.event_id, 'task_id', ev.task_id, 'webhook_id', p.webhook_id,
                      'callback_url', w.callback_url, 'secret_ciphertext', w.secret_ciphertext, 'active', w.active, 'payload', ev.payload
                    ) ORDER BY p.created_at, p.id), '[]'::json)
             FROM (
-              SELECT id, webhook_id, 0 AS attempts, created_at FROM ins WHERE ins.event_id = ev.event_id
+              SELECT id, webhook_id, 0 AS attempts, 0 AS auto_attempts, created_at FROM ins WHERE ins.event_id = ev.event_id
               UNION
-              SELECT d.id, d.webhook_id, d.attempts, d.created_at FROM deliveries d WHERE d.event_id = ev.event_id AND d.status = 'pending'
+              SELECT d.id, d.webhook_id, d.attempts, d.auto_attempts, d.created_at FROM deliveries d
+              WHERE d.event_id = ev.event_id AND d.status = 'pending'
             ) p JOIN webhooks w ON w.id = p.webhook_id) AS pending
     FROM ev`,
   ]);
@@ -166,7 +169,7 @@ async function readBatch(pool: Pool, requests: ReadRequest[]): Promise<(Delivery
   const attemptIds = requests.map((r) => r.redelivery ?? null);
   const [rows] = await transactionRows<[DeliveryRow]>(pool, [
     Prisma.sql`
-    SELECT r.i::int AS i, d.id, d.status::text AS status, d.attempts, d.event_id, d.task_id, d.webhook_id,
+    SELECT r.i::int AS i, d.id, d.status::text AS status, d.attempts, d.auto_attempts, d.event_id, d.task_id, d.webhook_id,
            w.callback_url, w.secret_ciphertext, w.active, e.payload,
            (r.attempt_id IS NOT NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.id = r.attempt_id)) AS redelivered
     FROM unnest(${deliveryIds}::text[], ${attemptIds}::text[]) WITH ORDINALITY AS r(delivery_id, attempt_id, i)
@@ -178,13 +181,20 @@ async function readBatch(pool: Pool, requests: ReadRequest[]): Promise<(Delivery
   return requests.map((_, i) => byIndex.get(i + 1));
 }
 
-/** One attempt to store, and the delivery's resulting status. */
+/**
+ * One attempt to store, and the delivery's resulting status (`unchanged`: a manual redelivery that failed,
+ * which leaves the delivery as the schedule has it: pending, failed or delivered).
+ */
 export interface AttemptRecord {
   attemptId: string;
   deliveryId: string;
   /** the delivery's task (whose row lock the locked write takes) */
   taskId: string;
+  /** the attempt's number among all the delivery's attempts (its `X-SVC-Delivery-Attempt`) */
   attempt: number;
+  /** an automatic attempt's number in the schedule (its automatic attempts so far + 1); unused for a manual one */
+  autoAttempt: number;
+  /** a manual redelivery: an attempt of its own, outside the automatic schedule */
   manual: boolean;
   success: boolean;
   statusCode: number | null;
@@ -192,13 +202,13 @@ export interface AttemptRecord {
   latencyMs: number;
   startedAt: Date;
   finishedAt: Date;
-  status: "delivered" | "failed" | "pending";
+  status: "delivered" | "failed" | "pending" | "unchanged";
 }
 
 /**
- * `written`: attempt stored, delivery and task updated; `duplicate`: another run of this delivery stored
- * this attempt number first (a manual redelivery run twice, a job run again while its first run still
- * waited on the receiver), nothing written; `deferred` (without `locked` only): the task has other
+ * `written`: attempt stored, delivery and task updated; `duplicate`: another run stored this attempt
+ * first (a manual redelivery run twice: its attempt id; a scheduled job run again while its first run still
+ * waited on the receiver: its automatic attempt number), nothing written; `deferred` (without `locked` only): the task has other
  * deliveries, nothing written.
  */
 export type WriteOutcome = "written" | "duplicate" | "deferred";
@@ -220,36 +230,52 @@ interface NotWrittenRow {
  */
 function writeSql(records: AttemptRecord[], locked: boolean): Prisma.Sql {
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  const attemptColumns = Prisma.sql`id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms, started_at, finished_at`;
   return Prisma.sql`
     WITH input AS (
       SELECT x.*, d.task_id, d.webhook_id, d.event_id
       FROM unnest(${col((r) => r.attemptId)}::text[], ${col((r) => r.deliveryId)}::text[], ${col((r) => r.attempt)}::int[],
-                  ${col((r) => r.manual)}::boolean[], ${col((r) => r.success)}::boolean[], ${col((r) => r.statusCode)}::int[],
-                  ${col((r) => r.error)}::text[], ${col((r) => r.latencyMs)}::int[], ${col((r) => r.startedAt.getTime())}::float8[],
-                  ${col((r) => r.finishedAt.getTime())}::float8[], ${col((r) => r.status)}::text[])
-           AS x(attempt_id, delivery_id, attempt, manual, success, status_code, error, latency_ms, started_ms, finished_ms, status)
+                  ${col((r) => r.autoAttempt)}::int[], ${col((r) => r.manual)}::boolean[], ${col((r) => r.success)}::boolean[],
+                  ${col((r) => r.statusCode)}::int[], ${col((r) => r.error)}::text[], ${col((r) => r.latencyMs)}::int[],
+                  ${col((r) => r.startedAt.getTime())}::float8[], ${col((r) => r.finishedAt.getTime())}::float8[],
+                  ${col((r) => r.status)}::text[])
+           AS x(attempt_id, delivery_id, attempt, auto_attempt, manual, success, status_code, error, latency_ms, started_ms,
+                finished_ms, status)
       JOIN deliveries d ON d.id = x.delivery_id
     ), eligible AS (
       SELECT * FROM input i
       WHERE ${locked}::boolean OR NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.task_id = i.task_id AND o.id <> i.delivery_id)
+    ), man AS (
+      -- a manual attempt is written once, by its reserved id: of two runs of one redelivery, the second's
+      -- insert finds the first's row (waiting for it to commit) and writes nothing
+      INSERT INTO delivery_attempts (${attemptColumns})
+      SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, true, success, status_code, error, latency_ms,
+             to_timestamp(started_ms / 1000), to_timestamp(finished_ms / 1000)
+      FROM eligible WHERE manual
+      ON CONFLICT (id) DO NOTHING
+      RETURNING delivery_id
     ), upd AS (
-      -- only the run whose attempt follows the stored count writes it: of two runs of one delivery (a job
-      -- run again while its first run still waited on the receiver, after its lock expired) that made
-      -- the same attempt, the second finds the count moved on (the row is re-checked after the first
-      -- commits) and writes nothing, so the log never has an attempt twice nor more than the schedule
+      -- an automatic attempt is written only by the run whose number follows the stored automatic count: of
+      -- two runs of one delivery (a job run again while its first run still waited on the receiver, after its
+      -- lock expired) that made the same attempt, the second finds the count moved on (the row is re-checked
+      -- after the first commits) and writes nothing, so the schedule never logs an attempt twice nor more than
+      -- WEBHOOK_RETRY_MAX. A manual attempt counts in attempts only, and a failed one leaves the status as is.
       UPDATE deliveries d
-      SET attempts = d.attempts + 1, status = i.status::"WebhookStatus", last_status_code = i.status_code, last_error = i.error,
+      SET attempts = d.attempts + 1, auto_attempts = d.auto_attempts + CASE WHEN i.manual THEN 0 ELSE 1 END,
+          status = CASE WHEN i.status = 'unchanged' THEN d.status ELSE i.status::"WebhookStatus" END,
+          last_status_code = i.status_code, last_error = i.error,
           delivered_at = CASE WHEN i.success THEN to_timestamp(i.finished_ms / 1000) ELSE d.delivered_at END, updated_at = now()
       FROM eligible i
-      WHERE d.id = i.delivery_id AND d.attempts = i.attempt - 1
-      RETURNING d.id, d.task_id, d.status
+      WHERE d.id = i.delivery_id
+        AND CASE WHEN i.manual THEN i.delivery_id IN (SELECT delivery_id FROM man) ELSE d.auto_attempts = i.auto_attempt - 1 END
+      RETURNING d.id, d.task_id, d.status, d.attempts
     ), att AS (
-      INSERT INTO delivery_attempts (id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
-                                     started_at, finished_at)
-      SELECT attempt_id, delivery_id, webhook_id, event_id, attempt, manual, success, status_code, error, latency_ms,
-             to_timestamp(started_ms / 1000), to_timestamp(finished_ms / 1000)
-      FROM eligible
-      WHERE delivery_id IN (SELECT id FROM upd)
+      -- numbered by the count it made (a manual attempt keeps the number it was sent with)
+      INSERT INTO delivery_attempts (${attemptColumns})
+      SELECT e.attempt_id, e.delivery_id, e.webhook_id, e.event_id, upd.attempts, false, e.success, e.status_code, e.error,
+             e.latency_ms, to_timestamp(e.started_ms / 1000), to_timestamp(e.finished_ms / 1000)
+      FROM eligible e JOIN upd ON upd.id = e.delivery_id
+      WHERE NOT e.manual
       RETURNING delivery_id
     ), agg AS (
       ${webhookStatusSql(Prisma.sql`(

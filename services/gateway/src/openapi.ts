@@ -462,6 +462,8 @@ export const ROUTES_BY_TAG: TagSection[] = [
       errors: ["webhookNotFound"],
     }),
     op("post", "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", "redeliverWebhookDelivery", "Send a delivery again (one attempt)", {
+      description:
+        "One manual attempt (`manual: true` in the attempt log) with the same event id and a fresh timestamp and signature. It is not one of the WEBHOOK_RETRY_MAX automatic attempts: an automatic schedule still running goes on. Success makes the delivery `delivered`; failure leaves it as it was.",
       responses: [{ status: 202, description: "Queued.", schema: "Redelivery" }],
       errors: ["webhookNotFound", "deliveryNotFound", "webhookInactive"],
     }),

@@ -4,7 +4,9 @@
  * every attempt is stored (the store's `deliveries`). The first attempt is made by the routing job
  * (`deliverInline`); a failure with attempts left becomes a `webhookDelivery` job that BullMQ retries with
  * `webhookJobBackoffMs`; after the last attempt the delivery is `failed` and the task's `webhook_status`
- * becomes `failed` (webhook_fail).
+ * becomes `failed` (webhook_fail). A manual redelivery is an attempt of its own: it neither uses up nor
+ * restarts that schedule (WEBHOOK_RETRY_MAX counts the automatic attempts only); its success delivers the
+ * delivery, its failure leaves it as the schedule has it.
  */
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
 import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
@@ -22,9 +24,9 @@ export interface DeliverDeps {
   /** requests in flight per webhook in this process (shared by its deliveries; see `InFlightLimit`) */
   inFlight?: InFlightLimit;
   /**
-   * WEBHOOK_RETRY_MAX: a scheduled attempt whose number (attempts stored + 1) reaches it is the last, even
-   * when the job has attempts left (a job run again after its process died or its lock expired made an
-   * attempt its BullMQ count does not know about)
+   * WEBHOOK_RETRY_MAX: a scheduled attempt whose number (automatic attempts stored + 1) reaches it is the
+   * last, even when the job has attempts left (a job run again after its process died or its lock expired
+   * made an attempt its BullMQ count does not know about)
    */
   webhookRetryMax?: number;
 }
@@ -48,9 +50,12 @@ export class DeliveryAttemptFailed extends Error {
   override name = "DeliveryAttemptFailed";
 }
 
-/** What one attempt did; `attempt` is its number (1-based) when one was made. */
+/**
+ * What one attempt did; when one was made, `attempt` is its number among all the delivery's attempts and
+ * `auto` the automatic attempts made with it (the schedule's count; a manual attempt does not add one).
+ */
 export type AttemptResult =
-  | { result: "delivered" | "failed" | "retrying"; attempt: number; error: string | null }
+  | { result: "delivered" | "failed" | "retrying"; attempt: number; auto: number; error: string | null }
   | { result: "skipped" }
   /** this webhook's requests in flight are at the cap and not finishing soon: try again in `delayMs` */
   | { result: "deferred"; delayMs: number; attemptsMade: number };
@@ -61,13 +66,13 @@ export type AttemptResult =
  * reserved attempt id) is sent at most once. Its statements are shared with the concurrent attempts of
  * this process (the store's batchers): one read before the POST, one write after it (the store's
  * `deliveries.writeAttempt`: a transaction holding the task's row lock when the task has several deliveries).
- * @param isLast whether attempt number `attempt` is the schedule's last (a failure then ends the delivery `failed`)
+ * @param isLast whether automatic attempt number `n` is the schedule's last (a failure then ends the delivery `failed`)
  * @param routed the delivery as routing read it, for a first attempt made by the routing job
  */
 async function attemptDelivery(
   deps: DeliverDeps,
   job: { deliveryId: string; redelivery?: string },
-  isLast: (attempt: number) => boolean,
+  isLast: (n: number) => boolean,
   /** the delivery as the routing statement just read it (pending): no read of its own */
   routed?: PendingDelivery,
 ): Promise<AttemptResult> {
@@ -91,9 +96,10 @@ async function attemptDelivery(
   if (!release) {
     // This webhook's requests in flight are at the cap and not finishing soon (a slow receiver): later.
     const deferMs = (deps.inFlight as InFlightLimit).deferMs;
-    return { result: "deferred", delayMs: deferMs + Math.floor(Math.random() * deferMs), attemptsMade: d.attempts };
+    return { result: "deferred", delayMs: deferMs + Math.floor(Math.random() * deferMs), attemptsMade: d.auto_attempts };
   }
   const attempt = d.attempts + 1;
+  const autoAttempt = d.auto_attempts + 1;
   const body = JSON.stringify({ ...d.payload, timestamp: new Date().toISOString() });
   const secret = openSecret(deps.secretBox, d.secret_ciphertext, d.webhook_id);
   let outcome: AttemptOutcome;
@@ -108,14 +114,16 @@ async function attemptDelivery(
   } finally {
     release();
   }
-  // A manual redelivery that fails leaves the delivery failed; a scheduled one fails on its last attempt.
-  const status = outcome.success ? "delivered" : manual || isLast(attempt) ? "failed" : "pending";
+  // A manual redelivery that fails leaves the delivery as the schedule has it; a scheduled one fails on its last attempt.
+  const status = outcome.success ? "delivered" : manual ? "unchanged" : isLast(autoAttempt) ? "failed" : "pending";
+  const auto = manual ? d.auto_attempts : autoAttempt;
 
   const record: AttemptRecord = {
     attemptId: job.redelivery ?? newId("attempt"),
     deliveryId: d.id,
     taskId: d.task_id,
     attempt,
+    autoAttempt,
     manual,
     success: outcome.success,
     statusCode: outcome.statusCode,
@@ -128,9 +136,10 @@ async function attemptDelivery(
   // the same redelivery ran concurrently and stored its attempt first
   if ((await deps.store.deliveries.writeAttempt(record)) === "duplicate") return { result: "skipped" };
 
-  if (outcome.success) return { result: "delivered", attempt, error: null };
-  deps.logger.warn({ delivery_id: d.id, event_id: d.event_id, attempt, error: outcome.error }, "webhook delivery attempt failed");
-  return { result: status === "failed" ? "failed" : "retrying", attempt, error: outcome.error };
+  if (outcome.success) return { result: "delivered", attempt, auto, error: null };
+  deps.logger.warn({ delivery_id: d.id, event_id: d.event_id, attempt, manual, error: outcome.error }, "webhook delivery attempt failed");
+  // a failed manual attempt ends its own job; the schedule (if any) goes on by itself
+  return { result: manual || status === "failed" ? "failed" : "retrying", attempt, auto, error: outcome.error };
 }
 
 /**
@@ -147,14 +156,11 @@ export async function deliver(
   ctx: JobContext,
 ): Promise<"delivered" | "skipped"> {
   const retryMax = deps.webhookRetryMax;
-  const r = await attemptDelivery(
-    deps,
-    job,
-    (attempt) => ctx.attemptsMade + 1 >= ctx.maxAttempts || (retryMax !== undefined && attempt >= retryMax),
-  );
+  const r = await attemptDelivery(deps, job, (n) => ctx.attemptsMade + 1 >= ctx.maxAttempts || (retryMax !== undefined && n >= retryMax));
   if (r.result === "deferred") throw new DeferJob(r.delayMs);
   if (r.result === "delivered" || r.result === "skipped") return r.result;
-  throw new DeliveryAttemptFailed(`attempt ${r.attempt} failed${r.result === "failed" ? " (no attempts left)" : ""}: ${r.error}`);
+  const why = job.redelivery !== undefined ? " (manual redelivery)" : r.result === "failed" ? " (no attempts left)" : "";
+  throw new DeliveryAttemptFailed(`attempt ${r.attempt} failed${why}: ${r.error}`);
 }
 
 /**
@@ -171,7 +177,7 @@ export async function deliverInline(
 ): Promise<AttemptResult["result"]> {
   const retryMax = deps.webhookRetryMax;
   const deliveryId = delivery.id;
-  const r = await attemptDelivery(deps, { deliveryId }, (attempt) => attempt >= retryMax, delivery);
+  const r = await attemptDelivery(deps, { deliveryId }, (n) => n >= retryMax, delivery);
   if (r.result === "deferred") {
     await deps.queue.enqueue(
       "webhookDelivery",
@@ -181,8 +187,8 @@ export async function deliverInline(
   } else if (r.result === "retrying") {
     await deps.queue.enqueue(
       "webhookDelivery",
-      { deliveryId, after: r.attempt },
-      { attempts: Math.max(1, retryMax - r.attempt), delay: webhookBackoffMs(r.attempt) },
+      { deliveryId, after: r.auto },
+      { attempts: Math.max(1, retryMax - r.auto), delay: webhookBackoffMs(r.auto) },
     );
   }
   return r.result;

@@ -10,7 +10,7 @@ import { InFlightLimit } from "./in-flight";
 
 export type WebhookDeps = DeliverDeps & {
   queue: QueueClient;
-  /** WEBHOOK_RETRY_MAX: total attempts of each delivery */
+  /** WEBHOOK_RETRY_MAX: automatic attempts of each delivery (a manual redelivery is one more, outside them) */
   webhookRetryMax: number;
   /** WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: requests in flight per webhook in this process (default 16) */
   maxInFlightPerWebhook?: number;
@@ -46,7 +46,7 @@ export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"
         full.metrics?.deliveries.inc({ outcome });
       } catch (err) {
         if (full.metrics) {
-          // the same rule as deliver(): a manual redelivery or the last scheduled attempt ends the delivery
+          // the same rule as deliver(): a manual redelivery's one attempt, or the schedule's last, ends its job
           const last = payload.redelivery !== undefined || ctx.attemptsMade + 1 >= ctx.maxAttempts;
           const outcome =
             err instanceof DeferJob ? "deferred" : err instanceof DeliveryAttemptFailed ? (last ? "failed" : "retried") : "error";

@@ -129,3 +129,82 @@ it("404 for an unknown delivery and for another customer's webhook or delivery; 
   await stays(() => r.received.length === 1, 1500, "no request from a refused redelivery");
   expect((await deliveriesOf(sys, owner, webhookId)).items[0]).toMatchObject({ status: "failed", attempts: 1 });
 });
+
+/**
+ * A redelivery between automatic attempts (issue 28, ../shared/DESIGN.md §7): it is an attempt of its own, and
+ * the automatic schedule (WEBHOOK_RETRY_MAX=3: attempts 1 s and 4 s apart) is neither used up nor restarted.
+ */
+describe("a redelivery while the automatic schedule runs", () => {
+  const own = useSystem({ isolatedDatabase: true, webhookRetryMax: 3 });
+
+  /** Attempts 1 and 2 fail automatically; then the redelivery is asked for (attempt 3 is 4 s away). */
+  async function afterTwoAutomaticFailures(reply: Answer) {
+    const s = await webhookScenario(own.sys, own.labeler.key, await rx(reply));
+    const twice = await eventually(
+      async () => (await deliveriesOf(own.sys, s.key, s.webhookId)).items.find((d) => d.task_id === s.taskId && d.attempts === 2),
+      15_000,
+      "two automatic attempts",
+    );
+    expect(twice.status).toBe("pending");
+    const res = await own.sys.api("POST", `/v1/webhooks/${s.webhookId}/deliveries/${twice.delivery_id}/redeliver`, { token: s.key });
+    expect(res.status).toBe(202);
+    return { ...s, deliveryId: twice.delivery_id, manualId: res.body.attempt_id as string };
+  }
+
+  /** The attempt log oldest first, as (number, manual, success). */
+  const logOf = (d: { attempt_log: { attempt: number; manual: boolean; success: boolean }[] }) =>
+    [...d.attempt_log].reverse().map((a) => [a.attempt, a.manual, a.success]);
+
+  it("a failed redelivery leaves the schedule alone: its 3rd automatic attempt still comes, 4 s after the 2nd", async () => {
+    // 1, 2 automatic: 500; 3 manual: 500; 4 (the 3rd automatic): 200
+    const s = await afterTwoAutomaticFailures((q) => (q.n <= 3 ? 500 : 200));
+    const done = await deliveryReaching(own.sys, s.key, s.webhookId, s.taskId, "delivered");
+    expect(done.attempts).toBe(4);
+    expect(logOf(done)).toEqual([
+      [1, false, false],
+      [2, false, false],
+      [3, true, false],
+      [4, false, true],
+    ]);
+    expect(done.attempt_log.find((a) => a.manual)?.attempt_id).toBe(s.manualId);
+    expect(s.r.received.map((q) => q.headers["x-svc-delivery-attempt"])).toEqual(["1", "2", "3", "4"]);
+    const [, second, , third] = s.r.received as Received[];
+    // the schedule was not restarted: attempt 3 of the schedule comes 4 s after attempt 2, not 1 s after the redelivery
+    expect((third as Received).at - (second as Received).at).toBeGreaterThanOrEqual(3_900);
+    await webhookStatusReaching(own.sys, s.key, s.taskId, "delivered");
+  });
+
+  it("a failed redelivery and a failed 3rd automatic attempt: failed with 4 attempts, then nothing more", async () => {
+    const s = await afterTwoAutomaticFailures(() => 503);
+    const failed = await eventually(
+      async () => (await deliveriesOf(own.sys, s.key, s.webhookId)).items.find((d) => d.task_id === s.taskId && d.attempts === 4),
+      20_000,
+      "four attempts",
+    );
+    expect(failed.status).toBe("failed");
+    expect(logOf(failed)).toEqual([
+      [1, false, false],
+      [2, false, false],
+      [3, true, false],
+      [4, false, false],
+    ]);
+    await webhookStatusReaching(own.sys, s.key, s.taskId, "failed");
+    await stays(() => s.r.received.length === 4, 2000, "no automatic attempt past WEBHOOK_RETRY_MAX");
+  });
+
+  it("a redelivery that succeeds delivers it, and the schedule sends nothing more", async () => {
+    const s = await afterTwoAutomaticFailures((q) => (q.n <= 2 ? 500 : 200));
+    const done = await deliveryReaching(own.sys, s.key, s.webhookId, s.taskId, "delivered");
+    expect(logOf(done)).toEqual([
+      [1, false, false],
+      [2, false, false],
+      [3, true, true],
+    ]);
+    // past the 4 s the 3rd automatic attempt would have waited: it found the delivery delivered
+    await stays(() => s.r.received.length === 3, 5000, "no automatic attempt after a delivered redelivery");
+    expect((await deliveriesOf(own.sys, s.key, s.webhookId)).items.find((d) => d.task_id === s.taskId)).toMatchObject({
+      status: "delivered",
+      attempts: 3,
+    });
+  });
+});
