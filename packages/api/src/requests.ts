@@ -10,16 +10,48 @@ import { CONFIDENCE_TARGET_MAX, CONFIDENCE_TARGET_MIN } from "./policy";
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
+/**
+ * The bucket and key an `s3://` or `gs://` URL names, or undefined when it lacks either (`s3://`, `gs://b`,
+ * `s3://b/`, `s3:///k`): a bucket is the host, a key the path without its leading `/` (percent-decoded as
+ * stored objects are named). Not a storage URL: undefined.
+ */
+export function storageObjectOf(url: URL): { bucket: string; key: string } | undefined {
+  if (url.protocol !== "s3:" && url.protocol !== "gs:") return undefined;
+  let key: string;
+  try {
+    key = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  } catch {
+    return undefined;
+  }
+  return url.hostname && key ? { bucket: url.hostname, key } : undefined;
+}
+
+/**
+ * What is wrong with an item's URL (a task's `data_url`, a manifest line's `data_url` or `source-ref`), or
+ * undefined when it is fine: an http(s) URL, or `s3://bucket/key` / `gs://bucket/key` naming both a bucket
+ * and a key (as manifest URLs must). The message is fit for a 400's `details` (and a manifest line's error).
+ */
+export function dataUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an http(s), s3:// or gs:// URL";
+  }
+  if (!DATA_URL_SCHEMES.has(url.protocol)) return "must be an http(s), s3:// or gs:// URL";
+  if ((url.protocol === "s3:" || url.protocol === "gs:") && !storageObjectOf(url)) {
+    return `must name a bucket and a key: ${url.protocol}//bucket/key`;
+  }
+  return undefined;
+}
+
 const dataUrl = z
   .string()
   .max(2048)
-  .refine((v) => {
-    try {
-      return DATA_URL_SCHEMES.has(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, "must be an http(s), s3:// or gs:// URL");
+  .superRefine((v, ctx) => {
+    const problem = dataUrlProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 export const callbackUrl = z
   .string()

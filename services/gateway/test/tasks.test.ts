@@ -56,6 +56,10 @@ describe("POST /v1/tasks", () => {
     ["missing data_url", { data_url: undefined }, "data_url"],
     ["ftp data_url", { data_url: "ftp://x/y" }, "data_url"],
     ["non-URL data_url", { data_url: "not a url" }, "data_url"],
+    ["s3:// data_url without bucket and key", { data_url: "s3://" }, "data_url"],
+    ["gs:// data_url without a key", { data_url: "gs://b" }, "data_url"],
+    ["s3:// data_url with an empty key", { data_url: "s3://b/" }, "data_url"],
+    ["s3:// data_url without a bucket", { data_url: "s3:///k.jpg" }, "data_url"],
     ["one option", { label_spec: { question: "q", options: ["a"] } }, "label_spec.options"],
     ["duplicate options", { label_spec: { question: "q", options: ["a", "a"] } }, "label_spec.options"],
     ["empty question", { label_spec: { question: "", options: ["a", "b"] } }, "label_spec.question"],
@@ -283,6 +287,29 @@ describe("POST /v1/tasks/batch", () => {
     expect((top.body.details as { path: string }[]).map((d) => d.path)).toEqual(["callback_url"]);
     expect(await taskCount(c.id)).toBe(0);
     expect(await quotaUsed(c.key)).toBe(0);
+  });
+
+  it("a storage data_url needs a bucket and a key: the message says so; s3://b/k and gs://b/a/k are accepted", async () => {
+    const c = await registerCustomer(sys);
+    const res = await sys.api("POST", "/v1/tasks", { token: c.key, body: taskBody({ data_url: "gs://b" }) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: "validation failed",
+      details: [{ path: "data_url", message: "must name a bucket and a key: gs://bucket/key" }],
+    });
+    const batch = await sys.api("POST", "/v1/tasks/batch", {
+      token: c.key,
+      body: { tasks: [taskBody({ data_url: "s3://b/k.jpg" }), taskBody({ data_url: "s3://" }), taskBody({ data_url: "gs://b/" })] },
+    });
+    expect(batch.status).toBe(400);
+    expect(batch.body.details).toEqual([
+      { path: "tasks.1.data_url", message: "must name a bucket and a key: s3://bucket/key" },
+      { path: "tasks.2.data_url", message: "must name a bucket and a key: gs://bucket/key" },
+    ]);
+    expect(await taskCount(c.id)).toBe(0);
+    for (const url of ["s3://b/k.jpg", "gs://b/a/k.jpg"]) {
+      expect((await sys.api("POST", "/v1/tasks", { token: c.key, body: taskBody({ data_url: url }) })).status).toBe(202);
+    }
   });
 
   it("rejects the whole batch when one task is invalid, pointing at it", async () => {

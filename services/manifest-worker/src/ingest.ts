@@ -14,6 +14,7 @@
  * `lines_ingested`; `(job_id, manifest_line)` is unique, so a chunk written twice creates nothing twice.
  */
 import type { Readable } from "node:stream";
+import { dataUrlProblem } from "@labelgate/api";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
 import { type Job, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
@@ -66,6 +67,9 @@ export function parseManifestLine(
   }
   if (!DATA_URL_SCHEMES.has(scheme)) throw new ManifestError(`line ${number}: data URL must be http(s), s3:// or gs://`);
   if (url.length > 2048) throw new ManifestError(`line ${number}: data URL longer than 2048 characters`);
+  // the rule of a task's data_url (@labelgate/api): a storage URL names a bucket and a key
+  const problem = dataUrlProblem(url);
+  if (problem) throw new ManifestError(`line ${number}: data URL ${problem}`);
   const gold = obj.gold_label;
   let goldLabel: string | undefined;
   if (gold !== undefined && gold !== null) {

@@ -306,6 +306,18 @@ describe("a malformed line fails the job with `line N: ...`, deletes its tasks a
       /^line 7: data URL longer than 2048 characters$/,
     ],
     ["a data_url with another scheme", [...six, JSON.stringify({ "source-ref": "ftp://host/x.jpg" })], 7, /^line 7: data URL must be/],
+    [
+      "an s3:// data_url without bucket and key",
+      [...six, JSON.stringify({ data_url: "s3://" })],
+      7,
+      /^line 7: data URL must name a bucket and a key: s3:\/\/bucket\/key$/,
+    ],
+    [
+      "a gs:// source-ref without a key",
+      [...six, "", JSON.stringify({ "source-ref": "gs://b" })],
+      8,
+      /^line 8: data URL must name a bucket and a key: gs:\/\/bucket\/key$/,
+    ],
   ])("%s", async (_name, lines, lineNo, message) => {
     const c = await registerCustomer(sys);
     const before = await quotaUsed(sys, c.key);
