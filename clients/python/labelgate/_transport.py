@@ -170,6 +170,8 @@ class Transport:
         self._ua = user_agent or f"labelgate-python/{__version__}"
         self._on_response = on_response
         self._local = threading.local()
+        self._open: set[_Conn] = set()  # every thread's kept-alive connection, for close()
+        self._open_lock = threading.Lock()
 
     # --- connections ----------------------------------------------------------------------------
 
@@ -184,9 +186,11 @@ class Transport:
         if c is not None and time.monotonic() - c.last_used <= _IDLE_REUSE_S:
             return c, True
         if c is not None:
-            c.conn.close()
+            self._drop()
         c = _Conn(self._new_connection())
         self._local.conn = c
+        with self._open_lock:
+            self._open.add(c)
         return c, False
 
     def _drop(self) -> None:
@@ -194,10 +198,21 @@ class Transport:
         if c is not None:
             c.conn.close()
             self._local.conn = None
+            with self._open_lock:
+                self._open.discard(c)
 
     def close(self) -> None:
-        """Closes this thread's kept-alive connection (others close when their thread ends)."""
-        self._drop()
+        """Closes every kept-alive connection of this transport (of every thread); later calls open new ones."""
+        with self._open_lock:
+            conns, self._open = list(self._open), set()
+        for c in conns:
+            c.conn.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 (interpreter shutdown: nothing left to close)
+            pass
 
     # --- requests -------------------------------------------------------------------------------
 
