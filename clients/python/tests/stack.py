@@ -5,8 +5,9 @@ stopped (process group SIGTERM, then SIGKILL) and removed at interpreter exit.
 Environment of the stack: private URLs allowed (local webhook receivers and manifests), fast anchors
 (``ANCHOR_INTERVAL_MS=500``), a small sandbox rate budget (20 requests per 2 s, to meet 429 for real)
 and a production budget no test reaches: tests that send many requests use production customers.
-``LABELGATE_TEST_BASE_URL`` + ``LABELGATE_TEST_ADMIN_TOKEN`` + ``LABELGATE_TEST_RPC_URL`` point the tests
-at a stack already running instead (started with the same settings).
+``LABELGATE_TEST_BASE_URL`` + ``LABELGATE_TEST_ADMIN_TOKEN`` + ``LABELGATE_TEST_RPC_URL`` (+
+``LABELGATE_TEST_DATABASE_URL`` for the export fixture) point the tests at a stack already running
+instead (started with the same settings).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Stack:
     data_dir: str | None = None
     process: subprocess.Popen[bytes] | None = None
     log_path: str | None = None
+    database_url: str | None = None
 
     def log_tail(self, lines: int = 40) -> str:
         if not self.log_path or not os.path.exists(self.log_path):
@@ -57,6 +59,31 @@ class Stack:
             return "".join(f.readlines()[-lines:])
 
     # --- fixtures ---------------------------------------------------------------------------------
+
+    def sql(self, statement: str, params: list[object] | None = None) -> int:
+        """Runs one SQL statement on the stack's database (node + the repository's ``pg``), for fixtures the
+        API would take minutes to build (bench/manifest.ts does the same); returns the rows affected.
+        Raises unittest.SkipTest when the stack's database is unknown (``LABELGATE_TEST_DATABASE_URL``)."""
+        import json
+        import unittest
+
+        if not self.database_url:
+            raise unittest.SkipTest("the stack's database URL is unknown: set LABELGATE_TEST_DATABASE_URL")
+        script = (
+            "const {Client}=require('pg');let s='';process.stdin.on('data',d=>s+=d).on('end',async()=>{"
+            "const r=JSON.parse(s);const c=new Client({connectionString:r.url});await c.connect();"
+            "try{const q=await c.query(r.sql,r.params);process.stdout.write(String(q.rowCount??0))}finally{await c.end()}})"
+        )
+        proc = subprocess.run(
+            ["node", "-e", script],
+            cwd=REPO,
+            input=json.dumps({"url": self.database_url, "sql": statement, "params": params or []}).encode(),
+            capture_output=True,
+            timeout=300,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"SQL failed: {proc.stderr.decode(errors='replace')[-2000:]}")
+        return int(proc.stdout or b"0")
 
     def admin(self) -> labelgate.AdminClient:
         return labelgate.AdminClient(self.admin_token, base_url=self.base_url)
@@ -95,7 +122,12 @@ def _from_env() -> Stack | None:
     url = os.environ.get("LABELGATE_TEST_BASE_URL")
     if not url:
         return None
-    return Stack(url.rstrip("/"), os.environ["LABELGATE_TEST_RPC_URL"], os.environ["LABELGATE_TEST_ADMIN_TOKEN"])
+    return Stack(
+        url.rstrip("/"),
+        os.environ["LABELGATE_TEST_RPC_URL"],
+        os.environ["LABELGATE_TEST_ADMIN_TOKEN"],
+        database_url=os.environ.get("LABELGATE_TEST_DATABASE_URL"),
+    )
 
 
 def _start() -> Stack:
@@ -105,11 +137,12 @@ def _start() -> Stack:
     env = dict(os.environ)
     for name in ("DATABASE_URL", "REDIS_URL", "EVM_RPC_URL", "LEDGER", "EVM_PRIVATE_KEY", "ANCHOR_CONTRACT_ADDRESS"):
         env.pop(name, None)
+    pg_port = free_port()
     env.update(
         DATA_DIR=data_dir,
         PORT="0",
         HOST="127.0.0.1",
-        EMBEDDED_PG_PORT=str(free_port()),
+        EMBEDDED_PG_PORT=str(pg_port),
         ANVIL_PORT="0",
         METRICS_PORT="0",
         ADMIN_TOKEN=ADMIN_TOKEN,
@@ -131,7 +164,7 @@ def _start() -> Stack:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    stack = Stack("", "", ADMIN_TOKEN, data_dir, proc, log_path)
+    stack = Stack("", "", ADMIN_TOKEN, data_dir, proc, log_path, f"postgresql://postgres:postgres@127.0.0.1:{pg_port}/labelgate")
     atexit.register(_stop, stack, log)
     deadline = time.monotonic() + START_TIMEOUT_S
     api = rpc = None

@@ -115,6 +115,18 @@ class TypedErrorsTest(unittest.TestCase):
         assert e.retry_after is not None
         self.assertTrue(1 <= e.retry_after <= stack.WINDOW_S)
 
+    def test_rate_limited_calls_wait_retry_after_and_succeed(self) -> None:
+        """The same sandbox budget with retries on: every call succeeds, those that met a 429 after
+        waiting the gateway's Retry-After (at least 1 s)."""
+        events: list[labelgate.ResponseEvent] = []
+        client, _, _ = self.stack.customer(production=False, max_retries=5, on_response=events.append)
+        for _ in range(stack.SANDBOX_BUDGET * 2 + 5):
+            client.account.get()
+        retried = [e for e in events if e.attempts > 1]
+        self.assertTrue(retried, "no call met the rate limit")
+        self.assertTrue(all(e.status == 200 for e in events))
+        self.assertTrue(all(e.duration_s >= 1.0 for e in retried), [e.duration_s for e in retried])
+
     def test_wait_timeout_error(self) -> None:
         task = self.client.tasks.create(**TASK)
         t0 = time.monotonic()
