@@ -59,12 +59,15 @@ class ScriptedServer:
                     self.close_connection = True
                     self.connection.close()
                     return
-                self.send_response(reply.status)
-                for k, v in reply.headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(reply.body)))
-                self.end_headers()
-                self.wfile.write(reply.body)
+                try:
+                    self.send_response(reply.status)
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(reply.body)))
+                    self.end_headers()
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client gave up first (its timeout tests)
 
             do_GET = do_POST = do_DELETE = do_PATCH = _any  # noqa: N815
 
