@@ -5,7 +5,8 @@ stopped (process group SIGTERM, then SIGKILL) and removed at interpreter exit.
 Environment of the stack: private URLs allowed (local webhook receivers and manifests), fast anchors
 (``ANCHOR_INTERVAL_MS=500``), a small sandbox rate budget (20 requests per 2 s, to meet 429 for real)
 and a production budget no test reaches: tests that send many requests use production customers.
-``LABELGATE_TEST_BASE_URL`` + ``LABELGATE_TEST_ADMIN_TOKEN`` + ``LABELGATE_TEST_RPC_URL`` (+
+``LABELGATE_TEST_DATA_DIR`` runs it on that data folder (kept); ``LABELGATE_TEST_KEEP_DATA=1`` keeps the
+temporary one. ``LABELGATE_TEST_BASE_URL`` + ``LABELGATE_TEST_ADMIN_TOKEN`` + ``LABELGATE_TEST_RPC_URL`` (+
 ``LABELGATE_TEST_DATABASE_URL`` for the export fixture) point the tests at a stack already running
 instead (started with the same settings).
 """
@@ -131,7 +132,8 @@ def _from_env() -> Stack | None:
 
 
 def _start() -> Stack:
-    data_dir = tempfile.mkdtemp(prefix="lg-pytest-")
+    data_dir = os.environ.get("LABELGATE_TEST_DATA_DIR") or tempfile.mkdtemp(prefix="lg-pytest-")
+    os.makedirs(data_dir, exist_ok=True)
     os.chmod(data_dir, 0o755)  # the embedded Postgres runs as its own user when started as root
     log_path = os.path.join(data_dir, "stack.log")
     env = dict(os.environ)
@@ -205,5 +207,6 @@ def _stop(stack: Stack, log: object) -> None:
     close = getattr(log, "close", None)
     if callable(close):
         close()
-    if stack.data_dir and os.environ.get("LABELGATE_TEST_KEEP_DATA") != "1":
+    keep = os.environ.get("LABELGATE_TEST_KEEP_DATA") == "1" or os.environ.get("LABELGATE_TEST_DATA_DIR")
+    if stack.data_dir and not keep:
         shutil.rmtree(stack.data_dir, ignore_errors=True)
