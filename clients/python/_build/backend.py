@@ -90,9 +90,10 @@ def _metadata(project: dict[str, Any]) -> str:
         lines.append(f"Summary: {project['description']}")
     if project.get("requires-python"):
         lines.append(f"Requires-Python: {project['requires-python']}")
-    lic = project.get("license")
-    if isinstance(lic, dict) and lic.get("text"):
-        lines.append(f"License: {lic['text']}")
+    lic: Any = project.get("license")
+    text: Any = lic.get("text") if isinstance(lic, dict) else None  # pyright: ignore[reportUnknownMemberType]
+    if isinstance(text, str) and text:
+        lines.append(f"License: {text}")
     if project.get("keywords"):
         lines.append(f"Keywords: {','.join(project['keywords'])}")
     for c in project.get("classifiers", []):

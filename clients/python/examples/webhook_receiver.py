@@ -29,7 +29,11 @@ def make_server(
     ``on_event`` once per event id (default: print it). Call ``serve_forever()`` on it."""
     seen: set[str] = set()  # use a durable store (a table with a unique key) in production
     lock = threading.Lock()
-    handle = on_event or (lambda e: print(f"task {e.task_id}: {e.consensus_label} ({e.confidence:.3f}) {e.ledger_txid}", flush=True))
+
+    def show(e: TaskSettledEvent) -> None:
+        print(f"task {e.task_id}: {e.consensus_label} ({e.confidence:.3f}) {e.ledger_txid}", flush=True)
+
+    handle = on_event or show
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)

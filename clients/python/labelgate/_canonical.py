@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["canonical_json", "js_number"]
 
@@ -88,11 +88,15 @@ def canonical_json(value: Any) -> str:
     if isinstance(value, (int, float)):
         return js_number(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(canonical_json(v) for v in value) + "]"
+        items = cast("list[Any] | tuple[Any, ...]", value)
+        return "[" + ",".join(canonical_json(v) for v in items) + "]"
     if isinstance(value, Mapping):
-        for k in value:
+        obj = cast("Mapping[Any, Any]", value)
+        keys: list[str] = []
+        for k in obj:
             if not isinstance(k, str):
                 raise TypeError(f"object key {k!r} is not a string")
-        keys = sorted(value, key=_utf16_key)
-        return "{" + ",".join(_js_string(k) + ":" + canonical_json(value[k]) for k in keys) + "}"
+            keys.append(k)
+        keys.sort(key=_utf16_key)
+        return "{" + ",".join(_js_string(k) + ":" + canonical_json(obj[k]) for k in keys) + "}"
     raise TypeError(f"cannot encode {type(value).__name__} in canonical JSON")

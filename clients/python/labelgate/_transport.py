@@ -30,7 +30,7 @@ import urllib.parse
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from . import __version__
 from .errors import APIConnectionError, ErrorDetail, LabelgateError, ResponseError, error_for_status
@@ -380,20 +380,23 @@ class Transport:
             raw = self._read_body(res, conn)
         except (OSError, http.client.HTTPException):
             raw = b""  # the body was cut: the status alone speaks
-        body: Any = None
+        body: dict[str, Any] | None = None
         try:
-            parsed = json.loads(raw) if raw else None
-            if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
-                body = parsed
+            parsed: Any = json.loads(raw) if raw else None
+            if isinstance(parsed, dict) and isinstance(cast("dict[str, Any]", parsed).get("error"), str):
+                body = cast("dict[str, Any]", parsed)
         except ValueError:
             pass  # not JSON (a proxy's page): the text is the message
-        details = []
-        if body is not None and isinstance(body.get("details"), list):
-            details = [
-                ErrorDetail(str(d.get("path", "")), str(d.get("message", ""))) for d in body["details"] if isinstance(d, dict)
-            ]
+        details: list[ErrorDetail] = []
+        raw_details: Any = body.get("details") if body is not None else None
+        if isinstance(raw_details, list):
+            for d in cast("list[Any]", raw_details):
+                if isinstance(d, dict):
+                    item = cast("dict[str, Any]", d)
+                    details.append(ErrorDetail(str(item.get("path", "")), str(item.get("message", ""))))
         message = body["error"] if body is not None else (raw.decode("utf-8", "replace").strip()[:200] or res.reason or "error")
-        request_id = body.get("request_id") if body is not None and isinstance(body.get("request_id"), str) else None
+        rid: Any = body.get("request_id") if body is not None else None
+        request_id = rid if isinstance(rid, str) else None
         return error_for_status(
             res.status,
             message,

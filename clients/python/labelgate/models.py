@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, Union
+from typing import Any, ClassVar, Generic, TypeVar, Union, cast
 
 __all__ = [
     "BatchAccepted",
@@ -77,14 +77,14 @@ def _convert(tp: Any, value: Any) -> Any:
                 return converted
         return value
     if isinstance(tp, type) and issubclass(tp, Model):
-        return tp.from_dict(value) if isinstance(value, Mapping) else value
+        return tp.from_dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else value
     if origin is list and isinstance(value, list):
         (item,) = typing.get_args(tp) or (Any,)
-        return [_convert(item, v) for v in value]
+        return [_convert(item, v) for v in cast("list[Any]", value)]
     if origin is dict and isinstance(value, Mapping):
         args = typing.get_args(tp)
         item = args[1] if len(args) == 2 else Any
-        return {k: _convert(item, v) for k, v in value.items()}
+        return {k: _convert(item, v) for k, v in cast("Mapping[str, Any]", value).items()}
     return value
 
 
@@ -93,9 +93,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Model):
         return value.to_dict()
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [_plain(v) for v in cast("list[Any]", value)]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v) for k, v in cast("dict[str, Any]", value).items()}
     return value
 
 
@@ -103,12 +103,12 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     """A flat dict of ``obj`` (a model or a mapping) for tables: nested objects become dotted keys
     (``settlement.ledger_txid``, ``label_spec.question``, ``posterior.cat``, ``source.source-ref``);
     lists are kept as values."""
-    d = obj.to_dict() if isinstance(obj, Model) else obj
+    d: Mapping[str, Any] = obj.to_dict() if isinstance(obj, Model) else obj
     out: dict[str, Any] = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, Mapping) and v:
-            out.update(flatten(v, key + "."))
+            out.update(flatten(cast("Mapping[str, Any]", v), key + "."))
         else:
             out[key] = v
     return out
@@ -142,10 +142,11 @@ class Model:
                 kwargs[k] = _convert(hints[k], v)
             else:
                 extra[k] = v
+        kwargs["extra"] = extra
         try:
-            obj = cls(**kwargs, extra=extra)
+            obj = cls(**kwargs)
         except TypeError as err:
-            missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs and f.name != "extra"
+            missing = [f.name for f in dataclasses.fields(cls) if f.name not in kwargs
                        and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]  # fmt: skip
             if missing:
                 raise KeyError(f"{cls.__name__}: the answer lacks {', '.join(missing)}") from err
@@ -174,7 +175,8 @@ class Model:
 
 
 def _extra() -> Any:
-    return field(default_factory=dict, kw_only=True, repr=False, compare=False)
+    """The ``extra`` field of a model: a keyword-only dict of the fields the model does not declare."""
+    return field(default_factory=cast("type[dict[str, Any]]", dict), kw_only=True, repr=False, compare=False)
 
 
 # --- customers and settings -----------------------------------------------------------------------

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ._canonical import canonical_json
 from ._keccak import keccak256
@@ -176,7 +176,7 @@ def _is_evm_settlement(s: Mapping[str, Any]) -> bool:
         and _is_count(s.get("leaf_index"))
         and _is_count(s.get("tree_size"), 1)
         and isinstance(proof, list)
-        and all(_is_hex(p, 32) for p in proof)
+        and all(_is_hex(p, 32) for p in cast("list[Any]", proof))
         and _is_count(s.get("sequence"))
         and isinstance(prev, str)
         and _PREV_HASH.fullmatch(prev) is not None
@@ -186,11 +186,11 @@ def _is_evm_settlement(s: Mapping[str, Any]) -> bool:
 def _as_mapping(result: Any) -> Mapping[str, Any] | None:
     """The result as the API's JSON object: a mapping as is, a labelgate model through ``to_dict()``."""
     if isinstance(result, Mapping):
-        return result
+        return cast("Mapping[str, Any]", result)
     to_dict = getattr(result, "to_dict", None)
     if callable(to_dict):
-        d = to_dict()
-        return d if isinstance(d, Mapping) else None
+        d: Any = to_dict()
+        return cast("Mapping[str, Any]", d) if isinstance(d, Mapping) else None
     return None
 
 
@@ -202,9 +202,10 @@ def leaf_bytes(result: Any) -> bytes | None:
     r = _as_mapping(result)
     if r is None:
         return None
-    s = r.get("settlement")
-    if not isinstance(s, Mapping):
+    found: Any = r.get("settlement")
+    if not isinstance(found, Mapping):
         return None
+    s = cast("Mapping[str, Any]", found)
     source = dict(r)
     source["sequence"] = s.get("sequence", _MISSING)
     source["prev_hash"] = s.get("prev_hash", _MISSING)
@@ -229,9 +230,10 @@ def verify_settlement_local(result: Any) -> SettlementVerification:
     r = _as_mapping(result)
     if r is None:
         return _fail("malformed_result", "the result is not an object")
-    s = r.get("settlement")
-    if not isinstance(s, Mapping):
+    found: Any = r.get("settlement")
+    if not isinstance(found, Mapping):
         return _fail("malformed_result", "the result has no settlement object")
+    s = cast("Mapping[str, Any]", found)
     if s.get("ledger") == "local":
         return _fail("not_anchored", 'ledger "local": the settlement is in the local ledger table only, nothing is anchored')
     if not _is_evm_settlement(s):
@@ -295,13 +297,14 @@ class _Rpc:
             raise _RpcError("the answer is not JSON") from err
         if not isinstance(answer, dict):
             raise _RpcError("the answer is not a JSON-RPC response")
-        if answer.get("error") is not None:
-            e = answer["error"]
-            msg = e.get("message") if isinstance(e, dict) else e
+        response = cast("dict[str, Any]", answer)
+        e: Any = response.get("error")
+        if e is not None:
+            msg: Any = cast("dict[str, Any]", e).get("message") if isinstance(e, dict) else e
             raise _RpcError(f"RPC error: {msg}")
-        if "result" not in answer:
+        if "result" not in response:
             raise _RpcError("the answer has no result")
-        return answer["result"]
+        return response["result"]
 
 
 def _quantity(v: Any, what: str) -> int:
@@ -317,19 +320,24 @@ def _anchored_events(logs: Any, contract: str) -> list[tuple[str, int, int]]:
     events: list[tuple[str, int, int]] = []
     if not isinstance(logs, list):
         return events
-    for log in logs:
+    for log in cast("list[Any]", logs):
         if not isinstance(log, dict):
             continue
-        topics = log.get("topics")
-        address = log.get("address")
-        data = log.get("data")
+        entry = cast("dict[str, Any]", log)
+        topics: Any = entry.get("topics")
+        address: Any = entry.get("address")
+        data: Any = entry.get("data")
         if not isinstance(topics, list) or not topics or topics[0] != ANCHORED_TOPIC:
             continue
         if not isinstance(address, str) or address.lower() != contract.lower():
             continue
-        if len(topics) < 2 or not _is_hex(topics[1]) or len(topics[1]) < 66 or not _is_hex(data) or len(data) < 2 + 128:
+        topic_list = cast("list[Any]", topics)
+        root_topic: Any = topic_list[1] if len(topic_list) > 1 else None
+        if not isinstance(root_topic, str) or not _is_hex(root_topic) or len(root_topic) < 66:
             continue
-        root = topics[1][:66].lower()
+        if not isinstance(data, str) or not _is_hex(data) or len(data) < 2 + 128:
+            continue
+        root = root_topic[:66].lower()
         first = int(data[2:66], 16)
         last = int(data[66:130], 16)
         events.append((root, first, last))
@@ -368,15 +376,18 @@ def verify_settlement(result: Any, rpc_url: str, *, confirmations: int = 1, time
 
     txid = s["ledger_txid"]
     try:
-        receipt = rpc.call("eth_getTransactionReceipt", [txid])
-        if receipt is not None:
-            if not isinstance(receipt, dict):
-                raise _RpcError("the receipt is not an object")
-            block = _quantity(receipt.get("blockNumber"), "the receipt's blockNumber")
+        answer: Any = rpc.call("eth_getTransactionReceipt", [txid])
     except _RpcError as err:
         return _fail("rpc_error", f"eth_getTransactionReceipt failed: {err}")
-    if receipt is None:
+    if answer is None:
         return _fail("tx_not_found", f"no mined transaction {txid} on chain {chain_id}")
+    if not isinstance(answer, dict):
+        return _fail("rpc_error", "eth_getTransactionReceipt failed: the receipt is not an object")
+    receipt: dict[str, Any] = answer
+    try:
+        block = _quantity(receipt.get("blockNumber"), "the receipt's blockNumber")
+    except _RpcError as err:
+        return _fail("rpc_error", f"eth_getTransactionReceipt failed: {err}")
     if receipt.get("status") != "0x1":
         return _fail("tx_reverted", f"transaction {txid} reverted")
     contract: str = s["contract"]

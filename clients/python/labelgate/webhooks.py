@@ -23,7 +23,7 @@ import time
 from calendar import timegm
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from .errors import SignatureVerificationError
 
@@ -93,7 +93,8 @@ def _header(headers: Headers, name: str) -> str | None:
                 return v if isinstance(v, str) else str(v)
     items = getattr(headers, "items", None)
     if callable(items):
-        for k, v in items():
+        pairs: Any = items()
+        for k, v in pairs:
             if isinstance(k, str) and k.lower() == name.lower():
                 return v if isinstance(v, str) else str(v)
     return None
@@ -178,7 +179,8 @@ def _verify(raw_body: Any, signature: str | None, secret: str, tolerance_s: floa
         raise SignatureVerificationError("malformed_body", "body is not UTF-8 JSON") from None
     if not isinstance(parsed, dict):
         raise SignatureVerificationError("malformed_body", "body is not a JSON object")
-    ts = parsed.get("timestamp")
+    fields = cast("dict[str, Any]", parsed)
+    ts: Any = fields.get("timestamp")
     if not isinstance(ts, str):
         raise SignatureVerificationError("malformed_body", "body has no string timestamp")
     sent = parse_iso_timestamp(ts)
@@ -187,7 +189,7 @@ def _verify(raw_body: Any, signature: str | None, secret: str, tolerance_s: floa
     # compared in whole milliseconds, as the TypeScript verifier does
     if abs(round(now_s * 1000) - round(sent * 1000)) > tolerance * 1000:
         raise SignatureVerificationError("timestamp_outside_tolerance", f"timestamp {ts} is more than {tolerance:g} s from now")
-    return parsed
+    return fields
 
 
 def verify_signature(
