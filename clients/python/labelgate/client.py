@@ -427,7 +427,7 @@ class Client:
     ``timeout``: seconds per attempt; ``max_retries``: retries after the first attempt (0 turns them
     off); ``max_retry_after``: longest ``Retry-After`` waited for, seconds (a longer one raises at once);
     ``on_response``: called once per call with a :class:`labelgate.ResponseEvent` (status, attempts,
-    duration). Thread-safe; each thread keeps one kept-alive connection.
+    duration). Thread-safe; each thread keeps one kept-alive connection (``close()`` or ``with`` closes them).
 
     Namespaces: ``account``, ``settings``, ``tasks``, ``batches``, ``webhooks``, ``jobs``, ``billing``,
     ``dashboard``.
@@ -483,7 +483,7 @@ class Client:
             t.close()
 
     def close(self) -> None:
-        """Closes this thread's kept-alive connection."""
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
         self._transport.close()
 
     def __enter__(self) -> Client:
@@ -519,7 +519,7 @@ class AdminClient:
         return data
 
     def close(self) -> None:
-        """Closes this thread's kept-alive connection."""
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
         self._t.close()
 
 

@@ -72,7 +72,7 @@ class LabelerClient:
         self._t.request("DELETE", f"/v1/labeling/claims/{_claim_id(claim_id)}")
 
     def close(self) -> None:
-        """Closes this thread's kept-alive connection."""
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
         self._t.close()
 
     def __enter__(self) -> LabelerClient:

@@ -281,6 +281,7 @@ class _Rpc:
         self.next_id = 0
 
     def call(self, method: str, params: list[Any]) -> Any:
+        """The ``result`` of one call. Raises _RpcError on no answer, a non-2xx, an RPC error or nonsense."""
         self.next_id += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
         req = urllib.request.Request(self.url, data=body, method="POST", headers={"Content-Type": "application/json"})

@@ -147,6 +147,31 @@ class CustomerFlowTest(unittest.TestCase):
         self.assertIsInstance(c.dashboard.labelers().items, list)
         self.assertTrue(c.health().ok)
 
+    def test_claim_idempotency_key(self) -> None:
+        """LabelerClient.claim always sends Idempotency-Key (tests/test_transport.py checks the header). A gateway
+        whose OpenAPI document lists the header on POST /v1/labeling/claims (DESIGN §4) must answer the same key
+        with the same claim; one that does not yet is skipped here."""
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.stack.base_url}/v1/openapi.json", timeout=30) as res:  # noqa: S310
+            doc = json.loads(res.read())
+        params = doc["paths"]["/v1/labeling/claims"]["post"].get("parameters", [])
+        names = {p.get("name") or p.get("$ref", "").rsplit("/", 1)[-1] for p in params}
+        spec = {"question": f"claim key {uuid.uuid4().hex[:6]}", "options": ["a", "b"]}
+        task = self.client.tasks.create(type="image_classification", data_url="https://x.example/k.jpg", label_spec=spec)
+        lab = self.stack.labeler("py-claim-key")
+        key = "claim-" + uuid.uuid4().hex
+        first = lab.claim(task_id=task.task_id, idempotency_key=key)
+        assert first is not None
+        if "Idempotency-Key" not in names:
+            lab.release(first.claim_id)
+            self.skipTest("this gateway does not document Idempotency-Key on claims yet (DESIGN §4)")
+        again = lab.claim(task_id=task.task_id, idempotency_key=key)
+        assert again is not None
+        self.assertEqual(again.claim_id, first.claim_id)
+        lab.release(first.claim_id)
+
     def test_labelers_from_threads(self) -> None:
         """One LabelerClient shared by threads: each keeps its own connection."""
         c = self.client
