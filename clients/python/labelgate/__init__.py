@@ -1,0 +1,102 @@
+"""labelgate: the Python client of the labelgate data-labeling gateway (standard library only).
+
+- :class:`Client` (customer key ``sk_...``): account, settings, tasks, batches, webhooks, jobs, billing,
+  dashboard;
+- :class:`LabelerClient` (labeler key ``lk_...``): claim, label, release;
+- :class:`AdminClient` (the deployment's admin token): labelers and customers;
+- :mod:`labelgate.webhooks`: ``construct_event`` verifies a ``task.settled`` delivery;
+- :func:`verify_settlement`: checks a settled result's Merkle proof and anchor with the chain alone.
+
+Errors are :class:`LabelgateError` subclasses (see :mod:`labelgate.errors`); results are dataclasses
+(see :mod:`labelgate.models`).
+"""
+
+__version__ = "0.1.0"
+
+from . import webhooks
+from ._transport import ResponseEvent
+from .client import AdminClient, Client
+from .errors import (
+    APIConnectionError,
+    AuthenticationError,
+    ConflictError,
+    ErrorDetail,
+    IdempotencyError,
+    InternalServerError,
+    LabelgateError,
+    NotFoundError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    QuotaExhaustedError,
+    RateLimitError,
+    ResponseError,
+    ServiceUnavailableError,
+    SignatureVerificationError,
+    ValidationError,
+    WaitTimeoutError,
+)
+from .labeler import LabelerClient
+from .models import (
+    Batch,
+    BatchAccepted,
+    Claim,
+    Customer,
+    Delivery,
+    Job,
+    JobAccepted,
+    Page,
+    RecordedLabel,
+    Settings,
+    Settlement,
+    Task,
+    TaskAccepted,
+    TaskResult,
+    Webhook,
+)
+from .settlement import SettlementVerification, verify_settlement
+from .webhooks import TaskSettledEvent, construct_event
+
+__all__ = [
+    "APIConnectionError",
+    "AdminClient",
+    "AuthenticationError",
+    "Batch",
+    "BatchAccepted",
+    "Claim",
+    "Client",
+    "ConflictError",
+    "Customer",
+    "Delivery",
+    "ErrorDetail",
+    "IdempotencyError",
+    "InternalServerError",
+    "Job",
+    "JobAccepted",
+    "LabelerClient",
+    "LabelgateError",
+    "NotFoundError",
+    "Page",
+    "PayloadTooLargeError",
+    "PermissionDeniedError",
+    "QuotaExhaustedError",
+    "RateLimitError",
+    "RecordedLabel",
+    "ResponseError",
+    "ResponseEvent",
+    "ServiceUnavailableError",
+    "Settings",
+    "Settlement",
+    "SettlementVerification",
+    "SignatureVerificationError",
+    "Task",
+    "TaskAccepted",
+    "TaskResult",
+    "TaskSettledEvent",
+    "ValidationError",
+    "WaitTimeoutError",
+    "Webhook",
+    "__version__",
+    "construct_event",
+    "verify_settlement",
+    "webhooks",
+]

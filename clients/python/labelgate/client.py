@@ -1,0 +1,525 @@
+"""``Client``: the customer's side of the labelgate API, one namespace per resource.
+
+Every method raises a :class:`labelgate.LabelgateError` subclass on an error answer (see
+:mod:`labelgate.errors`) after the transport's retries (429 always, honouring ``Retry-After``; 503 and
+connection failures when the request is safe to repeat). Creates of tasks and batches carry an
+``Idempotency-Key`` (generated when not given), so a retried submission never creates a second task.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from ._transport import ResponseEvent, StreamedAnswer, Transport, new_idempotency_key
+from .errors import ResponseError, WaitTimeoutError
+from .models import (
+    Batch,
+    BatchAccepted,
+    Customer,
+    DashboardOverview,
+    DashboardQuality,
+    DashboardUsage,
+    Delivery,
+    Health,
+    InvoiceList,
+    Job,
+    JobAccepted,
+    LabelerCreated,
+    LabelerQualityList,
+    Page,
+    Redelivery,
+    RegisteredCustomer,
+    Settings,
+    Task,
+    TaskAccepted,
+    TaskResult,
+    Usage,
+    Webhook,
+    flatten,
+)
+
+__all__ = ["DEFAULT_BASE_URL", "AdminClient", "Client"]
+
+#: ``LABELGATE_URL`` from the environment, else the address ``pnpm start`` serves on.
+DEFAULT_BASE_URL = os.environ.get("LABELGATE_URL", "http://127.0.0.1:3000")
+
+
+def _id(value: str, what: str) -> str:
+    if not isinstance(value, str) or value == "":
+        raise ValueError(f"{what} is required")
+    return urllib.parse.quote(value, safe="")
+
+
+def _body(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON body of the given fields, those set to None left out."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class _Namespace:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+
+class AccountAPI(_Namespace):
+    """``GET /v1/customers/me``."""
+
+    def get(self) -> Customer:
+        """The calling customer's profile and quota (labels: ``label_quota``, ``label_quota_used``,
+        ``label_quota_remaining``). Raises AuthenticationError."""
+        return Customer.from_dict(self._t.request("GET", "/v1/customers/me").data)
+
+
+class SettingsAPI(_Namespace):
+    """``GET``/``PATCH /v1/customers/me/settings``: task defaults and quality settings (DESIGN §10)."""
+
+    def get(self) -> Settings:
+        """The settings, every field present (None = the service default)."""
+        return Settings.from_dict(self._t.request("GET", "/v1/customers/me/settings").data)
+
+    def update(self, *, task_defaults: Mapping[str, Any] | None = None, quality: Mapping[str, Any] | None = None) -> Settings:
+        """Merges the given fields (a None value inside a mapping clears that field) and returns the
+        whole settings. ``task_defaults``: ``consensus_threshold`` (1..25), ``confidence_target``
+        (0.5..0.999), ``min_labels``, ``max_labels`` (1..50); ``quality``: ``gold_rate`` (0..1),
+        ``min_labeler_accuracy`` (0..1), ``min_gold_answers``.
+        Raises ValidationError (``details`` name the field, e.g. ``task_defaults.max_labels``)."""
+        body: dict[str, Any] = {}
+        if task_defaults is not None:
+            body["task_defaults"] = dict(task_defaults)
+        if quality is not None:
+            body["quality"] = dict(quality)
+        return Settings.from_dict(self._t.request("PATCH", "/v1/customers/me/settings", body=body, idempotent=True).data)
+
+
+class TasksAPI(_Namespace):
+    """``/v1/tasks``: submit, read, result, wait, cancel, list."""
+
+    def create(
+        self,
+        *,
+        type: str,
+        data_url: str,
+        label_spec: Mapping[str, Any],
+        callback_url: str | None = None,
+        consensus_threshold: int | None = None,
+        max_labels: int | None = None,
+        confidence_target: float | None = None,
+        min_labels: int | None = None,
+        gold_label: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+        **optional: Any,
+    ) -> TaskAccepted:
+        """Submits one task (202, ``pending``).
+
+        ``type``: e.g. ``image_classification``; ``data_url``: http(s), ``s3://`` or ``gs://``;
+        ``label_spec``: ``{"question": str, "options": [2..50 unique str]}``; ``consensus_threshold``
+        1..25 (default 3); ``max_labels`` <= 50; ``confidence_target`` in (0.5, 1): the confidence
+        policy; ``gold_label``: a gold task; ``metadata``: echoed back; ``**optional``: any other field
+        of the API's task body (e.g. ``data_text``). ``idempotency_key`` (printable ASCII, 1..255): the
+        same key and body answer the original task; generated when not given, so retries are safe.
+        Raises ValidationError (``details``), QuotaExhaustedError, PayloadTooLargeError (> 1 MB),
+        IdempotencyError (key reused with another body).
+        """
+        body = _body(
+            {
+                "type": type,
+                "data_url": data_url,
+                "label_spec": dict(label_spec),
+                "callback_url": callback_url,
+                "consensus_threshold": consensus_threshold,
+                "max_labels": max_labels,
+                "confidence_target": confidence_target,
+                "min_labels": min_labels,
+                "gold_label": gold_label,
+                "metadata": dict(metadata) if metadata is not None else None,
+                **optional,
+            }
+        )
+        key = idempotency_key or new_idempotency_key()
+        return TaskAccepted.from_dict(self._t.request("POST", "/v1/tasks", body=body, idempotency_key=key).data)
+
+    def batch(
+        self,
+        tasks: Iterable[Mapping[str, Any]],
+        *,
+        callback_url: str | None = None,
+        idempotency_key: str | None = None,
+        **top_level: Any,
+    ) -> BatchAccepted:
+        """Submits up to 10,000 tasks at once, all or none; ``task_ids`` follow the order of ``tasks``
+        (each a dict shaped like :meth:`create`'s arguments). ``callback_url`` and ``**top_level``
+        (``max_labels``, ``confidence_target``, ``min_labels``) apply to every task that does not set
+        its own. ``idempotency_key`` as in :meth:`create` (generated when not given).
+        Raises ValidationError (details ``tasks.<i>.<field>``), QuotaExhaustedError,
+        PayloadTooLargeError (> 10 MB), IdempotencyError.
+        """
+        body = _body({"tasks": [dict(t) for t in tasks], "callback_url": callback_url, **top_level})
+        key = idempotency_key or new_idempotency_key()
+        return BatchAccepted.from_dict(self._t.request("POST", "/v1/tasks/batch", body=body, idempotency_key=key).data)
+
+    def get(self, task_id: str) -> Task:
+        """The task, its status and, once decided, its consensus. Raises NotFoundError ``task not found``."""
+        return Task.from_dict(self._t.request("GET", f"/v1/tasks/{_id(task_id, 'task_id')}").data)
+
+    def result(self, task_id: str) -> TaskResult | None:
+        """The settled result (consensus, confidence, settlement), or None while the task is still being
+        labeled or settled (HTTP 202). Raises NotFoundError, ConflictError ``task canceled`` /
+        ``gold tasks have no result``."""
+        answer = self._t.request("GET", f"/v1/tasks/{_id(task_id, 'task_id')}/result")
+        if answer.status == 202:
+            return None
+        return TaskResult.from_dict(answer.data)
+
+    def wait(self, task_id: str, timeout_s: float | None = None, *, interval_s: float = 1.0) -> TaskResult:
+        """Polls :meth:`result` every ``interval_s`` seconds until the task is settled and returns its result.
+        ``timeout_s``: seconds (None: no deadline). Raises WaitTimeoutError at the deadline,
+        ConflictError ``task canceled``, NotFoundError."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            r = self.result(task_id)
+            if r is not None:
+                return r
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WaitTimeoutError(0, f"task {task_id} not settled after {timeout_s:g} s", method="GET", path=f"/v1/tasks/{task_id}/result")
+                time.sleep(min(interval_s, left))
+            else:
+                time.sleep(interval_s)
+
+    def cancel(self, task_id: str) -> Task:
+        """Cancels an open (pending or labeling) task; its unused reserved quota is returned.
+        Raises NotFoundError, ConflictError ``task cannot be canceled`` (settling or settled)."""
+        return Task.from_dict(self._t.request("POST", f"/v1/tasks/{_id(task_id, 'task_id')}/cancel", idempotent=True).data)
+
+    def page(self, *, page: int = 1, per_page: int = 20, status: str | None = None, sort: str | None = None) -> Page[Task]:
+        """One page of the customer's tasks (``GET /v1/dashboard/tasks``): ``status`` pending/labeling/
+        settling/settled/canceled (None: all), ``sort`` ``created_at_desc`` (default), ``created_at_asc``
+        or ``settled_at_desc``, ``per_page`` 1..100. Raises ValidationError."""
+        q = {"page": page, "per_page": per_page, "status": status, "sort": sort}
+        return Page.of(Task, self._t.request("GET", self._t.path("/v1/dashboard/tasks", q)).data)
+
+    def list(self, *, status: str | None = None, sort: str | None = None, per_page: int = 100) -> Iterator[Task]:
+        """Every task of the customer (or of one ``status``), page after page, as they come."""
+        n = 1
+        while True:
+            p = self.page(page=n, per_page=per_page, status=status, sort=sort)
+            yield from p.items
+            if not p.items or n * p.per_page >= p.total:
+                return
+            n += 1
+
+    def to_records(self, items: Iterable[Any] | None = None, *, status: str | None = None) -> builtins.list[dict[str, Any]]:
+        """Flat dicts ready for ``pandas.DataFrame(records)`` (pandas is not imported here): nested
+        objects become dotted columns (``settlement.ledger_txid``, ``posterior.cat``, ``metadata.sku``).
+        ``items``: tasks, results or dicts to convert; None: every task of the customer (of ``status``)."""
+        source = self.list(status=status) if items is None else items
+        return [flatten(x) for x in source]
+
+
+class BatchesAPI(_Namespace):
+    """``/v1/batches``."""
+
+    def get(self, batch_id: str) -> Batch:
+        """A batch's status and its tasks by status. Raises NotFoundError ``batch not found``."""
+        return Batch.from_dict(self._t.request("GET", f"/v1/batches/{_id(batch_id, 'batch_id')}").data)
+
+    def page(self, *, page: int = 1, per_page: int = 20) -> Page[Batch]:
+        """A page of the customer's batches, newest first."""
+        return Page.of(Batch, self._t.request("GET", self._t.path("/v1/batches", {"page": page, "per_page": per_page})).data)
+
+
+class WebhooksAPI(_Namespace):
+    """``/v1/webhooks``: register, list, delete, the delivery log, redelivery."""
+
+    def create(self, callback_url: str, secret: str, events: builtins.list[str] | None = None) -> Webhook:
+        """Registers a webhook; ``secret`` (at least 16 characters) signs deliveries and is never returned.
+        ``events`` default ``["task.settled"]``. Raises ValidationError (URL not allowed, short secret,
+        unknown event), ConflictError (an active webhook already uses this URL)."""
+        body = _body({"callback_url": callback_url, "secret": secret, "events": events})
+        return Webhook.from_dict(self._t.request("POST", "/v1/webhooks", body=body).data)
+
+    def list(self) -> builtins.list[Webhook]:
+        """Every webhook of the customer, newest first, deleted ones included."""
+        return [Webhook.from_dict(w) for w in self._t.request("GET", "/v1/webhooks").data]
+
+    def delete(self, webhook_id: str) -> Webhook:
+        """Deactivates a webhook (soft delete; again: same answer). Raises NotFoundError ``webhook not found``."""
+        return Webhook.from_dict(self._t.request("DELETE", f"/v1/webhooks/{_id(webhook_id, 'webhook_id')}").data)
+
+    def deliveries(self, webhook_id: str, *, status: str | None = None, page: int = 1, per_page: int = 20) -> Page[Delivery]:
+        """A page of the webhook's deliveries with every attempt, newest first; ``status``
+        pending/delivered/failed (None: all), ``per_page`` 1..100. Raises NotFoundError, ValidationError."""
+        q = {"status": status, "page": page, "per_page": per_page}
+        path = self._t.path(f"/v1/webhooks/{_id(webhook_id, 'webhook_id')}/deliveries", q)
+        return Page.of(Delivery, self._t.request("GET", path).data)
+
+    def redeliver(self, webhook_id: str, delivery_id: str) -> Redelivery:
+        """Queues one more attempt of a delivery (same event id, fresh timestamp and signature).
+        Raises NotFoundError ``webhook not found`` / ``delivery not found``, ConflictError ``webhook is not active``."""
+        path = f"/v1/webhooks/{_id(webhook_id, 'webhook_id')}/deliveries/{_id(delivery_id, 'delivery_id')}/redeliver"
+        return Redelivery.from_dict(self._t.request("POST", path).data)
+
+
+class JobsAPI(_Namespace):
+    """``/v1/jobs``: manifest jobs and their streamed JSONL export."""
+
+    def create(
+        self,
+        manifest_url: str,
+        label_spec: Mapping[str, Any],
+        *,
+        type: str | None = None,
+        credentials: Mapping[str, Any] | None = None,
+        output_url: str | None = None,
+        callback_url: str | None = None,
+        consensus_threshold: int | None = None,
+        max_labels: int | None = None,
+        confidence_target: float | None = None,
+        min_labels: int | None = None,
+        **optional: Any,
+    ) -> JobAccepted:
+        """Creates a manifest job (202, ``queued``). ``manifest_url``: ``s3://bucket/key`` (credentials
+        ``{access_key_id, secret_access_key, region, endpoint?}``), ``gs://bucket/key``
+        (``{service_account_json}``) or ``https://...`` (no credentials). The manifest is JSONL, one
+        object per line with ``data_url`` or ``source-ref``. Credentials are sealed, never returned.
+        Raises ValidationError, QuotaExhaustedError. Not retried on 503 or a lost connection (the API
+        takes no idempotency key for jobs): check :meth:`list` before creating again."""
+        body = _body(
+            {
+                "manifest_url": manifest_url,
+                "label_spec": dict(label_spec),
+                "type": type,
+                "credentials": dict(credentials) if credentials is not None else None,
+                "output_url": output_url,
+                "callback_url": callback_url,
+                "consensus_threshold": consensus_threshold,
+                "max_labels": max_labels,
+                "confidence_target": confidence_target,
+                "min_labels": min_labels,
+                **optional,
+            }
+        )
+        return JobAccepted.from_dict(self._t.request("POST", "/v1/jobs", body=body).data)
+
+    def get(self, job_id: str) -> Job:
+        """A job's status and progress. Raises NotFoundError ``job not found``."""
+        return Job.from_dict(self._t.request("GET", f"/v1/jobs/{_id(job_id, 'job_id')}").data)
+
+    def page(self, *, page: int = 1, per_page: int = 20) -> Page[Job]:
+        """A page of the customer's jobs, newest first."""
+        return Page.of(Job, self._t.request("GET", self._t.path("/v1/jobs", {"page": page, "per_page": per_page})).data)
+
+    def wait(self, job_id: str, timeout_s: float | None = None, *, interval_s: float = 2.0) -> Job:
+        """Polls :meth:`get` until the job is ``completed`` or ``failed`` and returns it (check ``status``
+        and ``error``). Raises WaitTimeoutError at the deadline (``timeout_s`` seconds)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            job = self.get(job_id)
+            if job.status in ("completed", "failed"):
+                return job
+            if deadline is not None and time.monotonic() + interval_s > deadline:
+                raise WaitTimeoutError(0, f"job {job_id} still {job.status} after {timeout_s:g} s", method="GET", path=f"/v1/jobs/{job_id}")
+            time.sleep(interval_s)
+
+    def export(self, job_id: str, *, flat: bool = False) -> Iterator[dict[str, Any]]:
+        """The export of a completed job, one dict per manifest line in manifest order
+        (``task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source``), parsed as
+        the lines arrive: memory stays flat at any size. ``flat``: nested objects as dotted keys
+        (``source.source-ref``), for ``pandas.DataFrame(client.jobs.export(job_id, flat=True))``.
+
+        The request is sent at once; the lines are read as you iterate. Raises NotFoundError,
+        ConflictError ``job not completed`` (``body["status"]`` is the job's status); while iterating,
+        ResponseError on a line that is not JSON or an answer cut short."""
+        answer = self._t.stream("GET", f"/v1/jobs/{_id(job_id, 'job_id')}/export")
+        return self._export_lines(answer, job_id, flat)
+
+    @staticmethod
+    def _export_lines(answer: StreamedAnswer, job_id: str, flat: bool) -> Iterator[dict[str, Any]]:
+        n = 0
+        try:
+            for line in answer.lines():
+                n += 1
+                if not line:
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError as err:
+                    raise ResponseError(200, f"export line {n} is not JSON", method="GET", path=f"/v1/jobs/{job_id}/export") from err
+                yield flatten(item) if flat else item
+        except OSError as err:
+            raise ResponseError(200, f"export cut short after {n} lines: {err}", method="GET", path=f"/v1/jobs/{job_id}/export") from err
+        finally:
+            answer.close()
+
+    def export_to_file(self, job_id: str, path: str | os.PathLike[str]) -> int:
+        """Streams the export into ``path`` (written to ``path + ".part"``, renamed when complete, so a
+        cut download never leaves a partial file under the final name). Returns the bytes written.
+        Raises like :meth:`export`, and OSError of the filesystem."""
+        part = f"{os.fspath(path)}.part"
+        written = 0
+        answer = self._t.stream("GET", f"/v1/jobs/{_id(job_id, 'job_id')}/export")
+        try:
+            with open(part, "wb") as out:
+                while True:
+                    chunk = answer.response.read(65536)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    written += len(chunk)
+            os.replace(part, path)
+        except BaseException:
+            if os.path.exists(part):
+                os.remove(part)
+            raise
+        finally:
+            answer.close()
+        return written
+
+
+class BillingAPI(_Namespace):
+    """``/v1/billing``: monthly usage and invoices (integer cents)."""
+
+    def usage(self, month: str) -> Usage:
+        """Usage of a UTC month ``YYYY-MM``, priced per tier. Raises ValidationError (details path ``month``)."""
+        return Usage.from_dict(self._t.request("GET", self._t.path("/v1/billing/usage", {"month": month})).data)
+
+    def invoices(self) -> InvoiceList:
+        """Invoices, newest month first; the current month is ``open``."""
+        return InvoiceList.from_dict(self._t.request("GET", "/v1/billing/invoices").data)
+
+
+class DashboardAPI(_Namespace):
+    """``/v1/dashboard``: overview, task list, quality, labelers, daily usage."""
+
+    def overview(self) -> DashboardOverview:
+        """Tasks by status, labels this month, quota, median time to settle, webhook success rate."""
+        return DashboardOverview.from_dict(self._t.request("GET", "/v1/dashboard/overview").data)
+
+    def tasks(self, *, page: int = 1, per_page: int = 20, status: str | None = None, sort: str | None = None) -> Page[Task]:
+        """A page of the customer's tasks (same as ``client.tasks.page``)."""
+        return TasksAPI(self._t).page(page=page, per_page=per_page, status=status, sort=sort)
+
+    def quality(self) -> DashboardQuality:
+        """Quality of the tasks settled in the last 90 days and the calibration of ``confidence`` on gold tasks."""
+        return DashboardQuality.from_dict(self._t.request("GET", "/v1/dashboard/quality").data)
+
+    def labelers(self) -> LabelerQualityList:
+        """The labelers of the customer's label spaces: labels, gold record, estimated accuracy, status."""
+        return LabelerQualityList.from_dict(self._t.request("GET", "/v1/dashboard/labelers").data)
+
+    def usage(self) -> DashboardUsage:
+        """Labels per UTC day over the last 30 days, oldest first."""
+        return DashboardUsage.from_dict(self._t.request("GET", "/v1/dashboard/usage").data)
+
+
+class Client:
+    """The labelgate API client of a customer.
+
+    ``api_key``: ``sk_sandbox_...`` or ``sk_live_...`` (None: ``LABELGATE_API_KEY`` from the
+    environment); ``base_url``: the gateway (default ``LABELGATE_URL`` or ``http://127.0.0.1:3000``);
+    ``timeout``: seconds per attempt; ``max_retries``: retries after the first attempt (0 turns them
+    off); ``max_retry_after``: longest ``Retry-After`` waited for, seconds (a longer one raises at once);
+    ``on_response``: called once per call with a :class:`labelgate.ResponseEvent` (status, attempts,
+    duration). Thread-safe; each thread keeps one kept-alive connection (``close()`` or ``with`` closes them).
+
+    Namespaces: ``account``, ``settings``, ``tasks``, ``batches``, ``webhooks``, ``jobs``, ``billing``,
+    ``dashboard``.
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        *,
+        max_retries: int = 2,
+        max_retry_after: float = 60.0,
+        on_response: Callable[[ResponseEvent], None] | None = None,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get("LABELGATE_API_KEY")
+        if not key:
+            raise ValueError("api_key is required (or set LABELGATE_API_KEY)")
+        self._transport = Transport(
+            base_url or DEFAULT_BASE_URL,
+            key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_retry_after=max_retry_after,
+            on_response=on_response,
+        )
+        self.account = AccountAPI(self._transport)
+        self.settings = SettingsAPI(self._transport)
+        self.tasks = TasksAPI(self._transport)
+        self.batches = BatchesAPI(self._transport)
+        self.webhooks = WebhooksAPI(self._transport)
+        self.jobs = JobsAPI(self._transport)
+        self.billing = BillingAPI(self._transport)
+        self.dashboard = DashboardAPI(self._transport)
+
+    @property
+    def base_url(self) -> str:
+        """The gateway's URL (no trailing ``/``)."""
+        return self._transport.base_url
+
+    def health(self) -> Health:
+        """``GET /v1/health`` (no auth needed). Raises ServiceUnavailableError when Postgres or the queue is down."""
+        return Health.from_dict(self._transport.request("GET", "/v1/health").data)
+
+    @staticmethod
+    def register(name: str, email: str, base_url: str | None = None, timeout: float = 60.0) -> RegisteredCustomer:
+        """Registers a customer (no auth): a sandbox tier, 500 labels of quota and an ``api_key`` shown
+        only in this answer. Raises ConflictError ``email already registered``, ValidationError."""
+        t = Transport(base_url or DEFAULT_BASE_URL, None, timeout=timeout)
+        try:
+            return RegisteredCustomer.from_dict(t.request("POST", "/v1/customers", body={"name": name, "email": email}).data)
+        finally:
+            t.close()
+
+    def close(self) -> None:
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
+        self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AdminClient:
+    """The operator's routes (``/v1/admin``, ``Authorization: Bearer <ADMIN_TOKEN>``): labelers and
+    customers. Same options as :class:`Client`."""
+
+    def __init__(self, admin_token: str, base_url: str | None = None, timeout: float = 60.0, *, max_retries: int = 2) -> None:
+        if not admin_token:
+            raise ValueError("admin_token is required")
+        self._t = Transport(base_url or DEFAULT_BASE_URL, admin_token, timeout=timeout, max_retries=max_retries)
+
+    def create_labeler(self, name: str) -> LabelerCreated:
+        """Creates a labeler; its ``api_key`` (``lk_...``) is shown only in this answer. Raises AuthenticationError."""
+        return LabelerCreated.from_dict(self._t.request("POST", "/v1/admin/labelers", body={"name": name}).data)
+
+    def set_label_quota(self, customer_id: str, label_quota: int) -> Customer:
+        """Sets a customer's label quota (an absolute number of labels). Raises NotFoundError ``customer not found``."""
+        path = f"/v1/admin/customers/{_id(customer_id, 'customer_id')}"
+        return Customer.from_dict(self._t.request("PATCH", path, body={"label_quota": label_quota}, idempotent=True).data)
+
+    def upgrade_customer(self, customer_id: str, *, keep_sandbox_key: bool = False) -> dict[str, Any]:
+        """Moves a customer to the production tier: the answer (a dict) holds the new ``sk_live_`` key
+        (shown once). Raises NotFoundError, ConflictError (already production)."""
+        path = f"/v1/admin/customers/{_id(customer_id, 'customer_id')}/upgrade"
+        data: dict[str, Any] = self._t.request("POST", path, body={"keep_sandbox_key": keep_sandbox_key}).data
+        return data
+
+    def close(self) -> None:
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
+        self._t.close()
+
+

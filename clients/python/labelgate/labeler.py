@@ -1,0 +1,82 @@
+"""``LabelerClient``: the workforce's side of the API (DESIGN §4), with a labeler key ``lk_...``.
+
+A labeler claims a task, labels it with one of its options (or skips it: release), and claims the next.
+A model can be a labeler like anyone else: the gateway's labeler model (Dawid-Skene) weighs its labels by
+the accuracy it measures, gold answers included (see examples/model_labeler.py).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._transport import ResponseEvent, Transport, new_idempotency_key
+from .client import DEFAULT_BASE_URL
+from .models import Claim, RecordedLabel
+
+__all__ = ["LabelerClient"]
+
+
+def _claim_id(claim_id: str) -> str:
+    if not isinstance(claim_id, str) or claim_id == "":
+        raise ValueError("claim_id is required")
+    return urllib.parse.quote(claim_id, safe="")
+
+
+class LabelerClient:
+    """A labeler's client. ``api_key``: the labeler key (``lk_...``, from ``POST /v1/admin/labelers``);
+    ``base_url``, ``timeout`` (seconds per attempt), ``max_retries`` and ``on_response`` as in
+    :class:`labelgate.Client`. Thread-safe."""
+
+    def __init__(
+        self,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        *,
+        max_retries: int = 2,
+        on_response: Callable[[ResponseEvent], None] | None = None,
+    ) -> None:
+        if not api_key:
+            raise ValueError("api_key (a labeler key, lk_...) is required")
+        self._t = Transport(base_url or DEFAULT_BASE_URL, api_key, timeout=timeout, max_retries=max_retries, on_response=on_response)
+
+    def claim(self, task_id: str | None = None, idempotency_key: str | None = None) -> Claim | None:
+        """Claims a task: ``task_id``, or the oldest open task this labeler may label. Returns None when
+        nothing is open for this labeler (HTTP 204). The claim holds its slot until ``expires_at``.
+
+        ``idempotency_key`` is sent as the ``Idempotency-Key`` header (generated when not given, so a
+        retry after a lost answer gets the same claim back from a gateway that honours it, DESIGN §4).
+        Raises NotFoundError ``task not found``, ValidationError, ConflictError."""
+        body: dict[str, Any] = {} if task_id is None else {"task_id": task_id}
+        key = idempotency_key or new_idempotency_key()
+        answer = self._t.request("POST", "/v1/labeling/claims", body=body, idempotency_key=key)
+        if answer.status == 204 or answer.data is None:
+            return None
+        return Claim.from_dict(answer.data)
+
+    def label(self, claim_id: str, label: str | Mapping[str, Any]) -> RecordedLabel:
+        """Labels a claimed task: ``label`` is one of its options (a str), or for the typed task kinds
+        the answer body itself (``{"labels": [...]}``, ``{"boxes": [...]}``, ``{"spans": [...]}``).
+        ``labels_needed`` of the answer is 0 exactly when this label decided the task.
+        Raises ValidationError (not an option), NotFoundError ``claim not found``, ConflictError
+        ``claim already labeled`` / ``claim expired`` / ``task no longer accepts labels``."""
+        body = {"label": label} if isinstance(label, str) else dict(label)
+        return RecordedLabel.from_dict(self._t.request("POST", f"/v1/labeling/claims/{_claim_id(claim_id)}/label", body=body).data)
+
+    def release(self, claim_id: str) -> None:
+        """Releases a claim without labeling it (skip): its slot returns at once. Releasing again, or an
+        expired claim, succeeds too. Raises NotFoundError (not this labeler's claim), ConflictError
+        ``claim already labeled``."""
+        self._t.request("DELETE", f"/v1/labeling/claims/{_claim_id(claim_id)}")
+
+    def close(self) -> None:
+        """Closes the kept-alive connections (of every thread); a later call opens a new one."""
+        self._t.close()
+
+    def __enter__(self) -> LabelerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,260 @@
+"""Verifying labelgate's ``task.settled`` webhook deliveries (SPEC §6, DESIGN §7).
+
+A delivery is ``POST <callback_url>`` with the JSON event as its body and the headers
+``X-SVC-Signature: sha256=<hex>`` (lowercase hex HMAC-SHA256, RFC 2104, of the raw body bytes keyed with
+the webhook's secret), ``X-SVC-Event-Id: evt_...`` (the same on every retry of one event: dedupe on it)
+and ``X-SVC-Delivery-Attempt: n``. The signed body carries ``timestamp`` (ISO 8601 UTC of the attempt);
+a delivery more than ``tolerance_s`` (default 300 s) away from now, past or future, is refused, as in
+Stripe's webhook signatures.
+
+Behaves like the TypeScript verifier ``@labelgate/webhook-verify`` (packages/webhook-verify/src/index.ts):
+same checks, same order, same ``reason`` strings.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import hmac
+import json
+import math
+import re
+import time
+from calendar import timegm
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union, cast
+
+from .errors import SignatureVerificationError
+
+__all__ = [
+    "DEFAULT_TOLERANCE_S",
+    "SignatureVerificationError",
+    "TaskSettledEvent",
+    "construct_event",
+    "sign_payload",
+    "verify_signature",
+]
+
+#: Default timestamp tolerance, seconds (Stripe's default).
+DEFAULT_TOLERANCE_S = 300.0
+
+_SIGNATURE = re.compile(r"sha256=[0-9a-fA-F]{64}")
+# ISO 8601 date-time with a zone designator; labelgate sends `Z` (JavaScript's Date#toISOString)
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):(\d{2}))")
+
+#: What ``headers`` may be: any mapping of header names to values (a ``dict``, ``http.client.HTTPMessage``,
+#: Flask/werkzeug or Starlette headers), or the ``X-SVC-Signature`` value itself.
+Headers = Union[Mapping[str, Any], Any, str, None]
+
+
+@dataclass
+class TaskSettledEvent:
+    """The body of a ``task.settled`` delivery, with the delivery's headers that matter.
+
+    ``confidence`` is the calibrated probability (0..1) of ``consensus_label``; ``settled_at`` and
+    ``timestamp`` (this attempt) are ISO 8601 UTC strings; ``ledger_txid`` is the settlement's
+    transaction id (``0x`` + 64 hex). ``event_id`` (``X-SVC-Event-Id``) and ``delivery_attempt``
+    (``X-SVC-Delivery-Attempt``) are None when those headers were not passed. Unknown body fields
+    (the API grows, e.g. ``consensus`` of the typed task kinds) are kept in ``extra``.
+    """
+
+    event: str
+    task_id: str
+    consensus_label: str
+    confidence: float
+    ledger_txid: str
+    settled_at: str
+    timestamp: str
+    event_id: str | None = None
+    delivery_attempt: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The body as sent (known fields and ``extra``), without the header values."""
+        d = {k: getattr(self, k) for k in ("event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp")}
+        d.update(self.extra)
+        return d
+
+
+def _header(headers: Headers, name: str) -> str | None:
+    """A header's value from any mapping-like object, by case-insensitive name; None when absent."""
+    if headers is None:
+        return None
+    if isinstance(headers, str):
+        return headers if name.lower() == "x-svc-signature" else None
+    if isinstance(headers, (bytes, bytearray)):
+        return headers.decode("latin-1") if name.lower() == "x-svc-signature" else None
+    get = getattr(headers, "get", None)
+    if callable(get):
+        for candidate in (name, name.lower()):
+            v = get(candidate)
+            if v is not None:
+                return v if isinstance(v, str) else str(v)
+    items = getattr(headers, "items", None)
+    if callable(items):
+        pairs: Any = items()
+        for k, v in pairs:
+            if isinstance(k, str) and k.lower() == name.lower():
+                return v if isinstance(v, str) else str(v)
+    return None
+
+
+def _body_bytes(raw_body: bytes | bytearray | memoryview | str) -> bytes:
+    if isinstance(raw_body, str):
+        return raw_body.encode("utf-8")
+    if isinstance(raw_body, (bytes, bytearray, memoryview)):
+        return bytes(raw_body)
+    raise TypeError("raw_body must be bytes (the request body exactly as received) or str")
+
+
+def _key(secret: str) -> bytes:
+    if not isinstance(secret, str) or secret == "":
+        raise TypeError("secret must be a non-empty string")
+    return secret.encode("utf-8")
+
+
+def _tolerance(tolerance_s: float | None) -> float:
+    if tolerance_s is None:
+        return math.inf
+    if isinstance(tolerance_s, bool) or not isinstance(tolerance_s, (int, float)) or math.isnan(tolerance_s) or tolerance_s < 0:
+        raise ValueError("tolerance_s must be a number >= 0 (seconds), or None to disable the check")
+    return float(tolerance_s)
+
+
+def parse_iso_timestamp(value: str) -> float | None:
+    """Seconds since the epoch of an ISO 8601 date-time with a zone (``2026-03-14T09:26:53.589Z``,
+    ``...+02:00``), millisecond precision as JavaScript's ``Date.parse``; None when invalid (e.g. Feb 30)."""
+    m = _ISO.fullmatch(value)
+    if not m:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    frac, sign, oh, om = m.group(7), m.group(8), m.group(9), m.group(10)
+    try:
+        # validates the day of the month (leap years included) and the ranges
+        datetime.datetime(year, month, day, hour, minute, second)
+        secs = timegm((year, month, day, hour, minute, second, 0, 0, 0))
+    except ValueError:
+        return None
+    if sign is not None:
+        if int(oh) > 23 or int(om) > 59:
+            return None
+        offset = int(oh) * 3600 + int(om) * 60
+        secs -= offset if sign == "+" else -offset
+    ms = int((frac or "0").ljust(3, "0")[:3])
+    return secs + ms / 1000
+
+
+def sign_payload(raw_body: bytes | str, secret: str) -> str:
+    """The ``X-SVC-Signature`` value of ``raw_body``: ``sha256=`` + lowercase hex HMAC-SHA256 keyed with
+    ``secret`` (str bodies are encoded as UTF-8). For tests of your receiver."""
+    return "sha256=" + hmac.new(_key(secret), _body_bytes(raw_body), hashlib.sha256).hexdigest()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _verify(raw_body: Any, signature: str | None, secret: str, tolerance_s: float | None, now: float | None) -> dict[str, Any]:
+    key = _key(secret)
+    tolerance = _tolerance(tolerance_s)
+    now_s = time.time() if now is None else float(now)
+    body = _body_bytes(raw_body)
+
+    if signature is None or signature == "":
+        raise SignatureVerificationError("missing_signature", "X-SVC-Signature header is missing")
+    if not isinstance(signature, str) or not _SIGNATURE.fullmatch(signature):
+        raise SignatureVerificationError("malformed_signature", "X-SVC-Signature is not of the form sha256=<64 hex digits>")
+    received = bytes.fromhex(signature[len("sha256=") :])
+    expected = hmac.new(key, body, hashlib.sha256).digest()
+    if not hmac.compare_digest(received, expected):
+        raise SignatureVerificationError("signature_mismatch", "X-SVC-Signature does not match the body and secret")
+
+    try:
+        text = body.decode("utf-8")
+        if text.startswith("\ufeff"):  # TextDecoder drops a byte order mark
+            text = text[1:]
+        parsed = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        raise SignatureVerificationError("malformed_body", "body is not UTF-8 JSON") from None
+    if not isinstance(parsed, dict):
+        raise SignatureVerificationError("malformed_body", "body is not a JSON object")
+    fields = cast("dict[str, Any]", parsed)
+    ts: Any = fields.get("timestamp")
+    if not isinstance(ts, str):
+        raise SignatureVerificationError("malformed_body", "body has no string timestamp")
+    sent = parse_iso_timestamp(ts)
+    if sent is None:
+        raise SignatureVerificationError("malformed_body", "timestamp is not a valid ISO 8601 date-time")
+    # compared in whole milliseconds, as the TypeScript verifier does
+    if abs(round(now_s * 1000) - round(sent * 1000)) > tolerance * 1000:
+        raise SignatureVerificationError("timestamp_outside_tolerance", f"timestamp {ts} is more than {tolerance:g} s from now")
+    return fields
+
+
+def verify_signature(
+    raw_body: bytes | str,
+    headers: Headers,
+    secret: str,
+    tolerance_s: float | None = DEFAULT_TOLERANCE_S,
+    *,
+    now: float | None = None,
+) -> bool:
+    """True only when the signature header is ``sha256=<64 hex>``, matches the HMAC-SHA256 of
+    ``raw_body`` under ``secret`` (constant-time comparison), and the body is a JSON object whose
+    ``timestamp`` is within ``tolerance_s`` seconds of ``now`` (Unix seconds, default the current time).
+    Never raises, except TypeError/ValueError on a misuse (empty secret, negative tolerance)."""
+    _key(secret)
+    _tolerance(tolerance_s)
+    try:
+        _verify(raw_body, _header(headers, "X-SVC-Signature"), secret, tolerance_s, now)
+        return True
+    except (SignatureVerificationError, TypeError):
+        return False
+
+
+def construct_event(
+    raw_body: bytes | str,
+    headers: Headers,
+    secret: str,
+    tolerance_s: float | None = DEFAULT_TOLERANCE_S,
+    *,
+    now: float | None = None,
+) -> TaskSettledEvent:
+    """Verifies a delivery and returns its event.
+
+    - ``raw_body``: the request body exactly as received (bytes; never re-serialised JSON, whose bytes differ);
+    - ``headers``: the request's headers (any mapping, case-insensitive: ``dict``, ``self.headers`` of
+      ``http.server``, Flask's ``request.headers``, Starlette's ``request.headers``), or the
+      ``X-SVC-Signature`` value itself;
+    - ``secret``: the webhook's signing secret; ``tolerance_s``: seconds (None disables the check);
+      ``now``: Unix seconds to compare against (tests).
+
+    Raises :class:`SignatureVerificationError` (``reason``: ``missing_signature``,
+    ``malformed_signature``, ``signature_mismatch``, ``malformed_body``,
+    ``timestamp_outside_tolerance``) when the delivery is not authentic, not fresh or not a
+    ``task.settled`` body; TypeError/ValueError on a misuse (empty secret, negative tolerance).
+    """
+    body = _verify(raw_body, _header(headers, "X-SVC-Signature"), secret, tolerance_s, now)
+    if body.get("event") != "task.settled":
+        raise SignatureVerificationError("malformed_body", "event is not task.settled")
+    for name in ("task_id", "consensus_label", "ledger_txid", "settled_at"):
+        if not isinstance(body.get(name), str):
+            raise SignatureVerificationError("malformed_body", f"{name} is not a string")
+    confidence = body.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not math.isfinite(confidence):
+        raise SignatureVerificationError("malformed_body", "confidence is not a number")
+    attempt = _header(headers, "X-SVC-Delivery-Attempt")
+    known = ("event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp")
+    return TaskSettledEvent(
+        event=body["event"],
+        task_id=body["task_id"],
+        consensus_label=body["consensus_label"],
+        confidence=float(confidence),
+        ledger_txid=body["ledger_txid"],
+        settled_at=body["settled_at"],
+        timestamp=body["timestamp"],
+        event_id=_header(headers, "X-SVC-Event-Id"),
+        delivery_attempt=int(attempt) if attempt is not None and attempt.strip().isdigit() else None,
+        extra={k: v for k, v in body.items() if k not in known},
+    )
