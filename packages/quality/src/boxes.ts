@@ -416,7 +416,7 @@ export interface ConsensusBox extends Box {
 
 /** The consensus of one box task. */
 export interface BoxConsensus {
-  /** kept boxes (confidence > 0.5: more likely a true object of its class than not), in canonical order */
+  /** kept boxes (P(object) > 0.5), in canonical order; a kept box's confidence may be lower (an uncertain class) */
   boxes: ConsensusBox[];
   /** every candidate, kept or not, with its object posterior (for the console and the bench) */
   candidates: ConsensusBox[];
@@ -472,5 +472,5 @@ export function aggregateBoxes(model: BoxModel, input: readonly BoxAnswer[]): Bo
   parts.push({ posterior: [1 - noneMissed, noneMissed], counts: null });
   logWhole += Math.log(noneMissed);
   all.sort(compareBoxes);
-  return { boxes: all.filter((b) => b.confidence > 0.5), candidates: all, noneMissed, taskConfidence: Math.exp(logWhole), parts };
+  return { boxes: all.filter((b) => b.objectPosterior > 0.5), candidates: all, noneMissed, taskConfidence: Math.exp(logWhole), parts };
 }
