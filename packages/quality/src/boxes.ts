@@ -11,24 +11,28 @@
  *    of the task votes 1 on the candidates it has a box in and 0 on the others. A labeler's 2 x 2 matrix holds its
  *    recall (P(a box in the candidate | a true object)) and its false-box rate (P(a box in it | not an object)),
  *    fitted by EM across the tasks of the space, shrunk to the population of labelers, and calibrated (on gold
- *    boxes when there are gold tasks). This is the worker model of Branson, Van Horn & Perona 2017, "Lean
+ *    boxes when there are gold tasks). One such space per COCO size class of the fused box (`SIZE_CLASSES`):
+ *    labelers miss small objects far more often, so "four of five labelers drew nothing here" says less against
+ *    a small box than against a large one (on the generated crowd of the benchmark: recall 0.925 -> 0.957,
+ *    precision 0.975 -> 0.957, ECE 0.031 -> 0.018; docs/notes/types.md). This is the worker model of Branson, Van Horn & Perona 2017, "Lean
  *    Crowdsourcing: combining humans and machines in an online system", CVPR (per-worker probabilities of missing
  *    a true box and of drawing a false one, estimated jointly with the objects), in the Dawid-Skene form the
  *    single-choice engine already fits. A candidate is kept when P(object) > 0.5: "found by enough labelers,
  *    weighted by each labeler's recall and precision".
  * 3. Class. A single-choice Dawid-Skene space over the candidates, K = the classes, each member box voting its
  *    class (not used with one class).
- * 4. Coordinates. Per coordinate (left, top, width, height), the weighted median of the member boxes, each
- *    labeler weighted by its localization precision: 1 / (its mean squared edge error relative to the box size,
- *    against the fused boxes of its clusters), shrunk to the population with LOCALIZATION_PRIOR_BOXES pseudo-boxes.
- *    The median, not the mean: one sloppy box should not drag the edges.
+ * 4. Coordinates. Per edge (left, top, right, bottom), the weighted mean of the member boxes, each labeler weighted
+ *    by its localization precision: 1 / (its mean squared edge error relative to the box size, against the fused
+ *    boxes of its clusters), shrunk to the population with LOCALIZATION_PRIOR_BOXES pseudo-boxes: the
+ *    maximum-likelihood box under Gaussian edge errors of known variance. A sloppy labeler's box weighs little.
+ *    (The weighted median was tried: mean IoU to the truth 0.880 against 0.899 for the weighted mean.)
  *
  * Confidence (`confidence` of a consensus box) = P(object) x P(class): the calibrated probability that the box is
  * a true object of its class. With gold tasks, "object" is calibrated to mean "matches a gold box one-to-one at
  * IoU >= 0.5", so the confidence is the probability that the box would count as a true positive at IoU 0.5.
  * The task's `taskConfidence` = prod over candidates of the posterior of their decided side x prod over kept boxes
- * of P(class) x P(no object missed by every labeler), the last = exp(-lambda x prod_i (1 - recall_i)) for a Poisson
- * number of objects per item (lambda estimated by the fit).
+ * of P(class) x P(no object missed by every labeler), the last = exp(-`expectedMissed`) for a Poisson number of
+ * objects per item (its mean and size shares estimated by the fit).
  */
 import { byLabeler } from "./answers";
 import { leadingOption } from "./decision";
@@ -70,8 +74,8 @@ export interface LocalizationParams {
 export interface BoxModel {
   /** number of classes (1..50) */
   classes: number;
-  /** candidate is an object (option 1) or not (0) */
-  object: QualityModel;
+  /** candidate is an object (option 1) or not (0), one space per size class of the fused box (`sizeClass`) */
+  objects: QualityModel[];
   /** class of a candidate (K = classes), null with one class */
   class: QualityModel | null;
   /** per labeler id: localization record */
@@ -80,6 +84,8 @@ export interface BoxModel {
   localizationVariance: number;
   /** expected number of true objects per item (Poisson mean), for P(no object missed by every labeler) */
   objectsPerItem: number;
+  /** share of the true objects in each size class (sums to 1) */
+  sizeShare: number[];
 }
 
 /** IoU threshold of the candidate matching (and of a true positive, by the usual detection criterion). */
@@ -88,6 +94,20 @@ export const MATCH_IOU = 0.5;
 export const LOCALIZATION_PRIOR_BOXES = 10;
 /** Localization variance before any fit: relative edge error of 10% of the box size. */
 export const DEFAULT_LOCALIZATION_VARIANCE = 0.01;
+/**
+ * Size classes of a box by its area in square pixels, COCO's (Lin et al. 2014; cocodataset.org detection
+ * evaluation): small < 32^2, medium < 96^2, large. Labelers miss small objects far more often than large ones,
+ * so a labeler's recall and false-box rate are fitted per size class: a large box that four of five labelers did
+ * not draw is weaker evidence of an object than a small one.
+ */
+export const SIZE_CLASSES = ["small", "medium", "large"] as const;
+
+/** The size class index (SIZE_CLASSES) of a box. */
+export function sizeClass(box: { w: number; h: number }): number {
+  const area = box.w * box.h;
+  return area < 32 * 32 ? 0 : area < 96 * 96 ? 1 : 2;
+}
+
 /** Objects per item before any fit. */
 export const DEFAULT_OBJECTS_PER_ITEM = 1;
 
@@ -204,48 +224,33 @@ export function candidates(answers: readonly BoxAnswer[], threshold = MATCH_IOU)
   return [...byRoot.values()];
 }
 
-/** Weighted median of values (weights > 0): the smallest value whose cumulative weight reaches half; the mean of the two middle values at an exact half. */
-export function weightedMedian(values: readonly number[], weights: readonly number[]): number {
-  const order = values.map((_, i) => i).sort((a, b) => (values[a] as number) - (values[b] as number) || a - b);
-  let total = 0;
-  for (const w of weights) total += w;
-  let acc = 0;
-  for (let k = 0; k < order.length; k++) {
-    const i = order[k] as number;
-    acc += weights[i] as number;
-    if (Math.abs(acc - total / 2) <= 1e-12 * total && k + 1 < order.length) {
-      const a = values[i] as number;
-      const b = values[order[k + 1] as number] as number;
-      return a === b ? a : (a + b) / 2;
-    }
-    if (acc > total / 2) return values[i] as number;
-  }
-  return values[order[order.length - 1] as number] as number;
-}
-
-/** Fuses boxes by the weighted median of each coordinate (left, top, width, height). */
+/**
+ * Fuses boxes by the weighted mean of each edge (left, top, right, bottom): with weights 1 / (a labeler's edge
+ * variance), the maximum-likelihood box under independent Gaussian edge errors. Boxes that are all identical fuse
+ * to that box exactly.
+ */
 export function fuseBoxes(
   boxes: readonly Omit<Box, "label">[],
   weights: readonly number[],
 ): { x: number; y: number; w: number; h: number } {
-  return {
-    x: weightedMedian(
-      boxes.map((b) => b.x),
-      weights,
-    ),
-    y: weightedMedian(
-      boxes.map((b) => b.y),
-      weights,
-    ),
-    w: weightedMedian(
-      boxes.map((b) => b.w),
-      weights,
-    ),
-    h: weightedMedian(
-      boxes.map((b) => b.h),
-      weights,
-    ),
-  };
+  const first = boxes[0];
+  if (!first) throw new RangeError("fuseBoxes needs at least one box");
+  if (boxes.every((b) => b.x === first.x && b.y === first.y && b.w === first.w && b.h === first.h))
+    return { x: first.x, y: first.y, w: first.w, h: first.h };
+  let total = 0;
+  let x1 = 0;
+  let y1 = 0;
+  let x2 = 0;
+  let y2 = 0;
+  boxes.forEach((b, i) => {
+    const w = weights[i] as number;
+    total += w;
+    x1 += w * b.x;
+    y1 += w * b.y;
+    x2 += w * (b.x + b.w);
+    y2 += w * (b.y + b.h);
+  });
+  return { x: x1 / total, y: y1 / total, w: (x2 - x1) / total, h: (y2 - y1) / total };
 }
 
 /** Squared relative edge error of a box against a reference box: mean over the 4 edges of (error / reference size)^2. */
@@ -266,11 +271,12 @@ export function emptyBoxModel(classes: number): BoxModel {
   checkClasses(classes);
   return {
     classes,
-    object: { space: emptySpace(2), labelers: new Map() },
+    objects: SIZE_CLASSES.map(() => ({ space: emptySpace(2), labelers: new Map() })),
     class: classes >= 2 ? { space: emptySpace(classes), labelers: new Map() } : null,
     localization: new Map(),
     localizationVariance: DEFAULT_LOCALIZATION_VARIANCE,
     objectsPerItem: DEFAULT_OBJECTS_PER_ITEM,
+    sizeShare: SIZE_CLASSES.map(() => 1 / SIZE_CLASSES.length),
   };
 }
 
@@ -282,9 +288,23 @@ export function localizationWeight(model: BoxModel, labelerId: string): number {
   return 1 / variance;
 }
 
-/** A labeler's recall for objects (P(it draws a box on a true object)) under the model. */
-export function labelerRecall(model: BoxModel, labelerId: string): number {
-  return (confusionMatrix(model.object.space, model.object.labelers.get(labelerId))[1] as number[])[1] as number;
+/** A labeler's recall for objects of a size class (P(it draws a box on a true object of that size)) under the model. */
+export function labelerRecall(model: BoxModel, labelerId: string, size: number): number {
+  const space = model.objects[size] as QualityModel;
+  return (confusionMatrix(space.space, space.labelers.get(labelerId))[1] as number[])[1] as number;
+}
+
+/**
+ * Expected number of true objects of an item that none of `labelerIds` drew: objectsPerItem x sum over size
+ * classes of (share of objects of that size) x prod_i (1 - recall_i for that size). Poisson thinning: the objects
+ * every labeler missed are Poisson with this mean, so P(none missed) = exp(-it).
+ */
+export function expectedMissed(model: BoxModel, labelerIds: readonly string[]): number {
+  let missed = 0;
+  model.sizeShare.forEach((share, size) => {
+    missed += share * labelerIds.reduce((p, id) => p * (1 - labelerRecall(model, id, size)), 1);
+  });
+  return model.objectsPerItem * missed;
 }
 
 /** Options of `fitBoxes`. */
@@ -314,10 +334,11 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
   const previous = options.previous;
   if (previous && previous.classes !== classes) throw new RangeError(`previous model has ${previous.classes} classes, expected ${classes}`);
   const weighting = previous ?? emptyBoxModel(classes);
-  const objectTable = new LabelTable(2);
+  const objectTables = SIZE_CLASSES.map(() => new LabelTable(2));
   const classTable = classes >= 2 ? new LabelTable(classes) : null;
   const localization = new Map<string, LocalizationParams>();
   let goldObjects = 0;
+  const goldBySize = SIZE_CLASSES.map(() => 0);
   let goldTasks = 0;
   const taskLabelers: string[][] = [];
   for (const task of tasks) {
@@ -333,11 +354,13 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
     if (task.gold) {
       goldTasks++;
       goldObjects += task.gold.length;
+      for (const g of task.gold) goldBySize[sizeClass(g)] = (goldBySize[sizeClass(g)] as number) + 1;
       goldMatch = new Map(matchBoxes(fused, task.gold).map(([i, j]) => [i, task.gold?.[j] as Box]));
     }
     cands.forEach((c, k) => {
       const id = `${task.id}\u0000${k}`;
       const members = new Set(c.members.map((m) => m.answer));
+      const objectTable = objectTables[sizeClass(fused[k] as Box)] as LabelTable;
       answers.forEach((a, i) => {
         objectTable.add(id, a.labelerId, members.has(i) ? 1 : 0);
       });
@@ -358,7 +381,9 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
       }
     });
   }
-  const object = fit(objectTable, { previous: previous?.object, maxIterations: options.maxIterations });
+  const objects = objectTables.map((table, size) =>
+    fit(table, { previous: previous?.objects[size], maxIterations: options.maxIterations }),
+  );
   const classModel = classTable
     ? fit(classTable, { previous: previous?.class ?? undefined, maxIterations: options.maxIterations }).model
     : null;
@@ -370,23 +395,32 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
   }
   const model: BoxModel = {
     classes,
-    object: object.model,
+    objects: objects.map((o) => o.model),
     class: classModel,
     localization,
     localizationVariance: boxes > 0 ? sum / boxes : weighting.localizationVariance,
     objectsPerItem: DEFAULT_OBJECTS_PER_ITEM,
+    sizeShare: weighting.sizeShare,
   };
-  // objects per item: gold counts when there are gold tasks, else the found objects corrected for those every labeler missed
-  if (goldTasks > 0) {
+  // objects per item and their sizes: from the gold boxes when there are gold tasks, else the found objects of each
+  // size corrected for the share of them every labeler of a task would miss
+  if (goldTasks > 0 && goldObjects > 0) {
     model.objectsPerItem = goldObjects / goldTasks;
+    model.sizeShare = goldBySize.map((n) => n / goldObjects);
   } else if (tasks.length > 0) {
-    let found = 0;
-    const q = object.taskPosteriors;
-    for (let t = 0; t < objectTable.taskCount; t++) found += q[t * 2 + 1] as number;
-    let missedShare = 0;
-    for (const ids of taskLabelers) missedShare += ids.reduce((p, id) => p * (1 - labelerRecall(model, id)), 1);
-    missedShare /= tasks.length;
-    model.objectsPerItem = found / tasks.length / Math.max(1 - missedShare, 1e-3);
+    const perSize = objects.map((o, size) => {
+      let found = 0;
+      const q = o.taskPosteriors;
+      for (let t = 0; t < (objectTables[size] as LabelTable).taskCount; t++) found += q[t * 2 + 1] as number;
+      let missed = 0;
+      for (const ids of taskLabelers) missed += ids.reduce((p, id) => p * (1 - labelerRecall(model, id, size)), 1);
+      return found / Math.max(1 - missed / tasks.length, 1e-3);
+    });
+    const total = perSize.reduce((a, b) => a + b, 0);
+    if (total > 0) {
+      model.objectsPerItem = total / tasks.length;
+      model.sizeShare = perSize.map((n) => n / total);
+    }
   }
   return model;
 }
@@ -436,14 +470,15 @@ export interface BoxConsensus {
 export function aggregateBoxes(model: BoxModel, input: readonly BoxAnswer[]): BoxConsensus {
   const answers = canonicalAnswers(input);
   for (const a of answers) checkAnswer(model.classes, a);
-  const objectLabelers = answers.map((a) => model.object.labelers.get(a.labelerId));
   const all: ConsensusBox[] = [];
   const parts: Part[] = [];
   let logWhole = 0;
   for (const c of candidates(answers)) {
     const members = new Set(c.members.map((m) => m.answer));
-    const votes: Vote[] = answers.map((_, i) => ({ labeler: objectLabelers[i], option: members.has(i) ? 1 : 0 }));
-    const objectPosterior = scoreTask(model.object.space, votes).posterior[1] as number;
+    const box = fuseMembers(answers, c, model);
+    const objects = model.objects[sizeClass(box)] as QualityModel;
+    const votes: Vote[] = answers.map((a, i) => ({ labeler: objects.labelers.get(a.labelerId), option: members.has(i) ? 1 : 0 }));
+    const objectPosterior = scoreTask(objects.space, votes).posterior[1] as number;
     const support = members.size;
     parts.push({ posterior: [1 - objectPosterior, objectPosterior], counts: [answers.length - support, support] });
     let classPosterior = [1];
@@ -464,11 +499,14 @@ export function aggregateBoxes(model: BoxModel, input: readonly BoxAnswer[]): Bo
       }
     }
     logWhole += Math.log(Math.max(objectPosterior, 1 - objectPosterior));
-    const box = fuseMembers(answers, c, model);
     all.push({ ...box, label, confidence: objectPosterior * (classPosterior[label] as number), support, objectPosterior, classPosterior });
   }
-  const missedObjects = model.objectsPerItem * answers.reduce((p, a) => p * (1 - labelerRecall(model, a.labelerId)), 1);
-  const noneMissed = Math.exp(-missedObjects);
+  const noneMissed = Math.exp(
+    -expectedMissed(
+      model,
+      answers.map((a) => a.labelerId),
+    ),
+  );
   parts.push({ posterior: [1 - noneMissed, noneMissed], counts: null });
   logWhole += Math.log(noneMissed);
   all.sort(compareBoxes);

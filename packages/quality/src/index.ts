@@ -25,6 +25,7 @@ export {
   DEFAULT_LOCALIZATION_VARIANCE,
   DEFAULT_OBJECTS_PER_ITEM,
   emptyBoxModel,
+  expectedMissed,
   fitBoxes,
   fuseBoxes,
   iou,
@@ -35,7 +36,8 @@ export {
   MATCH_IOU,
   matchBoxes,
   relativeEdgeError,
-  weightedMedian,
+  SIZE_CLASSES,
+  sizeClass,
 } from "./boxes";
 export {
   type CalibrationComponent,

@@ -15,7 +15,7 @@ import {
   labelerRecall,
   localizationWeight,
   matchBoxes,
-  weightedMedian,
+  sizeClass,
 } from "../src/index";
 
 const box = (x: number, y: number, w: number, h: number, label = 0): Box => ({ x, y, w, h, label });
@@ -100,17 +100,30 @@ describe("candidates", () => {
   });
 });
 
-describe("weightedMedian and fuseBoxes", () => {
-  it("is the weighted median, the mean of the middle two at an exact half", () => {
-    expect(weightedMedian([3, 1, 2], [1, 1, 1])).toBe(2);
-    expect(weightedMedian([1, 2, 10], [1, 1, 5])).toBe(10);
-    expect(weightedMedian([1, 3], [1, 1])).toBe(2);
-    expect(weightedMedian([5], [0.3])).toBe(5);
+describe("fuseBoxes", () => {
+  it("is the weighted mean of each edge", () => {
+    const fused = fuseBoxes([box(10, 10, 20, 20), box(12, 10, 20, 24)], [3, 1]);
+    expect(fused.x).toBeCloseTo(10.5, 12);
+    expect(fused.y).toBeCloseTo(10, 12);
+    expect(fused.x + fused.w).toBeCloseTo((3 * 30 + 32) / 4, 12);
+    expect(fused.y + fused.h).toBeCloseTo((3 * 30 + 34) / 4, 12);
   });
 
-  it("is not moved by one outlier among three", () => {
-    const fused = fuseBoxes([box(10, 10, 20, 20), box(11, 10, 21, 19), box(80, 90, 5, 5)], [1, 1, 1]);
-    expect(fused).toEqual({ x: 11, y: 10, w: 20, h: 19 });
+  it("gives identical boxes back exactly, and a lightly weighted outlier moves little", () => {
+    const b = box(0.1, 0.2, 0.3, 0.7);
+    expect(fuseBoxes([b, b, b], [0.3, 7, 1])).toEqual({ x: 0.1, y: 0.2, w: 0.3, h: 0.7 });
+    const fused = fuseBoxes([box(10, 10, 20, 20), box(10, 10, 20, 20), box(80, 90, 5, 5)], [100, 100, 1]);
+    expect(fused.x).toBeLessThan(10.5);
+    expect(() => fuseBoxes([], [])).toThrow(RangeError);
+  });
+});
+
+describe("sizeClass", () => {
+  it("uses COCO's area thresholds", () => {
+    expect(sizeClass({ w: 31, h: 32 })).toBe(0);
+    expect(sizeClass({ w: 32, h: 32 })).toBe(1);
+    expect(sizeClass({ w: 96, h: 95 })).toBe(1);
+    expect(sizeClass({ w: 96, h: 96 })).toBe(2);
   });
 });
 
@@ -223,14 +236,14 @@ describe("fitBoxes on a generated crowd", () => {
     const byKind = (f: (id: string) => number) => {
       const sums = new Map<string, number[]>();
       for (const [id, kind] of crowd.kinds) {
-        if (!fitted.object.labelers.has(id)) continue;
+        if (!fitted.objects[1]?.labelers.has(id)) continue;
         const list = sums.get(kind) ?? [];
         list.push(f(id));
         sums.set(kind, list);
       }
       return Object.fromEntries([...sums].map(([k, v]) => [k, v.reduce((a, b) => a + b, 0) / v.length]));
     };
-    const recall = byKind((id) => labelerRecall(fitted, id));
+    const recall = byKind((id) => labelerRecall(fitted, id, 1));
     expect(recall.careful).toBeGreaterThan(recall.average as number);
     expect(recall.average).toBeGreaterThan(recall.sloppy as number);
     expect(recall.sloppy).toBeGreaterThan(recall.spammer as number);

@@ -185,7 +185,8 @@ describe("aggregate through the registry", () => {
     expect(r.consensus.boxes[0]).toMatchObject({ label: "dog", x: 10, y: 10, w: 20, h: 20, support: 3 });
     expect(r.consensusLabel).toBe('{"boxes":[{"h":20,"label":"dog","w":20,"x":10,"y":10}]}');
     const fitted = boundingBoxType.fit(boxSpec, [{ id: "t1", answers }]);
-    expect(fitted.object.space.counts.tasks).toBe(1);
+    // a 20 x 20 box is small (COCO): the one candidate is in the small objects' space
+    expect(fitted.objects[0]?.space.counts.tasks).toBe(1);
   });
 
   it("spans: entity type names and confidence per span; needs the text", () => {
