@@ -362,6 +362,8 @@ export function runTypesQuality(options: TypesQualityOptions, log: (line: string
 const pct = (v: number) => (v * 100).toFixed(1);
 const triple = (s: { p: number; r: number; f1: number }) => `${pct(s.p)} / ${pct(s.r)} / ${pct(s.f1)}`;
 const f3 = (v: number) => v.toFixed(3);
+const fixed = (values: readonly number[]) => values.map((v) => v.toFixed(1)).join(" / ");
+const count = (v: number) => v.toLocaleString("en-US");
 
 function range(values: readonly number[], digits = 3): string {
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
@@ -380,15 +382,15 @@ export function renderTypesQuality(result: TypesQualityResult, options: TypesQua
     lines.push(
       "### text_span: PICO Participants (crowd-spans)",
       "",
-      `${s.docs} abstracts, ${s.tokens.toLocaleString("en-US")} tokens (the README's \`\\w+|[^\\w\\s]\`), ${s.workers} workers, ${s.answers} answers ` +
+      `${s.docs} abstracts, ${s.tokens.toLocaleString("en-US")} tokens (the README's \`\\w+|[^\\w\\s]\`), ${s.workers} workers, ${count(s.answers)} answers ` +
         `(${s.mergedAnswers} with overlapping spans of one worker merged into one: the API refuses overlaps). All documents, no gold. ` +
         `Fit: ${s.fitSeconds.toFixed(1)} s.`,
       "",
       "| aggregate | token P / R / F1 | exact-span P / R / F1 |",
       "|---|---|---|",
       ...s.all.map((r) => `| ${r.name} | ${triple(r.scores.token)} | ${triple(r.scores.span)} |`),
-      `| shipped Dawid-Skene (README figure; output not in the folder) | ${ds.token.join(" / ")} | ${ds.span.join(" / ")} |`,
-      `| shipped MajorityVote (README figure) | ${SHIPPED_SPAN_FIGURES.majorityVote.token.join(" / ")} | ${SHIPPED_SPAN_FIGURES.majorityVote.span.join(" / ")} |`,
+      `| shipped Dawid-Skene (README figure; output not in the folder) | ${fixed(ds.token)} | ${fixed(ds.span)} |`,
+      `| shipped MajorityVote (README figure) | ${fixed(SHIPPED_SPAN_FIGURES.majorityVote.token)} | ${fixed(SHIPPED_SPAN_FIGURES.majorityVote.span)} |`,
       "",
       `Targets: above per-token majority vote (${pct(mv.scores.token.f1)} / ${pct(mv.scores.span.f1)}): ` +
         `${ours.scores.token.f1 > mv.scores.token.f1 && ours.scores.span.f1 > mv.scores.span.f1 ? "met" : "missed"}; ` +
@@ -422,7 +424,7 @@ export function renderTypesQuality(result: TypesQualityResult, options: TypesQua
     lines.push(
       "### multi_label_classification: CrowdTruth medical relations (crowd-multilabel)",
       "",
-      `${m.items} items, 14 options, ${m.judgments} judgments by ${m.workers} workers (${m.repeats} repeated judgments of one worker on one item kept ` +
+      `${count(m.items)} items, 14 options, ${count(m.judgments)} judgments by ${m.workers} workers (${m.repeats} repeated judgments of one worker on one item kept ` +
         `by the majority vote, dropped by labelgate: one answer per labeler). Accuracy against the expert on the ${m.goldRows} seed-relation rows. ` +
         `Fit (14 binary spaces): ${m.fitSeconds.toFixed(1)} s.`,
       "",
@@ -471,7 +473,7 @@ export function renderTypesQuality(result: TypesQualityResult, options: TypesQua
         `figures on the other ${first.images - first.goldImages} (${range(
           b.map((r) => r.truths),
           0,
-        )} true boxes). True positive: same class, IoU ≥ 0.5, one-to-one. Mean [min–max] over seeds. Fit: ${range(
+        )} true boxes per seed). True positive: same class, IoU ≥ 0.5, one-to-one. Mean [min–max] over seeds. Fit: ${range(
           b.map((r) => r.fitSeconds),
           1,
         )} s.`,

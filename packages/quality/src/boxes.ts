@@ -123,7 +123,10 @@ export function iou(a: Omit<Box, "label">, b: Omit<Box, "label">): number {
 
 /**
  * The one-to-one matching of two box lists that maximizes the summed IoU over pairs with IoU >= threshold
- * (Hungarian assignment on cost 1 - IoU, pairs below the threshold cost 1 like no match). Returns [i, j, iou] triples.
+ * (Hungarian assignment on cost 1 - IoU, pairs below the threshold cost 1 like no match). Returns [i, j, iou]
+ * triples, by ascending i. Only pairs at the threshold can be matched, so the assignment is solved separately on
+ * each connected component of the graph of those pairs: the same optimum, at a cost that stays near linear for
+ * boxes spread over an image (500 x 500 boxes would otherwise be a 500 x 500 assignment per pair of labelers).
  */
 export function matchBoxes(
   a: readonly Omit<Box, "label">[],
@@ -131,14 +134,69 @@ export function matchBoxes(
   threshold = MATCH_IOU,
 ): [number, number, number][] {
   if (a.length === 0 || b.length === 0) return [];
-  const overlaps = a.map((p) => b.map((q) => iou(p, q)));
-  const cost = overlaps.map((row) => row.map((v) => (v >= threshold ? 1 - v : 1)));
-  const out: [number, number, number][] = [];
-  minCostAssignment(cost).forEach((j, i) => {
-    const v = j >= 0 ? ((overlaps[i] as number[])[j] as number) : 0;
-    if (j >= 0 && v >= threshold) out.push([i, j, v]);
+  // edges at the threshold; components by union-find over a's boxes (0..n-1) and b's (n..n+m-1)
+  const n = a.length;
+  // only boxes that overlap in x can reach the threshold: b by left edge, each a box scans the b boxes whose left
+  // edge lies in (p.x - widest b, p.x + p.w)
+  const order = b.map((_, j) => j).sort((x, y) => (b[x] as Omit<Box, "label">).x - (b[y] as Omit<Box, "label">).x || x - y);
+  const lefts = order.map((j) => (b[j] as Omit<Box, "label">).x);
+  let widest = 0;
+  for (const q of b) widest = Math.max(widest, q.w);
+  const edges: [number, number, number][] = [];
+  a.forEach((p, i) => {
+    let lo = 0;
+    let hi = lefts.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((lefts[mid] as number) <= p.x - widest) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < lefts.length && (lefts[k] as number) < p.x + p.w; k++) {
+      const j = order[k] as number;
+      const v = iou(p, b[j] as Omit<Box, "label">);
+      if (v >= threshold) edges.push([i, j, v]);
+    }
   });
-  return out;
+  edges.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const parent = Int32Array.from({ length: n + b.length }, (_, i) => i);
+  const find = (x: number): number => {
+    while (parent[x] !== x) {
+      parent[x] = parent[parent[x] as number] as number;
+      x = parent[x] as number;
+    }
+    return x;
+  };
+  for (const [i, j] of edges) {
+    const ri = find(i);
+    const rj = find(n + j);
+    if (ri !== rj) parent[Math.max(ri, rj)] = Math.min(ri, rj);
+  }
+  const components = new Map<number, [number, number, number][]>();
+  for (const e of edges) {
+    const root = find(e[0]);
+    const list = components.get(root);
+    if (list) list.push(e);
+    else components.set(root, [e]);
+  }
+  const out: [number, number, number][] = [];
+  for (const list of components.values()) {
+    if (list.length === 1) {
+      out.push(list[0] as [number, number, number]);
+      continue;
+    }
+    const rows = [...new Set(list.map((e) => e[0]))].sort((x, y) => x - y);
+    const cols = [...new Set(list.map((e) => e[1]))].sort((x, y) => x - y);
+    const rowIndex = new Map(rows.map((r, k) => [r, k]));
+    const colIndex = new Map(cols.map((c, k) => [c, k]));
+    const overlap = rows.map(() => new Array<number>(cols.length).fill(0));
+    for (const [i, j, v] of list) (overlap[rowIndex.get(i) as number] as number[])[colIndex.get(j) as number] = v;
+    const cost = overlap.map((row) => row.map((v) => (v >= threshold ? 1 - v : 1)));
+    minCostAssignment(cost).forEach((k, r) => {
+      const v = k >= 0 ? ((overlap[r] as number[])[k] as number) : 0;
+      if (k >= 0 && v >= threshold) out.push([rows[r] as number, cols[k] as number, v]);
+    });
+  }
+  return out.sort((x, y) => x[0] - y[0]);
 }
 
 /** A candidate object: its member boxes, one per labeler at most ({answer, box} indexes into the canonical answers). */

@@ -15,6 +15,7 @@ import {
   labelerRecall,
   localizationWeight,
   matchBoxes,
+  minCostAssignment,
   sizeClass,
 } from "../src/index";
 
@@ -276,5 +277,36 @@ describe("fitBoxes on a generated crowd", () => {
     ).toThrow(/two answers of labeler a/);
     expect(() => fitBoxes(2, [], { previous: fitted })).toThrow(/previous model has 5 classes/);
     expect(() => fitBoxes(51, [])).toThrow(/1..50 classes/);
+  });
+});
+
+describe("matchBoxes by components", () => {
+  it("reaches the summed IoU of one assignment over all boxes", () => {
+    const boxArb = fc.record({
+      x: fc.integer({ min: 0, max: 60 }),
+      y: fc.integer({ min: 0, max: 60 }),
+      w: fc.integer({ min: 4, max: 30 }),
+      h: fc.integer({ min: 4, max: 30 }),
+      label: fc.constant(0),
+    });
+    fc.assert(
+      fc.property(fc.array(boxArb, { maxLength: 9 }), fc.array(boxArb, { maxLength: 9 }), (a, b) => {
+        const pairs = matchBoxes(a, b);
+        // reference: one Hungarian assignment on the whole matrix
+        let reference = 0;
+        if (a.length > 0 && b.length > 0) {
+          const overlaps = a.map((p) => b.map((q) => iou(p, q)));
+          minCostAssignment(overlaps.map((row) => row.map((v) => (v >= 0.5 ? 1 - v : 1)))).forEach((j, i) => {
+            const v = j >= 0 ? ((overlaps[i] as number[])[j] as number) : 0;
+            if (v >= 0.5) reference += v;
+          });
+        }
+        expect(pairs.reduce((s, p) => s + p[2], 0)).toBeCloseTo(reference, 9);
+        expect(new Set(pairs.map((p) => p[0])).size).toBe(pairs.length);
+        expect(new Set(pairs.map((p) => p[1])).size).toBe(pairs.length);
+        for (const [i, j, v] of pairs) expect(v).toBeCloseTo(iou(a[i] as Box, b[j] as Box), 12);
+      }),
+      { numRuns: 300, seed: 12 },
+    );
   });
 });
