@@ -396,7 +396,7 @@ export function renderTypesQuality(result: TypesQualityResult, options: TypesQua
         `${ours.scores.token.f1 > mv.scores.token.f1 && ours.scores.span.f1 > mv.scores.span.f1 ? "met" : "missed"}; ` +
         `at least the shipped Dawid-Skene (${ds.token[2]} / ${ds.span[2]}): ` +
         `${ours.scores.token.f1 * 100 >= ds.token[2] && ours.scores.span.f1 * 100 >= ds.span[2] ? "met" : "missed"} ` +
-        `(${pct(ours.scores.token.f1)} / ${pct(ours.scores.span.f1)}; see below).`,
+        `(${pct(ours.scores.token.f1)} / ${pct(ours.scores.span.f1)}; why: docs/notes/types.md §3).`,
       "",
       `With gold: ${s.gold.docs} documents (S = ${options.goldShare}, seed ${options.seed}) as gold tasks; figures on the other ${s.gold.evaluated}. ` +
         'Span ECE: consensus spans\' `confidence` against "the exact token range is a gold span", 10 bins.',
@@ -488,7 +488,8 @@ export function renderTypesQuality(result: TypesQualityResult, options: TypesQua
       ),
       "",
       `Targets (means): precision ≥ greedy (${f3(p)} vs ${f3(gp)}): ${p >= gp ? "met" : "missed"}; recall ≥ greedy (${f3(rc)} vs ${f3(gr)}): ` +
-        `${rc >= gr ? "met" : "missed"}; mean IoU ≥ greedy (${f3(iou)} vs ${f3(gi)}): ${iou >= gi ? "met" : "missed"}; ECE ≤ 0.05 (${f3(e)}): ${e <= 0.05 ? "met" : "missed"}.`,
+        `${rc >= gr ? "met" : "missed"}; mean IoU ≥ greedy (${f3(iou)} vs ${f3(gi)}): ${iou >= gi ? "met" : "missed"}; ECE ≤ 0.05 (${f3(e)}): ${e <= 0.05 ? "met" : "missed"}. ` +
+        "Discussion: docs/notes/types.md §4.",
       "",
     );
   }
