@@ -4,7 +4,41 @@
  * - `scoreTask`: calibrated posterior of one task from the space row and its labelers' rows.
  * - `decideThreshold` / `decideConfidence` / claim caps: the decision rules of the two consensus policies.
  * - `isExcluded`: gold-accuracy exclusion; `estimatedAccuracy`: dashboard figure.
+ * - DESIGN §12 types: `fitMultiLabel` / `aggregateMultiLabel` (multilabel.ts), `fitBoxes` / `aggregateBoxes`
+ *   (boxes.ts), `fitSpans` / `aggregateSpans` (spans.ts), `decideParts` (parts.ts), `minCostAssignment`
+ *   (hungarian.ts).
  */
+
+export { byLabeler } from "./answers";
+export {
+  aggregateBoxes,
+  type Box,
+  type BoxAnswer,
+  type BoxConsensus,
+  type BoxFitOptions,
+  type BoxModel,
+  type BoxTask,
+  type Candidate,
+  type ConsensusBox,
+  candidates,
+  canonicalAnswers,
+  DEFAULT_LOCALIZATION_VARIANCE,
+  DEFAULT_OBJECTS_PER_ITEM,
+  emptyBoxModel,
+  expectedMissed,
+  fitBoxes,
+  fuseBoxes,
+  iou,
+  LOCALIZATION_PRIOR_BOXES,
+  type LocalizationParams,
+  labelerRecall,
+  localizationWeight,
+  MATCH_IOU,
+  matchBoxes,
+  relativeEdgeError,
+  SIZE_CLASSES,
+  sizeClass,
+} from "./boxes";
 export {
   type CalibrationComponent,
   CalibrationSamples,
@@ -53,6 +87,7 @@ export {
   MIN_PRECISION,
   MIN_PREQUENTIAL_TASKS,
 } from "./fit";
+export { minCostAssignment } from "./hungarian";
 export {
   type Calibration,
   calibratedPosterior,
@@ -75,4 +110,72 @@ export {
   taskLogits,
   type Vote,
 } from "./model";
+export {
+  aggregateMultiLabel,
+  emptyMultiLabelModel,
+  fitMultiLabel,
+  type MultiLabelAnswer,
+  type MultiLabelConsensus,
+  type MultiLabelFitOptions,
+  type MultiLabelModel,
+  type MultiLabelTask,
+} from "./multilabel";
+export { decideParts, type Part, type PartsDecision, type PartsPolicy, partConfidence, wholeConfidence } from "./parts";
+export {
+  aggregateSpans,
+  bioTags,
+  type ConsensusSpan,
+  codePointLength,
+  emptySpanModel,
+  fitSpans,
+  INSIDE,
+  OUTSIDE,
+  type SpanAnswer,
+  type SpanConsensus,
+  type SpanFitOptions,
+  type SpanModel,
+  type SpanTask,
+  spanTokens,
+  TAG_B,
+  TAG_I,
+  TAG_O,
+  type Token,
+  type TypedSpan,
+  tagsToRanges,
+  tokenize,
+} from "./spans";
 export { LabelTable } from "./table";
+export {
+  type BoundingBoxSpec,
+  type BoxAnswerBody,
+  type BoxConsensusBody,
+  boundingBoxSpec,
+  boundingBoxType,
+  boxAnswer,
+  canonicalJson,
+  type ItemContext,
+  isReservedType,
+  type LabeledAnswer,
+  MAX_ANSWER_BYTES,
+  MAX_CHOICES,
+  MAX_PARTS,
+  MAX_TEXT_CODE_POINTS,
+  type MultiLabelAnswerBody,
+  type MultiLabelConsensusBody,
+  type MultiLabelSpec,
+  multiLabelAnswer,
+  multiLabelSpec,
+  multiLabelType,
+  RESERVED_TYPES,
+  type ReservedType,
+  type SpanAnswerBody,
+  type SpanConsensusBody,
+  spanAnswer,
+  TASK_TYPES,
+  type TaskTypeDefinition,
+  type TextSpanSpec,
+  type TypedConsensus,
+  type TypedTask,
+  textSpanSpec,
+  textSpanType,
+} from "./task-types";
