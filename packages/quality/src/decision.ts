@@ -2,13 +2,17 @@
  * Decision rules of a task when a label is recorded (DESIGN §3 and §10), pure functions over option counts and
  * the calibrated posterior (`scoreTask`). Options are indexes 0..K-1 of the label space's ordered options.
  *
- * - Threshold policy (SPEC default): settles when one option holds `consensusThreshold` labels (resolution
- *   "consensus"); at `maxLabels` labels with the plurality option (resolution "max_labels"). Ties: most labels,
- *   then higher posterior, then lower option index.
+ * - Threshold policy (SPEC default, DESIGN §10 as amended by issue 27): settles when one option holds
+ *   `consensusThreshold` labels AND leads the calibrated posterior (resolution "consensus"); while the option that
+ *   reached the threshold does not lead, the task keeps collecting labels, and at `maxLabels` it settles with the
+ *   leading option (resolution "max_labels"). Agreeing votes of labelers the model knows nothing about lead
+ *   whenever the space's population is better than chance, so 3 agreeing new labelers settle a task as SPEC says.
  * - Confidence policy (DESIGN §10): settles as soon as the posterior of the leading option reaches
  *   `confidenceTarget` after at least `minLabels` labels (resolution "confidence"); at `maxLabels` with the most
  *   probable option (resolution "max_labels"). A label that does both resolves as "confidence".
- * In every case `confidence` = calibrated posterior of the chosen option.
+ * In every case the chosen option is the posterior's leader (`leadingOption`: highest posterior, ties by more
+ * labels, then the lower index) and `confidence` = its calibrated posterior: never an option with a lower
+ * posterior than another.
  */
 import { calibratedPosterior, type SpaceParams, taskLogHard, taskLogits, type Vote } from "./model";
 
@@ -65,20 +69,6 @@ export function optionCounts(k: number, options: Iterable<number>): number[] {
   return counts;
 }
 
-/** Best of `candidates`: most labels, then highest posterior (within POSTERIOR_TIE), then lowest index. */
-function pickByCounts(candidates: readonly number[], counts: readonly number[], posterior: readonly number[]): number {
-  let best = candidates[0] as number;
-  for (const c of candidates.slice(1)) {
-    const dc = (counts[c] as number) - (counts[best] as number);
-    if (dc > 0) best = c;
-    else if (dc === 0) {
-      const dp = (posterior[c] as number) - (posterior[best] as number);
-      if (dp > POSTERIOR_TIE || (Math.abs(dp) <= POSTERIOR_TIE && c < best)) best = c;
-    }
-  }
-  return best;
-}
-
 /** Most probable option: highest posterior (within POSTERIOR_TIE), then most labels, then lowest index. */
 export function leadingOption(posterior: readonly number[], counts?: readonly number[]): number {
   let best = 0;
@@ -98,26 +88,25 @@ function checkLengths(counts: readonly number[], posterior: readonly number[]): 
 
 /**
  * Threshold policy decision after a label. `counts` = labels per option (all labels of the task, the new one
- * included); `posterior` = the calibrated posterior (same length).
+ * included); `posterior` = the calibrated posterior (same length). Settles with the posterior's leader once it
+ * holds `consensusThreshold` labels ("consensus"), or at `maxLabels` labels whatever its count ("max_labels").
  * @throws RangeError on inconsistent lengths or a policy outside its bounds
  */
 export function decideThreshold(policy: ThresholdPolicy, counts: readonly number[], posterior: readonly number[]): Decision {
   checkLengths(counts, posterior);
+  checkThresholdPolicy(policy);
+  const n = counts.reduce((a, b) => a + b, 0);
+  const option = leadingOption(posterior, counts);
+  const confidence = posterior[option] as number;
+  if ((counts[option] as number) >= policy.consensusThreshold) return { settled: true, option, confidence, resolution: "consensus" };
+  if (n >= policy.maxLabels) return { settled: true, option, confidence, resolution: "max_labels" };
+  return { settled: false, labelsNeeded: policy.maxLabels - n };
+}
+
+function checkThresholdPolicy(policy: ThresholdPolicy): void {
   const { consensusThreshold, maxLabels } = policy;
   if (!Number.isInteger(consensusThreshold) || consensusThreshold < 1) throw new RangeError(`consensusThreshold must be >= 1`);
   if (!Number.isInteger(maxLabels) || maxLabels < consensusThreshold) throw new RangeError(`maxLabels must be >= consensusThreshold`);
-  const n = counts.reduce((a, b) => a + b, 0);
-  const all = counts.map((_, i) => i);
-  const reached = all.filter((i) => (counts[i] as number) >= consensusThreshold);
-  if (reached.length > 0) {
-    const option = pickByCounts(reached, counts, posterior);
-    return { settled: true, option, confidence: posterior[option] as number, resolution: "consensus" };
-  }
-  if (n >= maxLabels) {
-    const option = pickByCounts(all, counts, posterior);
-    return { settled: true, option, confidence: posterior[option] as number, resolution: "max_labels" };
-  }
-  return { settled: false, labelsNeeded: maxLabels - n };
 }
 
 function checkConfidencePolicy(policy: ConfidencePolicy): void {
@@ -146,14 +135,15 @@ export function decideConfidence(policy: ConfidencePolicy, counts: readonly numb
 
 /**
  * Claim cap of an open task under the threshold policy: the fewest further labels that could settle it,
- * min(maxLabels - n, consensusThreshold - top count), at least 1 (0 when the task needs no more labels).
+ * min(maxLabels - n, max(1, consensusThreshold - top count)) (an option at the threshold that does not lead the
+ * posterior needs at least one more label); 0 when the task needs no more labels (n >= maxLabels).
  */
 export function thresholdClaimCap(policy: ThresholdPolicy, counts: readonly number[]): number {
   const n = counts.reduce((a, b) => a + b, 0);
   const top = Math.max(...counts);
   const remaining = policy.maxLabels - n;
-  if (remaining <= 0 || top >= policy.consensusThreshold) return 0;
-  return Math.max(1, Math.min(remaining, policy.consensusThreshold - top));
+  if (remaining <= 0) return 0;
+  return Math.min(remaining, Math.max(1, policy.consensusThreshold - top));
 }
 
 /**

@@ -22,7 +22,10 @@ describe("decideThreshold", () => {
     [[0, 1], [0.4, 0.6], 2, 1 + 1, { settled: false, labelsNeeded: 1 }],
     [[1, 1], [0.3, 0.7], 2, 2, { settled: true, option: 1, confidence: 0.7, resolution: "max_labels" }], // tie broken by posterior
     [[1, 1], [0.5, 0.5], 2, 2, { settled: true, option: 0, confidence: 0.5, resolution: "max_labels" }], // then option order
-    [[2, 3, 2], [0.5, 0.2, 0.3], 4, 7, { settled: true, option: 1, confidence: 0.2, resolution: "max_labels" }], // plurality, not posterior
+    [[2, 3, 2], [0.5, 0.2, 0.3], 4, 7, { settled: true, option: 0, confidence: 0.5, resolution: "max_labels" }], // the leader, not the plurality
+    [[3, 1], [0.4, 0.6], 3, 7, { settled: false, labelsNeeded: 3 }], // at the threshold but not leading: keeps collecting
+    [[3, 1], [0.4, 0.6], 3, 4, { settled: true, option: 1, confidence: 0.6, resolution: "max_labels" }], // ... up to max_labels
+    [[3, 2], [0.5, 0.5], 3, 7, { settled: true, option: 0, confidence: 0.5, resolution: "consensus" }], // posterior tie: more labels
     [[3, 3, 1], [0.2, 0.7, 0.1], 3, 7, { settled: true, option: 1, confidence: 0.7, resolution: "consensus" }], // both reached: posterior
     [[0, 0, 0, 1], uniform(4), 1, 1, { settled: true, option: 3, confidence: 0.25, resolution: "consensus" }], // max_labels = 1
   ])("counts %j posterior %j threshold %i max %i -> %j", (counts, posterior, threshold, max, expected) => {
@@ -96,7 +99,7 @@ describe("claim caps", () => {
     [[2, 1], 3, 7, 1],
     [[1, 1], 3, 3, 1],
     [[0, 0, 0], 1, 1, 1],
-    [[3, 0], 3, 7, 0], // decided
+    [[3, 0], 3, 7, 1], // at the threshold without the lead: one more label could settle it
     [[1, 1], 2, 2, 0], // full
   ])("threshold: counts %j threshold %i max %i -> %i", (counts, threshold, max, cap) => {
     expect(thresholdClaimCap({ consensusThreshold: threshold, maxLabels: max }, counts)).toBe(cap);

@@ -126,9 +126,20 @@ describe("decide: threshold policy", () => {
     }
   });
 
-  it("never lets the posterior override a plurality with more votes", () => {
+  it("settles at max_labels with the posterior's leader, even against a plurality (DESIGN §10, issue 27)", () => {
     const decision = decide(threshold(3, 3), votes("b", "b", "a"), model(3, { l0: 0.4, l1: 0.4, l2: 0.99 }));
-    expect(decision).toMatchObject({ done: true, label: "b", resolution: "max_labels" });
+    expect(decision).toMatchObject({ done: true, label: "a", resolution: "max_labels" });
+    if (decision.done) expect(decision.confidence).toBe(Math.max(...Object.values(decision.posterior)));
+  });
+
+  it("keeps collecting while the option at the threshold does not lead: agreeing spammers do not settle it", () => {
+    // two labelers the model knows as spammers (accuracy 1/3 on 3 options) agree on b; a reliable one said a
+    const m = model(3, { l0: 0.99, l1: 1 / 3, l2: 1 / 3 });
+    const open = decide(threshold(2, 5), votes("a", "b", "b"), m);
+    expect(open).toMatchObject({ done: false, labelsNeeded: 2, claimCap: 1 });
+    // labelers the model knows nothing about who agree still settle at the threshold
+    const fresh = ["n0", "n1", "n2"].map((labelerId) => ({ labelerId, value: "c" }));
+    expect(decide(threshold(3, 7), fresh, m)).toMatchObject({ done: true, label: "c", resolution: "consensus" });
   });
 
   it("gives the calibrated posterior of the chosen label as confidence, and the posterior with it", () => {
