@@ -295,10 +295,10 @@ export interface CalibrationComponent {
 export const TEMPERATURE_GRID: readonly number[] = Array.from({ length: 31 }, (_, i) => Math.exp(i * 0.1));
 /** Hard shares of the gold calibration grid. */
 export const HARD_SHARE_GRID: readonly number[] = [0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3];
-/** Components below this posterior weight are dropped (and the rest renormalized). */
+/** Components whose posterior weight is below this share of the heaviest one's are dropped (the rest renormalized). */
 export const MIN_COMPONENT_WEIGHT = 1e-3;
-/** At most this many components are kept (the heaviest). */
-export const MAX_COMPONENTS = 16;
+/** At most this many components are kept (the heaviest): one per (temperature, uninformative share) pair at most. */
+export const MAX_COMPONENTS = 64;
 
 /**
  * Bayesian averaging over the calibration maps of the grid (TEMPERATURE_GRID x HARD_SHARE_GRID x
@@ -312,32 +312,40 @@ export const MAX_COMPONENTS = 16;
  */
 export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
   const total = samples.totalWeight;
-  const grid: CalibrationComponent[] = [];
+  const nh = HARD_SHARE_GRID.length;
+  // log posterior weight of every (temperature, uninformative share, hard share) map of the grid
+  const cells: { temperature: number; uninformativeShare: number; logWeights: number[] }[] = [];
+  let max = Number.NEGATIVE_INFINITY;
   for (const temperature of TEMPERATURE_GRID) {
     const losses = samples.lossGrid(1 / temperature, HARD_SHARE_GRID, UNINFORMATIVE_SHARE_GRID, prior);
     UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
-      HARD_SHARE_GRID.forEach((hardShare, h) => {
-        grid.push({ temperature, hardShare, uninformativeShare, weight: -(losses[u * HARD_SHARE_GRID.length + h] as number) * total });
-      });
+      const logWeights = HARD_SHARE_GRID.map((_, h) => -(losses[u * nh + h] as number) * total);
+      for (const w of logWeights) if (w > max) max = w;
+      cells.push({ temperature, uninformativeShare, logWeights });
     });
   }
-  let max = Number.NEGATIVE_INFINITY;
-  for (const c of grid) if (c.weight > max) max = c.weight;
-  let z = 0;
-  for (const c of grid) {
-    c.weight = Math.exp(c.weight - max);
-    z += c.weight;
-  }
+  // The hard share enters a map linearly, (1 - h) q + h prior, so the average over h of the maps of one
+  // (temperature, uninformative share) is that map at the posterior mean of h: one component per pair, exactly.
+  // Keeping only the heaviest maps instead turned a wide posterior (few gold tasks) into its mode.
+  const grid = cells.map((cell) => {
+    let weight = 0;
+    let hardShare = 0;
+    cell.logWeights.forEach((lw, h) => {
+      const w = Math.exp(lw - max);
+      weight += w;
+      hardShare += w * (HARD_SHARE_GRID[h] as number);
+    });
+    return {
+      temperature: cell.temperature,
+      uninformativeShare: cell.uninformativeShare,
+      hardShare: weight > 0 ? hardShare / weight : 0,
+      weight,
+    };
+  });
+  const heaviest = Math.max(...grid.map((c) => c.weight));
   const kept = grid
-    .map((c) => ({ ...c, weight: c.weight / z }))
-    .filter((c) => c.weight >= MIN_COMPONENT_WEIGHT)
-    .sort(
-      (a, b) =>
-        b.weight - a.weight ||
-        a.temperature - b.temperature ||
-        a.hardShare - b.hardShare ||
-        (a.uninformativeShare ?? 0) - (b.uninformativeShare ?? 0),
-    )
+    .filter((c) => c.weight >= MIN_COMPONENT_WEIGHT * heaviest)
+    .sort((a, b) => b.weight - a.weight || a.temperature - b.temperature || a.uninformativeShare - b.uninformativeShare)
     .slice(0, MAX_COMPONENTS);
   const sum = kept.reduce((a, c) => a + c.weight, 0);
   return kept.map((c) => ({ ...c, weight: c.weight / sum }));

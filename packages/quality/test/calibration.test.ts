@@ -54,6 +54,24 @@ describe("calibration", () => {
     expect((few[0] as { weight: number }).weight).toBeLessThan((many[0] as { weight: number }).weight);
   });
 
+  it("with 5 gold tasks the posterior stays wide: every (temperature, share) pair is kept with its mean hard share", () => {
+    // a flat posterior over 1,302 maps once lost every map below 1e-3 and scored every option 0
+    const prior = [0.5, 0.5];
+    const few = calibrationPosterior(temperedSamples(4, 5, 1, 0, prior), prior);
+    expect(few.length).toBeGreaterThan(16);
+    expect(few.reduce((a, c) => a + c.weight, 0)).toBeCloseTo(1, 12);
+    // five samples do not rule out that the crowd errs together: the averaged hard share stays near its prior mean
+    const { hardShare } = calibrationSummary({
+      source: "gold",
+      components: few,
+      prequentialTemperature: null,
+      goldTasks: 5,
+      prequentialTasks: 0,
+    });
+    expect(hardShare).toBeGreaterThan(0.05);
+    for (const c of few) expect(c.hardShare).toBeGreaterThan(0);
+  });
+
   function crowdTable(seed: number, hardShare: number, goldTasks: number): LabelTable {
     // 8 labelers of accuracy 0.75 on K = 2, 1,500 tasks x 5 labels; on a hard task the crowd errs together:
     // every labeler is right with probability 0.25 only
