@@ -28,6 +28,7 @@ import { CalibrationSamples, calibrationPosterior, fitPrequential } from "./cali
 import {
   type Calibration,
   defaultPopulation,
+  emptySpace,
   HYPERPRIOR_OFF_DIAGONAL,
   identityCalibration,
   type LabelerParams,
@@ -69,7 +70,34 @@ export interface FitResult {
   model: QualityModel;
   /** EM posterior (uncalibrated) of each task, T x K, row t = the table's task index t */
   taskPosteriors: Float64Array;
+  /** whether the fit is identified (see `Identification`) */
+  identification: Identification;
 }
+
+/**
+ * Whether a fit is on the side of Dawid-Skene's label-switching symmetry that its anchors choose (issue 27).
+ * The likelihood is unchanged when the options of every confusion matrix and of the class prior are permuted
+ * together, and EM can settle on a fixed point whose option k stands for something else: the inverted solution,
+ * wrong on almost every task while confident, or a degenerate one where an option collects tasks the crowd calls
+ * by another name. The anchor is the assumption of Dawid and Skene's majority-vote start: labelers are better
+ * than chance on average, on every option. With soft counts over the fit's task posteriors,
+ *   lift_k = P(label k | option k) / P(label k | another option)
+ * must exceed 1 for every option k that holds at least one task's worth of posterior mass. Gold anchors an
+ * option instead where there is gold: an option whose gold tasks (at least MIN_GOLD_PER_OPTION of them) show
+ * the labelers at or below chance on it (an honest, systematic confusion) passes with any lift.
+ */
+export interface Identification {
+  ok: boolean;
+  /** lift_k of each option (NaN for an option without posterior mass) */
+  lift: number[];
+  /** options whose lift is <= 1 and that gold does not anchor */
+  failing: number[];
+  /** labeled gold tasks of the fit */
+  goldTasks: number;
+}
+
+/** Gold tasks of an option needed before gold, not the labelers' lift, decides that option's identification. */
+export const MIN_GOLD_PER_OPTION = 3;
 
 const INNER_POPULATION_STEPS = 1;
 
@@ -173,6 +201,7 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
   }
   // Final M-step so that the stored parameters match the final posteriors.
   mStep(state, hyper);
+  const identification = identify(state);
 
   const population: number[][] = [];
   for (let k = 0; k < K; k++) population.push(Array.from(alpha.subarray(k * K, k * K + K)));
@@ -219,7 +248,57 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
     logLikelihood,
   };
   if (options.calibrate ?? true) space.calibration = calibrate(state);
-  return { model: { space, labelers }, taskPosteriors: q };
+  return { model: { space, labelers }, taskPosteriors: q, identification };
+}
+
+/** Result of `refit`. */
+export interface RefitResult {
+  /** the model to store: version = previous version + 1 */
+  model: QualityModel;
+  /**
+   * "cold": the fit from majority vote, identified (the usual); "warm": the cold fit was not identified and the
+   * fit from the previous model was; "refused": neither was, so the previous model is kept (the prior
+   * `emptySpace` when there was none)
+   */
+  outcome: "cold" | "warm" | "refused";
+  /** the identification of each fit tried */
+  cold: Identification;
+  warm?: Identification;
+  /** EM posteriors of the kept fit (undefined when refused) */
+  taskPosteriors?: Float64Array;
+}
+
+/**
+ * Refits a label space (issue 27). The fit starts from majority vote every time (Dawid and Skene's start, whose
+ * basin is the labelers' side), so the model depends on the labels only, never on the order and timing of the
+ * refits that came before: a warm start from the previous model carried a wrong reading forward (an inverted
+ * or degenerate fixed point that the new labels alone would not reach). A fit that is not identified
+ * (`Identification`) is not stored: the fit from the previous model is tried instead, and when that is not
+ * identified either the refit is refused and `previous` kept. The caller logs the outcome.
+ * Cost: a cold fit of 100,000 labels takes about 1 s on the development machine (docs/benchmarks.md).
+ * @throws RangeError when `previous` has another number of options than the table
+ */
+export function refit(table: LabelTable, previous: QualityModel | undefined, options: Omit<FitOptions, "previous"> = {}): RefitResult {
+  const version = (previous?.space.version ?? 0) + 1;
+  const cold = fit(table, options);
+  cold.model.space.version = version;
+  if (cold.identification.ok) return { model: cold.model, outcome: "cold", cold: cold.identification, taskPosteriors: cold.taskPosteriors };
+  let warm: Identification | undefined;
+  if (previous) {
+    const result = fit(table, { ...options, previous });
+    if (result.identification.ok) {
+      return {
+        model: result.model,
+        outcome: "warm",
+        cold: cold.identification,
+        warm: result.identification,
+        taskPosteriors: result.taskPosteriors,
+      };
+    }
+    warm = result.identification;
+  }
+  const kept = previous ?? { space: emptySpace(table.k), labelers: new Map<string, LabelerParams>() };
+  return { model: { space: { ...kept.space, version }, labelers: kept.labelers }, outcome: "refused", cold: cold.identification, warm };
 }
 
 interface EmState {
@@ -504,37 +583,114 @@ function eStep(s: EmState): { maxDelta: number; logLikelihood: number } {
   return { maxDelta, logLikelihood: ll };
 }
 
+/** The identification check of a converged fit (see `Identification`). */
+function identify(s: EmState): Identification {
+  const { K, T, start, opts, gold, q } = s;
+  // hit[k] = soft labels k on tasks of option k; mass[k] = soft labels on tasks of option k; labelsOf[l] = labels l
+  const hit = new Float64Array(K);
+  const mass = new Float64Array(K);
+  const taskMass = new Float64Array(K);
+  const labelsOf = new Float64Array(K);
+  const goldHit = new Float64Array(K);
+  const goldMass = new Float64Array(K);
+  const goldLabelsOf = new Float64Array(K);
+  const goldTasksOf = new Int32Array(K);
+  let total = 0;
+  let goldTotal = 0;
+  let goldTasks = 0;
+  for (let t = 0; t < T; t++) {
+    const a = start[t] as number;
+    const b = start[t + 1] as number;
+    if (a === b) continue;
+    const n = b - a;
+    for (let k = 0; k < K; k++) {
+      mass[k] = (mass[k] as number) + n * (q[t * K + k] as number);
+      taskMass[k] = (taskMass[k] as number) + (q[t * K + k] as number);
+    }
+    for (let p = a; p < b; p++) {
+      const l = opts[p] as number;
+      labelsOf[l] = (labelsOf[l] as number) + 1;
+      hit[l] = (hit[l] as number) + (q[t * K + l] as number);
+    }
+    total += n;
+    const g = gold[t] as number;
+    if (g < 0) continue;
+    goldTasks++;
+    goldTasksOf[g] = (goldTasksOf[g] as number) + 1;
+    goldMass[g] = (goldMass[g] as number) + n;
+    goldTotal += n;
+    for (let p = a; p < b; p++) {
+      const l = opts[p] as number;
+      goldLabelsOf[l] = (goldLabelsOf[l] as number) + 1;
+      if (l === g) goldHit[g] = (goldHit[g] as number) + 1;
+    }
+  }
+  // lift of k: (hit_k / mass_k) / ((labelsOf_k - hit_k) / (total - mass_k))
+  const liftOf = (h: number, m: number, labels: number, all: number) =>
+    m > 0 && all - m > 0 ? h / m / (Math.max(labels - h, 0) / (all - m)) : Number.NaN;
+  const lift = Array.from({ length: K }, (_, k) =>
+    (taskMass[k] as number) >= 1 ? liftOf(hit[k] as number, mass[k] as number, labelsOf[k] as number, total) : Number.NaN,
+  );
+  const failing: number[] = [];
+  lift.forEach((value, k) => {
+    if (!(value <= 1)) return; // above chance, or no mass (NaN)
+    if ((goldTasksOf[k] as number) >= MIN_GOLD_PER_OPTION) {
+      const goldLift = liftOf(goldHit[k] as number, goldMass[k] as number, goldLabelsOf[k] as number, goldTotal);
+      if (!(goldLift > 1)) return; // gold shows the crowd at or below chance on k: gold anchors it
+    }
+    failing.push(k);
+  });
+  return { ok: failing.length === 0, lift, failing, goldTasks };
+}
+
+/**
+ * Leave-one-task-out scoring of a converged fit: `begin(t, z)` sets z to task t's class log-prior without its
+ * own posterior mass, then `logTheta(p, k)` is log theta[k][l] of the label at position p of that task with the
+ * task's own soft counts removed from its labeler's row (model.ts rowCell).
+ */
+function looScorer(s: EmState): { begin: (t: number, z: Float64Array) => void; logTheta: (p: number, k: number) => number } {
+  const { K, labs, opts, q, counts, rowTotal, alpha, classCount } = s;
+  const KK = K * K;
+  const alpha0 = rowSums(alpha, K);
+  const own = new Float64Array(K);
+  const classDen = s.activeTasks - 1 + K;
+  const se = s.errorPrecision;
+  return {
+    begin(t, z) {
+      for (let k = 0; k < K; k++) {
+        own[k] = q[t * K + k] as number;
+        z[k] = Math.log(Math.max((classCount[k] as number) - (own[k] as number), 0) + 1) - Math.log(classDen);
+      }
+    },
+    logTheta(p, k) {
+      const i = labs[p] as number;
+      const l = opts[p] as number;
+      const o = own[k] as number;
+      const total = Math.max((rowTotal[i * K + k] as number) - o, 0);
+      const nkk = Math.max((counts[i * KK + k * K + k] as number) - (l === k ? o : 0), 0);
+      const akk = alpha[k * K + k] as number;
+      const accuracy = (nkk + akk) / (total + (alpha0[k] as number));
+      if (l === k) return Math.log(accuracy);
+      const nkl = Math.max((counts[i * KK + l * K + k] as number) - o, 0);
+      const errScale = se / ((alpha0[k] as number) - akk);
+      return Math.log(1 - accuracy) + Math.log(nkl + errScale * (alpha[k * K + l] as number)) - Math.log(Math.max(total - nkk, 0) + se);
+    },
+  };
+}
+
 /**
  * Builds the gold and prequential calibration samples from the converged fit (each task scored with its own
  * contributions removed from its labelers' rows and from the class counts) and fits the temperature.
  */
 function calibrate(s: EmState): Calibration {
-  const { K, T, start, labs, opts, gold, q, counts, rowTotal, alpha, classCount } = s;
-  const KK = K * K;
-  const alpha0 = rowSums(alpha, K);
+  const { K, T, start, gold } = s;
   const goldSamples = new CalibrationSamples(K);
   const preqSamples = new CalibrationSamples(K);
   const z = new Float64Array(K);
-  const own = new Float64Array(K);
   const z0 = new Float64Array(K);
   const column = new Float64Array(K);
-  const classDen = s.activeTasks - 1 + K;
-
-  // Leave-one-task-out log theta of the label at position p of task t, for true option k (model.ts rowCell).
-  const se = s.errorPrecision;
-  const looLogTheta = (p: number, k: number): number => {
-    const i = labs[p] as number;
-    const l = opts[p] as number;
-    const o = own[k] as number;
-    const total = Math.max((rowTotal[i * K + k] as number) - o, 0);
-    const nkk = Math.max((counts[i * KK + k * K + k] as number) - (l === k ? o : 0), 0);
-    const akk = alpha[k * K + k] as number;
-    const accuracy = (nkk + akk) / (total + (alpha0[k] as number));
-    if (l === k) return Math.log(accuracy);
-    const nkl = Math.max((counts[i * KK + l * K + k] as number) - o, 0);
-    const errScale = se / ((alpha0[k] as number) - akk);
-    return Math.log(1 - accuracy) + Math.log(nkl + errScale * (alpha[k * K + l] as number)) - Math.log(Math.max(total - nkk, 0) + se);
-  };
+  const loo = looScorer(s);
+  const looLogTheta = loo.logTheta;
 
   let multiLabelTasks = 0;
   for (let t = 0; t < T; t++) {
@@ -564,11 +720,8 @@ function calibrate(s: EmState): Calibration {
       seenGold++;
       if (!pick) continue;
     }
-    for (let k = 0; k < K; k++) {
-      own[k] = q[t * K + k] as number;
-      z[k] = Math.log(Math.max((classCount[k] as number) - (own[k] as number), 0) + 1) - Math.log(classDen);
-      z0[k] = z[k] as number;
-    }
+    loo.begin(t, z);
+    z0.set(z);
     // log of the label's probability under the uninformative component: log m_i(l) = log sum_k pi_k theta_i[k][l]
     const logMarginal = (p: number): number => {
       let m = 0;

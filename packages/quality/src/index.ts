@@ -81,11 +81,15 @@ export {
   type FitOptions,
   type FitResult,
   fit,
+  type Identification,
   MAX_GOLD_CALIBRATION_TASKS,
   MAX_PRECISION,
+  MIN_GOLD_PER_OPTION,
   MIN_GOLD_TASKS,
   MIN_PRECISION,
   MIN_PREQUENTIAL_TASKS,
+  type RefitResult,
+  refit,
 } from "./fit";
 export { minCostAssignment } from "./hungarian";
 export {

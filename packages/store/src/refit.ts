@@ -3,14 +3,15 @@
  * a worker thread (services/consensus-worker/src/fit-thread.ts) while the store reads and writes around it
  * (spaces.ts `fitInput`, `writeFit`):
  * 1. every label of the space in recording order enters a `LabelTable`, gold tasks at their true option;
- * 2. `fit` (Dawid-Skene EM with hierarchical Dirichlet priors, @labelgate/quality) warm-started from the
- *    stored model;
+ * 2. `refit` (Dawid-Skene EM with hierarchical Dirichlet priors, @labelgate/quality) from majority vote, kept
+ *    when it is identified (labelers better than chance on every option, or gold says otherwise); else the fit
+ *    warm-started from the stored model when that one is; else the stored model is kept (refused);
  * 3. the dashboard's calibration on gold tasks: each gold task's labels in recording order are fed to the
  *    decision rule (decision.ts `decide`, with the space's newest policy and the new model) until it decides,
  *    and its confidence and correctness go into 10 equal-width bins (the reliability diagram of DeGroot and
  *    Fienberg 1983, ECE as in Guo et al. 2017).
  */
-import { fit, type LabelerParams, LabelTable, type QualityModel } from "@labelgate/quality";
+import { type LabelerParams, LabelTable, type QualityModel, refit } from "@labelgate/quality";
 import { decide, type ScoringModel } from "./decision";
 import type { CalibrationBin, FitInput, FitOutput } from "./spaces";
 
@@ -41,7 +42,8 @@ export function refitSpace(input: FitInput, now: () => number = () => performanc
     input.model && input.model.k === k
       ? { space: input.model, labelers: new Map(input.labelers.map((l): [string, LabelerParams] => [l.labelerId, l])) }
       : undefined;
-  const { model } = fit(table, previous ? { previous } : {});
+  const result = refit(table, previous);
+  const { model } = result;
   const fitMs = now() - started;
 
   const scoring: ScoringModel = { space: model.space, labelers: model.labelers };
@@ -72,5 +74,15 @@ export function refitSpace(input: FitInput, now: () => number = () => performanc
       break;
     }
   }
-  return { space: model.space, labelers: [...model.labelers.values()], calibrationBins: bins, fitMs };
+  const identification = result.outcome === "warm" ? result.warm : result.cold;
+  // the options that failed in the fit from majority vote (empty when it was kept)
+  return {
+    space: model.space,
+    labelers: [...model.labelers.values()],
+    calibrationBins: bins,
+    fitMs,
+    outcome: result.outcome,
+    failing: result.cold.failing.map((o) => input.options[o] as string),
+    lift: identification?.lift ?? [],
+  };
 }

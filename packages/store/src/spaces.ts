@@ -78,6 +78,15 @@ export interface FitOutput {
   calibrationBins: CalibrationBin[];
   /** wall time of the fit (EM and calibration), ms */
   fitMs: number;
+  /**
+   * how the refit ended (@labelgate/quality `refit`): "cold" (the fit from majority vote: the usual), "warm" (that
+   * fit was not identified; the fit from the stored model was), "refused" (neither: the stored model kept)
+   */
+  outcome: "cold" | "warm" | "refused";
+  /** the options on which the labelers were not better than chance in the fit from majority vote (usually none) */
+  failing: string[];
+  /** lift of each option in the kept fit (NaN without posterior mass); empty when refused */
+  lift: number[];
 }
 
 /**

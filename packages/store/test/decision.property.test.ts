@@ -103,6 +103,9 @@ async function storeFittedModel(
     labelers: [...model.labelers.values()],
     calibrationBins: [],
     fitMs: 1,
+    outcome: "cold",
+    failing: [],
+    lift: [],
   });
   expect(written).toBe("written");
   return { space: { ...model.space, version: input.version + 1 }, labelers: model.labelers };

@@ -51,10 +51,18 @@ export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Pr
   const outcome = await deps.store.spaces.writeFit(input, output);
   deps.metrics?.modelRefits.inc({ outcome });
   deps.metrics?.modelRefitDuration.observe(output.fitMs / 1000);
-  deps.logger.debug(
-    { label_space: labelSpaceId, version: input.version + 1, labels: input.labels.length, fit_ms: Math.round(output.fitMs), outcome },
-    "label space refit",
-  );
+  const fields = { label_space: labelSpaceId, version: input.version + 1, labels: input.labels.length, fit_ms: Math.round(output.fitMs), outcome };
+  if (output.outcome === "refused") {
+    deps.logger.warn(
+      { ...fields, failing_options: output.failing },
+      "label space refit refused: no fit has its labelers better than chance on every option; the stored model is kept",
+    );
+  } else if (output.outcome === "warm") {
+    deps.logger.info(
+      { ...fields, failing_options: output.failing },
+      "label space refit: the fit from majority vote has labelers below chance on some options; the fit from the stored model was kept",
+    );
+  } else deps.logger.debug(fields, "label space refit");
   return outcome;
 }
 
