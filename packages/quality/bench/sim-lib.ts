@@ -24,6 +24,7 @@ import {
   fit,
   LabelTable,
   type QualityModel,
+  refit,
   scoreTask,
   type Vote,
 } from "../src/index";
@@ -57,6 +58,8 @@ export interface SimConfig {
   threshold: number;
   /** min_labels of the confidence policy (1) */
   minLabels: number;
+  /** "refit" (the service's `refit`) or "unguarded" (a warm fit from the previous model, never checked: the engine before issue 27) */
+  refitMode?: "refit" | "unguarded";
 }
 
 export const DEFAULT_SIM: SimConfig = {
@@ -91,6 +94,10 @@ export interface SimResult {
   /** accuracy and mean confidence of the first, second and last third of the settled tasks (settlement order) */
   by_third: { n: number; accuracy: number; confidence: number; labels: number }[];
   refits: number;
+  /** refits whose fit from majority vote was not identified and the warm fit from the previous model was kept */
+  warm_refits: number;
+  /** refits refused because no fit was identified (the previous model kept) */
+  refused: number;
   final_temperature: number;
   final_hard_share: number;
   final_uninformative_share: number;
@@ -174,6 +181,7 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
   let accepted = 0;
   let sinceRefit = 0;
   let refits = 0;
+  const refitOutcomes = { warm: 0, refused: 0 };
   const fitTimes: number[] = [];
   const useEngine = config.policy !== "onecoin";
   const oneCoin = new Map<string, OneCoinRecord>();
@@ -194,7 +202,13 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     }
     fittedLabels = accepted;
     const t0 = performance.now();
-    model = fit(table, { previous: model.space.version > 0 ? model : undefined }).model;
+    const previous = model.space.version > 0 ? model : undefined;
+    const result =
+      config.refitMode === "unguarded"
+        ? { outcome: "cold" as const, model: fit(table, previous ? { previous } : {}).model }
+        : refit(table, previous);
+    model = result.model;
+    if (result.outcome !== "cold") refitOutcomes[result.outcome]++;
     hooks.onRefit?.(table, model);
     fitTimes.push(performance.now() - t0);
     refits++;
@@ -297,6 +311,8 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     by_resolution: Object.fromEntries(Object.keys(resolutions).map((res) => [res, summarize(scored.filter((o) => o.resolution === res))])),
     by_third: [0, 1, 2].map((i) => summarize(scored.slice(Math.floor((i * scored.length) / 3), Math.floor(((i + 1) * scored.length) / 3)))),
     refits,
+    warm_refits: refitOutcomes.warm,
+    refused: refitOutcomes.refused,
     final_temperature: r4(calibrationSummary(model.space.calibration).temperature),
     final_hard_share: r4(calibrationSummary(model.space.calibration).hardShare),
     final_uninformative_share: r4(calibrationSummary(model.space.calibration).uninformativeShare),
@@ -340,4 +356,72 @@ export function references(ds: Dataset): { majority_vote: number; dawid_skene: n
     if (best === it.gold) dsCorrect++;
   }
   return { majority_vote: Math.round((mv / n) * 1e4) / 1e4, dawid_skene: Math.round((dsCorrect / n) * 1e4) / 1e4 };
+}
+
+/** One point of the uniform-overlap curve: every item's first k answers, aggregated offline. */
+export interface OverlapPoint {
+  k: number;
+  /** labels used (sum over items of min(k, answers)) / rows of answers.csv */
+  share: number;
+  /** majority vote on the first k answers (ties earn 1/ties) */
+  majorityVote: number;
+  /** Dawid-Skene (our EM, no gold, not calibrated) on the first k answers */
+  dawidSkene: number;
+  /** max(majorityVote, dawidSkene): the best fixed-overlap aggregator at this k */
+  best: number;
+}
+
+/**
+ * The uniform-overlap baseline (issue 27): for k = 1 .. the most answers of an item, majority vote and
+ * Dawid-Skene fitted offline on the first k answers of every item, scored on the items with gold that are not in
+ * `exclude` (the run's gold tasks). What a customer gets for the same labels with a fixed overlap.
+ */
+export function uniformOverlap(ds: Dataset, exclude: ReadonlySet<string> = new Set()): OverlapPoint[] {
+  const k = ds.options.length;
+  const maxK = Math.min(50, Math.max(...ds.items.map((it) => it.answers.length)));
+  const out: OverlapPoint[] = [];
+  for (let depth = 1; depth <= maxK; depth++) {
+    const table = new LabelTable(k);
+    let used = 0;
+    for (const it of ds.items) {
+      for (const a of it.answers.slice(0, depth)) table.add(it.id, a.worker, a.option);
+      used += Math.min(depth, it.answers.length);
+    }
+    const { taskPosteriors } = fit(table, { calibrate: false });
+    let mv = 0;
+    let dsCorrect = 0;
+    let n = 0;
+    for (const it of ds.items) {
+      if (it.gold === undefined || exclude.has(it.id)) continue;
+      n++;
+      const counts = new Array<number>(k).fill(0);
+      for (const a of it.answers.slice(0, depth)) counts[a.option] = (counts[a.option] as number) + 1;
+      const top = Math.max(...counts);
+      const tied = counts.flatMap((c, i) => (c === top ? [i] : []));
+      if (tied.includes(it.gold)) mv += 1 / tied.length;
+      const t = table.taskIndexOf(it.id);
+      if (t === undefined) continue;
+      let best = 0;
+      for (let c = 1; c < k; c++) if ((taskPosteriors[t * k + c] as number) > (taskPosteriors[t * k + best] as number)) best = c;
+      if (best === it.gold) dsCorrect++;
+    }
+    const majorityVote = mv / Math.max(1, n);
+    const dawidSkene = dsCorrect / Math.max(1, n);
+    out.push({ k: depth, share: used / ds.answerRows, majorityVote, dawidSkene, best: Math.max(majorityVote, dawidSkene) });
+    if (used >= ds.answerRows) break;
+  }
+  return out;
+}
+
+/** The uniform-overlap baseline's accuracy at a label share, linearly interpolated between neighbouring k (0 labels: 1/K). */
+export function overlapAccuracyAt(curve: readonly OverlapPoint[], share: number, k: number): number {
+  let prev = { share: 0, best: 1 / k };
+  for (const p of curve) {
+    if (p.share >= share) {
+      const span = p.share - prev.share;
+      return span <= 0 ? p.best : prev.best + ((share - prev.share) / span) * (p.best - prev.best);
+    }
+    prev = p;
+  }
+  return prev.best;
 }

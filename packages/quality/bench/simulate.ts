@@ -16,7 +16,16 @@
  */
 import path from "node:path";
 import { type Dataset, loadDataset } from "./dataset";
-import { DEFAULT_SIM, references, type SimPolicy, simulate } from "./sim-lib";
+import {
+  DEFAULT_SIM,
+  type OverlapPoint,
+  overlapAccuracyAt,
+  pickGold,
+  references,
+  type SimPolicy,
+  simulate,
+  uniformOverlap,
+} from "./sim-lib";
 import { SCENARIOS, syntheticDataset } from "./synthetic";
 
 function list(value: string | undefined, fallback: string): string[] {
@@ -34,7 +43,7 @@ function parseArgs(argv: readonly string[]): { flags: Map<string, string>; folde
   const folders: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--synthetic" || arg === "--references") flags.set(arg.slice(2), "true");
+    if (arg === "--synthetic" || arg === "--references" || arg === "--overlap") flags.set(arg.slice(2), "true");
     else if (arg.startsWith("--")) {
       const value = argv[i + 1];
       if (value === undefined) throw new Error(`${arg} needs a value`);
@@ -58,14 +67,35 @@ function main(): void {
   if (flags.has("synthetic")) for (const s of SCENARIOS) datasets.push(syntheticDataset(s));
   if (datasets.length === 0) throw new Error("usage: simulate.ts [options] <dataset folder>... (or --synthetic)");
   for (const ds of datasets) {
+    const curves = new Map<string, OverlapPoint[]>();
     if (flags.has("references")) console.log(JSON.stringify({ dataset: ds.name, ...references(ds) }));
     for (const policy of policies) {
       for (const refitEvery of refits) {
         // The threshold policies have no gold and no target: one run per R and seed is enough.
         for (const target of policy === "confidence" ? targets : [DEFAULT_SIM.confidenceTarget]) {
           for (const seed of policy === "confidence" ? seeds : [seeds[0] ?? 1]) {
-            const result = simulate(ds, { ...DEFAULT_SIM, policy, confidenceTarget: target, goldShare, seed, refitEvery, labelsPerSecond });
-            console.log(JSON.stringify(result));
+            const refitMode = flags.get("refit-mode") as "refit" | "unguarded" | undefined;
+            const result = simulate(ds, {
+              ...DEFAULT_SIM,
+              policy,
+              confidenceTarget: target,
+              goldShare,
+              seed,
+              refitEvery,
+              labelsPerSecond,
+              refitMode,
+            });
+            if (flags.has("overlap")) {
+              const gold = policy === "confidence" ? pickGold(ds, goldShare, seed) : new Set<string>();
+              const key = [...gold].sort().join(",");
+              let curve = curves.get(key);
+              if (!curve) {
+                curve = uniformOverlap(ds, gold);
+                curves.set(key, curve);
+              }
+              const overlap = overlapAccuracyAt(curve, result.label_share, ds.options.length);
+              console.log(JSON.stringify({ ...result, overlap: Math.round(overlap * 1e4) / 1e4 }));
+            } else console.log(JSON.stringify(result));
           }
         }
       }
