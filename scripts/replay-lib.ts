@@ -400,6 +400,8 @@ export interface ReplaySummary {
   ece: number | null;
   /** settled tasks by resolution */
   resolutions: Record<string, number>;
+  /** settled tasks whose consensus label has a lower posterior than another option (DESIGN §10: always 0) */
+  not_leader: number;
   /** majority vote over all recorded answers vs gold (ties: 1/k credit), on the same (non-gold) items */
   majority_vote_accuracy_all_labels: number | null;
   /** wall time of the whole replay */
@@ -420,6 +422,15 @@ interface TaskResult {
   labelsCollected: number;
   resolution: string;
   confidence: number | null;
+  /** another option has a higher posterior than the consensus label */
+  notLeader: boolean;
+}
+
+/** Whether `label` has a lower posterior than another option (beyond rounding). */
+export function belowLeader(posterior: Readonly<Record<string, number>> | null | undefined, label: string): boolean {
+  if (!posterior) return false;
+  const own = posterior[label] ?? 0;
+  return Object.values(posterior).some((p) => p > own + 1e-9);
 }
 
 function positiveInt(value: number | undefined, fallback: number, name: string, max = Number.MAX_SAFE_INTEGER): number {
@@ -726,6 +737,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
         labelsCollected: res.labels_collected,
         resolution: res.resolution,
         confidence: typeof res.confidence === "number" ? res.confidence : null,
+        notLeader: belowLeader(res.posterior, res.consensus_label),
       };
     });
     endPhase("results");
@@ -766,6 +778,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       mean_confidence: Number.isNaN(meanConfidence) ? null : round(meanConfidence, 4),
       ece: calibration.ece === null ? null : round(calibration.ece, 4),
       resolutions: Object.fromEntries(resolutions),
+      not_leader: results.filter((r) => r.notLeader).length,
       majority_vote_accuracy_all_labels: baseline.accuracy === null ? null : round(baseline.accuracy, 4),
       seconds: round((Date.now() - started) / 1000, 1),
     };

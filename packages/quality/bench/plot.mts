@@ -57,7 +57,85 @@ export function accuracyChartSpec(points: readonly AccuracyPoint[], title = "Con
  */
 export async function renderAccuracyChart(points: readonly AccuracyPoint[], outPath: string, title?: string): Promise<number> {
   if (points.length === 0) throw new Error("no points to plot");
-  const vegaSpec = compile(accuracyChartSpec(points, title)).spec;
+  return renderSpec(accuracyChartSpec(points, title), outPath);
+}
+
+/** A policy's run of `pnpm bench:quality`. */
+export interface PolicyPoint {
+  dataset: string;
+  /** "threshold 3", "confidence T=0.95", ... */
+  policy: string;
+  labelShare: number;
+  accuracy: number;
+}
+
+/** A point of a data set's uniform-overlap curve: every item's first k answers, the best of MV and DS. */
+export interface CurvePoint {
+  dataset: string;
+  labelShare: number;
+  accuracy: number;
+}
+
+/**
+ * The chart of `pnpm bench:quality`: one panel per data set (accuracy scales differ), the uniform-overlap curve
+ * as a line and each policy run as a point, so a point above the line beat a fixed overlap at its cost.
+ */
+export function qualityChartSpec(points: readonly PolicyPoint[], curves: readonly CurvePoint[], title: string): TopLevelSpec {
+  const values = [
+    ...curves.map((c) => ({ ...c, kind: "uniform overlap (best of MV, DS on the first k answers)" })),
+    ...points.map((p) => ({ ...p, kind: p.policy })),
+  ];
+  const x = { field: "labelShare", type: "quantitative" as const, title: "label share", scale: { domain: [0, 1] } };
+  const y = { field: "accuracy", type: "quantitative" as const, title: "accuracy vs gold", scale: { zero: false } };
+  return {
+    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    title,
+    background: "white",
+    data: { values },
+    facet: { field: "dataset", type: "nominal", title: null },
+    columns: 3,
+    resolve: { scale: { y: "independent" } },
+    config: { legend: { orient: "bottom" } },
+    spec: {
+      width: 260,
+      height: 190,
+      layer: [
+        {
+          transform: [{ filter: "datum.kind === 'uniform overlap (best of MV, DS on the first k answers)'" }],
+          mark: { type: "line", point: { size: 18 }, strokeDash: [4, 3], color: "#888" },
+          encoding: { x, y, order: { field: "labelShare", type: "quantitative" } },
+        },
+        {
+          transform: [{ filter: "datum.kind !== 'uniform overlap (best of MV, DS on the first k answers)'" }],
+          mark: { type: "point", filled: true, size: 70 },
+          encoding: {
+            x,
+            y,
+            color: { field: "kind", type: "nominal", title: "policy" },
+            shape: { field: "kind", type: "nominal", title: "policy" },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Renders `qualityChartSpec` to a PNG file at `outPath` (overwritten). Returns the PNG's size in bytes.
+ * @throws Error when there are no points, or from vega / resvg / the file system
+ */
+export async function renderQualityChart(
+  points: readonly PolicyPoint[],
+  curves: readonly CurvePoint[],
+  outPath: string,
+  title = "accuracy vs label share",
+): Promise<number> {
+  if (points.length === 0) throw new Error("no points to plot");
+  return renderSpec(qualityChartSpec(points, curves, title), outPath);
+}
+
+async function renderSpec(spec: TopLevelSpec, outPath: string): Promise<number> {
+  const vegaSpec = compile(spec).spec;
   const view = new vega.View(vega.parse(vegaSpec), { renderer: "none" });
   const svg = await view.toSVG(2);
   view.finalize();
