@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
 import { QueueClient } from "@labelgate/queue";
-import { createStore, decide, type FitInput, type FitOutput, labelSpaceId, type Store } from "@labelgate/store";
+import { createStore, decide, type FitInput, type FitOutput, labelSpaceId, type Store, taskPosterior } from "@labelgate/store";
 import { refitSpace } from "@labelgate/store/refit";
 import { REDIS_URL, testDatabaseUrl } from "../../../test/env";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
@@ -175,4 +175,127 @@ it("scores the next label of the space with the stored model", async () => {
   });
   if (!unknown.done) throw new Error("expected a decision");
   expect(unknown.confidence).not.toBe(expected.confidence);
+});
+
+// --- issue 27: identified refits and the threshold rule, on the stored model ---
+
+/** A customer with a label space of `options` and `labelers` labelers; tasks created by `task()`. */
+async function space(labelers: number, options = ["yes", "no"], policy = { consensus_threshold: 7, max_labels: 7 }) {
+  const customer = await store.accounts.register({
+    name: "issue27",
+    email: `i27-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
+    labelQuota: 1_000_000,
+    key: issueKey(KEY_PREFIX.sandbox),
+  });
+  const question = `Issue 27 ${randomBytes(4).toString("hex")}?`;
+  const ids: string[] = [];
+  for (let i = 0; i < labelers; i++) ids.push((await store.accounts.createLabeler(`i27-${i}`, issueKey(KEY_PREFIX.labeler))).id);
+  const task = async (over: Partial<typeof policy> = {}, gold?: string) => {
+    const input = {
+      type: "image_classification",
+      data_url: "https://img.example/i27.jpg",
+      label_spec: { question, options },
+      ...(gold ? { gold_label: gold } : {}),
+    };
+    const created = await store.tasks.create(
+      customer.id,
+      { input, policy: { ...policy, confidence_target: null, min_labels: null, ...over } },
+      undefined,
+    );
+    return created.task.id;
+  };
+  const label = async (labelerId: string, taskId: string, value: string) => {
+    const claim = await store.labeling.claim(labelerId, taskId, 600);
+    if (!claim) throw new Error(`no claim of ${taskId} for ${labelerId}`);
+    return (await store.labeling.label(labelerId, claim.claim_id, value)).label;
+  };
+  return { customerId: customer.id, spaceId: labelSpaceId(customer.id, question, options), ids, options, task, label };
+}
+
+/** Share of `tasks` whose stored model's posterior leader is their truth. */
+async function storedAccuracy(
+  spaceId: string,
+  options: string[],
+  tasks: { truth: string; votes: { labelerId: string; value: string }[] }[],
+) {
+  const input = await store.spaces.fitInput(spaceId);
+  if (!input?.model) throw new Error("no fitted model");
+  const model = { space: input.model, labelers: new Map(input.labelers.map((l) => [l.labelerId, l])) };
+  const task = { options, consensusThreshold: 99, maxLabels: 99 };
+  let right = 0;
+  for (const t of tasks) {
+    const posterior = taskPosterior(task, t.votes, model);
+    const leader = options.reduce((a, b) => ((posterior[b] as number) > (posterior[a] as number) ? b : a));
+    if (leader === t.truth) right++;
+  }
+  return right / tasks.length;
+}
+
+describe("issue 27: refits never flip a label space", () => {
+  // 4 good labelers (accuracy 0.9) and 3 adversaries (0.1) on 40 binary tasks: the true reading and its
+  // inversion are both fixed points of EM. Warm refits that saw the adversaries first kept the inversion.
+  const ORDERS = ["adversaries first", "good first", "interleaved"] as const;
+  it.each(ORDERS.flatMap((order) => [13, 60].map((every) => [order, every] as const)))(
+    "%s, a refit every %i labels: the stored model ends on the true side",
+    async (order, every) => {
+      const s = await space(7);
+      let seed = 7;
+      const rand = () => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed / 2147483648;
+      };
+      const tasks: { id: string; truth: string; votes: { labelerId: string; value: string }[] }[] = [];
+      for (let t = 0; t < 40; t++) tasks.push({ id: await s.task(), truth: t % 2 ? "yes" : "no", votes: [] });
+      const planned: { t: number; labeler: number }[] = [];
+      const adversaries = [0, 1, 2];
+      const good = [3, 4, 5, 6];
+      const group = (ls: number[]) => ls.flatMap((labeler) => tasks.map((_, t) => ({ t, labeler })));
+      if (order === "adversaries first") planned.push(...group(adversaries), ...group(good));
+      else if (order === "good first") planned.push(...group(good), ...group(adversaries));
+      else planned.push(...group([...adversaries, ...good]).sort(() => rand() - 0.5));
+      let done = 0;
+      for (const p of planned) {
+        const task = tasks[p.t] as (typeof tasks)[number];
+        const right = rand() < (adversaries.includes(p.labeler) ? 0.1 : 0.9);
+        const value = right ? task.truth : task.truth === "yes" ? "no" : "yes";
+        await s.label(s.ids[p.labeler] as string, task.id, value);
+        task.votes.push({ labelerId: s.ids[p.labeler] as string, value });
+        if (++done % every === 0) expect(["written", "stale"]).toContain(await refitLabelSpace(deps(), s.spaceId));
+      }
+      await refitLabelSpace(deps(), s.spaceId);
+      expect(await storedAccuracy(s.spaceId, s.options, tasks)).toBeGreaterThanOrEqual(0.9);
+    },
+    120_000,
+  );
+});
+
+describe("issue 27: the threshold policy settles on the stored model's leader", () => {
+  it("agreeing spammers do not settle a task the model rejects; fresh labelers who agree settle at 3", async () => {
+    // labelers 0, 1: spammers (answer "yes" whatever the truth); 2: reliable. 24 gold tasks teach the model.
+    const s = await space(6, ["yes", "no"], { consensus_threshold: 3, max_labels: 7 });
+    for (let t = 0; t < 24; t++) {
+      const truth = t % 2 ? "yes" : "no";
+      const id = await s.task({}, truth);
+      await s.label(s.ids[0] as string, id, "yes");
+      await s.label(s.ids[1] as string, id, "yes");
+      await s.label(s.ids[2] as string, id, truth);
+    }
+    expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
+    // the reliable labeler says no, the two spammers say yes twice... and a third spammer vote would reach 3
+    const rejected = await s.task({ consensus_threshold: 2, max_labels: 5 });
+    expect((await s.label(s.ids[2] as string, rejected, "no")).labels_needed).toBeGreaterThan(0);
+    expect((await s.label(s.ids[0] as string, rejected, "yes")).labels_needed).toBeGreaterThan(0);
+    const third = await s.label(s.ids[1] as string, rejected, "yes");
+    // "yes" holds 2 = consensus_threshold, but the model puts "no" ahead: the task keeps collecting labels
+    expect(third.labels_needed).toBe(2);
+    const open = await store.db.prisma.task.findUniqueOrThrow({ where: { id: rejected } });
+    expect(open.status).toBe("labeling");
+    // three labelers the model knows nothing about agree: they settle at the threshold
+    const fresh = await s.task();
+    const answers = [];
+    for (const i of [3, 4, 5]) answers.push(await s.label(s.ids[i] as string, fresh, "no"));
+    expect(answers.map((a) => a.labels_needed)).toEqual([expect.any(Number), expect.any(Number), 0]);
+    const settled = await store.db.prisma.task.findUniqueOrThrow({ where: { id: fresh } });
+    expect(settled).toMatchObject({ status: "settling", consensusLabel: "no", resolution: "consensus" });
+  });
 });
