@@ -135,3 +135,92 @@ describe("calibration", () => {
     expect(fit(crowdTable(6, 0, MIN_GOLD_TASKS)).model.space.calibration.source).toBe("gold");
   });
 });
+
+describe("calibration from 0, 5 and 40 gold tasks on a crowd that errs together (issue 27)", () => {
+  // 800 binary tasks x 5 labels from 8 labelers (accuracy 0.8); on 15% of the tasks the crowd errs together
+  // (accuracy 0.25). No vote shows those tasks; only gold does.
+  function run(seed: number, gold: number) {
+    const r = rng(seed);
+    const table = new LabelTable(2);
+    const truth: number[] = [];
+    const votes: { w: string; o: number }[][] = [];
+    for (let t = 0; t < 800; t++) {
+      const z = uniformFloat64(r) < 0.5 ? 0 : 1;
+      const hard = uniformFloat64(r) < 0.15;
+      const start = Math.floor(uniformFloat64(r) * 8);
+      const vs: { w: string; o: number }[] = [];
+      for (let j = 0; j < 5; j++) {
+        const o = uniformFloat64(r) < (hard ? 0.25 : 0.8) ? z : 1 - z;
+        const w = `w${(start + j) % 8}`;
+        table.add(`t${t}`, w, o);
+        vs.push({ w, o });
+      }
+      truth.push(z);
+      votes.push(vs);
+      if (t < gold) table.setGold(`t${t}`, z);
+    }
+    const { model } = fit(table);
+    // every state in which a decision may be taken: each non-gold task after 1..5 of its votes
+    let confidence = 0;
+    let correct = 0;
+    let sharper = 0;
+    let broken = 0;
+    const states: { confidence: number; correct: boolean }[] = [];
+    for (let t = gold; t < 800; t++) {
+      for (let n = 1; n <= 5; n++) {
+        const score = scoreTask(
+          model.space,
+          (votes[t] as { w: string; o: number }[]).slice(0, n).map((v) => ({ labeler: model.labelers.get(v.w), option: v.o })),
+        );
+        const lead = (score.posterior[1] as number) > (score.posterior[0] as number) ? 1 : 0;
+        const c = score.posterior[lead] as number;
+        // never sharper than the model: at most its own posterior, or the class prior it shrinks toward
+        if (c > Math.max(...score.rawPosterior, model.space.classPrior[lead] as number) + 1e-9) sharper++;
+        // a posterior (it once came back all zeros with few gold tasks)
+        if (Math.abs((score.posterior[0] as number) + (score.posterior[1] as number) - 1) > 1e-9 || c < 0.5) broken++;
+        confidence += c;
+        if (lead === truth[t]) correct++;
+        states.push({ confidence: c, correct: lead === truth[t] });
+      }
+    }
+    return {
+      overconfidence: (confidence - correct) / states.length,
+      sharper,
+      broken,
+      ece: eceOf(states),
+      source: model.space.calibration.source,
+    };
+  }
+
+  function eceOf(states: { confidence: number; correct: boolean }[]): number {
+    const bins = Array.from({ length: 10 }, () => ({ n: 0, c: 0, a: 0 }));
+    for (const s of states) {
+      const b = bins[Math.min(9, Math.floor(s.confidence * 10))] as { n: number; c: number; a: number };
+      b.n++;
+      b.c += s.confidence;
+      if (s.correct) b.a++;
+    }
+    return bins.reduce((e, b) => e + (b.n === 0 ? 0 : (b.n / states.length) * Math.abs(b.a / b.n - b.c / b.n)), 0);
+  }
+
+  it("never reports more than the model, nor more than gold shows: bounded by the hard share without gold", () => {
+    const seeds = [1, 2, 3, 4];
+    const ece40: number[] = [];
+    for (const seed of seeds) {
+      const none = run(seed, 0);
+      expect(none.source).toBe("prequential");
+      expect(none.sharper).toBe(0);
+      // without gold the crowd's shared errors are invisible: overconfidence is bounded by their share
+      expect(none.overconfidence).toBeLessThan(0.15);
+      for (const gold of [5, 40]) {
+        const result = run(seed, gold);
+        expect(result.source).toBe("gold");
+        expect(result.sharper).toBe(0);
+        expect(result.broken).toBe(0);
+        expect(result.overconfidence).toBeLessThan(0.05);
+        if (gold === 40) ece40.push(result.ece);
+      }
+    }
+    expect(ece40.reduce((a, b) => a + b, 0) / ece40.length).toBeLessThan(0.08);
+  }, 120_000);
+});

@@ -51,7 +51,13 @@ export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Pr
   const outcome = await deps.store.spaces.writeFit(input, output);
   deps.metrics?.modelRefits.inc({ outcome });
   deps.metrics?.modelRefitDuration.observe(output.fitMs / 1000);
-  const fields = { label_space: labelSpaceId, version: input.version + 1, labels: input.labels.length, fit_ms: Math.round(output.fitMs), outcome };
+  const fields = {
+    label_space: labelSpaceId,
+    version: input.version + 1,
+    labels: input.labels.length,
+    fit_ms: Math.round(output.fitMs),
+    outcome,
+  };
   if (output.outcome === "refused") {
     deps.logger.warn(
       { ...fields, failing_options: output.failing },
