@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import {
   computeAccuracy,
@@ -141,5 +143,33 @@ describe("a short replay of real crowd data through the whole system", () => {
     // one label space for the whole dataset's tasks of this customer
     const spaces = await sys.db.prisma.task.groupBy({ by: ["labelSpaceId"], where: { question: "rte: which label?" } });
     expect(spaces).toHaveLength(1);
+  });
+
+  it.each([
+    ["threshold policy", {}],
+    ["confidence policy", { confidenceTarget: 0.9 }],
+  ])("%s: items with fewer recorded answers than the threshold settle on them (issue 27)", async (_name, policy) => {
+    // items with 1 and 2 answers get max_labels equal to their answer count; one with 2 that disagree
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lg-replay-short-"));
+    try {
+      const workers = ["w1", "w2", "w3", "w4", "w5"];
+      const rows = [
+        ["one", "w1", "cat"],
+        ["two", "w1", "dog"],
+        ["two", "w2", "dog"],
+        ["split", "w3", "cat"],
+        ["split", "w4", "dog"],
+        ...workers.map((w) => ["five", w, "cat"]),
+      ];
+      writeFileSync(path.join(dir, "answers.csv"), `item,worker,label\n${rows.map((r) => r.join(",")).join("\n")}\n`);
+      writeFileSync(path.join(dir, "gold.csv"), "item,label\none,cat\ntwo,dog\nsplit,cat\nfive,cat\n");
+      const summary = await runReplay({ dataset: dir, baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN, concurrency: 4, ...policy });
+      expect(summary).toMatchObject({ tasks: 4, settled: 4, not_leader: 0 });
+      // every answer of the short items was used: 1 + 2 + 2, and the five-answer item settled on agreement
+      expect(summary.label_share).toBeGreaterThanOrEqual(5 / rows.length);
+      expect(summary.accuracy).toBeGreaterThanOrEqual(0.75); // "split" is a coin toss between two new labelers
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
