@@ -218,7 +218,9 @@ describe("settlement with the workers running", () => {
     });
     const posterior = result.posterior as Record<string, number>;
     expect(result.confidence).toBe(posterior[result.consensus_label as string]);
-    expect(result.confidence as number).toBe(Math.max(...Object.values(posterior)));
+    // a three-way tie: the chosen option's posterior equals the highest one up to quality's POSTERIOR_TIE, 1e-9 (rounding of
+    // sums of the same log terms in another order), and no option's posterior is above it by more
+    expect(Math.max(...Object.values(posterior)) - (result.confidence as number)).toBeLessThanOrEqual(1e-9);
   });
 });
 
