@@ -24,7 +24,7 @@
  * Deterministic: every loop runs in the table's index order, no randomness.
  */
 import digamma from "@stdlib/math-base-special-digamma";
-import { CalibrationSamples, calibrationPosterior, fitPrequential } from "./calibration";
+import { CalibrationSamples, calibrationPosterior, fitPrequential, PRIOR_HARD_SHARE } from "./calibration";
 import {
   type Calibration,
   defaultPopulation,
@@ -754,7 +754,12 @@ function calibrate(s: EmState): Calibration {
   const base = { prequentialTemperature, goldTasks: goldSamples.tasks, prequentialTasks: preqSamples.tasks };
   if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior), ...base };
   if (prequential) {
-    const component = { temperature: prequential.temperature, hardShare: 0, uninformativeShare: prequential.uninformativeShare, weight: 1 };
+    const component = {
+      temperature: prequential.temperature,
+      hardShare: PRIOR_HARD_SHARE,
+      uninformativeShare: prequential.uninformativeShare,
+      weight: 1,
+    };
     return { source: "prequential", components: [component], ...base };
   }
   return { ...identityCalibration(), ...base };
