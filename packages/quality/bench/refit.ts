@@ -4,13 +4,15 @@
  *   - a cold fit of all labels;
  *   - a warm refit after 1% new labels (the service's periodic refit: about one second of labels at a few
  *     hundred labels/s), from the previous model;
+ *   - the service's refit (`refit(table, previous)`, issue 27): a cold fit from majority vote, kept when it is
+ *     identified (the warm fit only runs when the cold one is not), so it costs about one cold fit;
  *   - scoreTask of a 5-vote task.
  * Target (packages/quality task): a refit well under 2 s on this machine. Prints one JSON line with wall and
  * CPU times (CPU time is less sensitive to other processes on a shared machine) and the 1-minute load average.
  * Run: pnpm exec tsx packages/quality/bench/refit.ts [--runs 3]
  */
 import os from "node:os";
-import { fit, LabelTable, scoreTask } from "../src/index";
+import { fit, LabelTable, refit, scoreTask } from "../src/index";
 import { pickGold } from "./sim-lib";
 import { SCENARIOS, syntheticDataset } from "./synthetic";
 
@@ -44,6 +46,9 @@ function main(): void {
   };
   const coldIterations: number[] = [];
   const warmIterations: number[] = [];
+  const service: number[] = [];
+  const serviceCpu: number[] = [];
+  const outcomes: string[] = [];
   let scoreUs = 0;
   for (let run = 0; run < runs; run++) {
     const before = build(cut);
@@ -60,6 +65,12 @@ function main(): void {
     warm.push(performance.now() - t1);
     warmCpu.push(cpuMs(c1));
     warmIterations.push(second.model.space.iterations);
+    const t3 = performance.now();
+    const c3 = process.cpuUsage();
+    const refitted = refit(after, first.model);
+    service.push(performance.now() - t3);
+    serviceCpu.push(cpuMs(c3));
+    outcomes.push(refitted.outcome);
     const labelers = [...second.model.labelers.values()].slice(0, 5);
     const votes = labelers.map((l, i) => ({ labeler: l, option: i % ds.options.length }));
     const n = 20_000;
@@ -82,6 +93,9 @@ function main(): void {
       warm_refit_ms_median: Math.round(median(warm)),
       warm_refit_cpu_ms_median: Math.round(median(warmCpu)),
       warm_iterations: warmIterations,
+      service_refit_ms_median: Math.round(median(service)),
+      service_refit_cpu_ms_median: Math.round(median(serviceCpu)),
+      service_refit_outcomes: outcomes,
       score_task_us: Math.round(scoreUs * 10) / 10,
       node: process.version,
       cpus: os.cpus().length,
