@@ -15,7 +15,8 @@ import {
   type TaskPolicy,
   zeroTaskCounts,
 } from "@labelgate/api";
-import { Batcher, canonicalJson, newId } from "@labelgate/core";
+import { canonicalJson } from "@labelgate/canonical-json";
+import { Batcher, newId } from "@labelgate/core";
 import type { Db } from "./database";
 import { type DecisionTask, decide, GOLD_CLAIM_CAP, priorModel } from "./decision";
 import { isUniqueViolation } from "./errors";

@@ -7,7 +7,7 @@
  * and tasks, never rewrites shared rows, and checks the ledger chain as a whole (others append concurrently).
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "@labelgate/core";
+import { canonicalJson } from "@labelgate/canonical-json";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { GENESIS_HASH, type LedgerEntry, type LedgerRecord, priorModel, recordHash, taskPosterior, verifyLedger } from "@labelgate/store";
 import { refitSpace } from "@labelgate/store/refit";
