@@ -25,10 +25,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { type Dataset, loadDataset as loadQualityDataset } from "@labelgate/quality/bench/dataset";
+import { type OverlapPoint, overlapAccuracyAt, pickGold, references, uniformOverlap } from "@labelgate/quality/bench/sim-lib";
 import { type ReplaySummary, runReplay } from "@labelgate/replay";
 import { migrateDatabase } from "@labelgate/store";
-import { type Dataset, loadDataset as loadQualityDataset } from "../packages/quality/bench/dataset";
-import { type OverlapPoint, overlapAccuracyAt, pickGold, references, uniformOverlap } from "../packages/quality/bench/sim-lib";
 import { benchTarget, ROOT, type Started, startServices, tearDown } from "./bench-lib";
 
 const SECTION = "## Label quality (`pnpm bench:quality`)";

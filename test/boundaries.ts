@@ -125,7 +125,8 @@ export function checkBoundaries(tree: Tree): string[] {
           continue;
         }
         if (target.startsWith(`${other.dir}/src/`)) found.push(`${file}: deep import: ${spec} is in ${other.name}'s src/`);
-        else if (!(isTestCode(file) && isTestHelper(target))) found.push(`${file}: climbs out: ${spec} is in ${other.dir === "" ? "the root" : other.name}`);
+        else if (!(isTestCode(file) && isTestHelper(target)))
+          found.push(`${file}: climbs out: ${spec} is in ${other.dir === "" ? "the root" : other.name}`);
         continue;
       }
       if (!spec.startsWith(SCOPE)) continue;
