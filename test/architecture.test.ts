@@ -5,13 +5,13 @@
  *   benchmarks' floors are raw SQL on purpose (they measure what the machine does without our code).
  * - Packages never read `process.env`: env is parsed once, at a service's edge, by the runtime.
  * - Package boundaries (test/boundaries.ts): no deep import of another package's src/, no import that climbs
- *   out of its package, workspace dependencies declared exactly when used, no import cycle.
+ *   out of its package, packages declared when used (workspace ones also used when declared), no import cycle.
  * Each rule is checked by the same scanner a second time on a sample that breaks it, so the test fails when
  * the scanner does.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { checkBoundaries, readTree, type Tree } from "./boundaries";
+import { checkBoundaries, readTree, type Tree, type Workspace } from "./boundaries";
 
 const ROOT = path.resolve(__dirname, "..");
 
@@ -157,6 +157,17 @@ describe("package boundaries (test/boundaries.ts)", () => {
     // test code may use the shared harness, product code may not
     expect(checkBoundaries(sample({ "packages/b/src/out.ts": 'import "../../../test/system";', "test/system.ts": "" }))).toEqual([
       "packages/b/src/out.ts: climbs out: ../../../test/system is in the root",
+    ]);
+  });
+
+  it("catches a package from the registry used but not declared", () => {
+    const used = { "packages/a/src/zod.ts": 'import { z } from "zod";\nimport { readFile } from "node:fs/promises";\nimport "fs";' };
+    expect(checkBoundaries(sample(used))).toEqual(["packages/a/src/zod.ts: undeclared: zod is not a dependency of @labelgate/a"]);
+    const declared = sample(used);
+    (declared.workspaces[1] as Workspace).external = ["zod"];
+    expect(checkBoundaries(declared)).toEqual([]);
+    expect(checkBoundaries(sample({ "packages/a/src/s3.ts": 'export * from "@aws-sdk/client-s3/dist";' }))).toEqual([
+      "packages/a/src/s3.ts: undeclared: @aws-sdk/client-s3 is not a dependency of @labelgate/a",
     ]);
   });
 

@@ -6,8 +6,9 @@
  * - **climbs out**: a relative import that leaves its workspace (the root workspace is every file outside
  *   `packages/*` and `services/*`). Test code (a file under a `test/` folder) may import the shared test
  *   harness: a helper file (not a `*.test.ts`) under a `test/` folder of any workspace;
- * - **undeclared**: a `@labelgate/*` package imported by a workspace that does not list it in its
- *   dependencies or devDependencies;
+ * - **undeclared**: a package (workspace or from the registry) imported by a workspace that does not list it
+ *   in its dependencies, devDependencies or peerDependencies (pnpm's root `node_modules` would otherwise
+ *   hide it: a package's files resolve what the root declares);
  * - **unused**: a `@labelgate/*` package listed in a workspace's dependencies or devDependencies that none of
  *   its files imports;
  * - **cycle**: files of one workspace that import each other in a loop (relative imports, type-only ones
@@ -16,6 +17,7 @@
  * `require()`), so a string or a comment that looks like an import is not one.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import path from "node:path";
 import ts from "typescript";
 
@@ -25,6 +27,8 @@ export interface Workspace {
   name: string;
   /** workspace packages (`@labelgate/*`) listed in dependencies or devDependencies */
   declared: string[];
+  /** other packages listed in dependencies, devDependencies or peerDependencies (default: none) */
+  external?: string[];
   /** subpaths of `exports` ("." and "./x"), or undefined when the manifest has none (only "." then) */
   exports?: string[];
 }
@@ -129,7 +133,12 @@ export function checkBoundaries(tree: Tree): string[] {
           found.push(`${file}: climbs out: ${spec} is in ${other.dir === "" ? "the root" : other.name}`);
         continue;
       }
-      if (!spec.startsWith(SCOPE)) continue;
+      if (!spec.startsWith(SCOPE)) {
+        if (isBuiltin(spec)) continue;
+        const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : (spec.split("/")[0] as string);
+        if (!own.external?.includes(name)) found.push(`${file}: undeclared: ${name} is not a dependency of ${own.name}`);
+        continue;
+      }
       const [scope, bare, ...rest] = spec.split("/");
       const name = `${scope}/${bare}`;
       const target = byName.get(name);
@@ -179,11 +188,14 @@ export function readTree(root: string): Tree {
       name: string;
       dependencies?: Record<string, string>;
       devDependencies?: Record<string, string>;
+      peerDependencies?: Record<string, string>;
       exports?: string | Record<string, unknown>;
     };
-    const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((d) => d.startsWith(SCOPE));
+    const listed = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.peerDependencies });
+    const declared = listed.filter((d) => d.startsWith(SCOPE));
+    const external = listed.filter((d) => !d.startsWith(SCOPE));
     const exports = pkg.exports && typeof pkg.exports === "object" ? Object.keys(pkg.exports) : undefined;
-    return { dir, name: pkg.name, declared, exports };
+    return { dir, name: pkg.name, declared, external, exports };
   };
   const dirs = ["packages", "services"].flatMap((group) =>
     readdirSync(path.join(root, group))
