@@ -4,9 +4,10 @@
  * catalog columns of built-in types it cannot deserialize (`name`, `"char"`, ...) are read as text,
  * the workaround for prisma/orm#27403. This wrapper is only used by the CLI (migrations), never at runtime.
  */
+
+import { pgConfigFromUrl } from "@labelgate/store/url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { defineConfig } from "prisma/config";
-import { pgConfigFromUrl } from "./packages/store/src/url";
 
 // Built-in type ids that @prisma/adapter-pg 6.19 maps itself; any other id below 16384 is reported as text.
 const SUPPORTED_BUILTIN_OIDS = new Set([

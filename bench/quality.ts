@@ -5,7 +5,7 @@
  * Label quality as a customer meets it (issue 27): what the service's labels are worth against what the same
  * number of labels would buy with a fixed overlap. Each data set of `--data` (default: the repository's
  * data/crowd, which ships `dog`; a folder of more sets in the same layout can be given) is replayed through
- * the real gateway and consensus worker processes with the protocol of `pnpm replay` (scripts/replay-lib.ts
+ * the real gateway and consensus worker processes with the protocol of `pnpm replay` (packages/replay
  * `runReplay`):
  * - the threshold policy (consensus_threshold 3, no gold), the spec's default, once;
  * - the confidence policy at T = `--target` with a gold share S = `--gold-share`, once per gold seed.
@@ -25,10 +25,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { type Dataset, loadDataset as loadQualityDataset } from "@labelgate/quality/bench/dataset";
+import { type OverlapPoint, overlapAccuracyAt, pickGold, references, uniformOverlap } from "@labelgate/quality/bench/sim-lib";
+import { type ReplaySummary, runReplay } from "@labelgate/replay";
 import { migrateDatabase } from "@labelgate/store";
-import { type Dataset, loadDataset as loadQualityDataset } from "../packages/quality/bench/dataset";
-import { type OverlapPoint, overlapAccuracyAt, pickGold, references, uniformOverlap } from "../packages/quality/bench/sim-lib";
-import { type ReplaySummary, runReplay } from "../scripts/replay-lib";
 import { benchTarget, ROOT, type Started, startServices, tearDown } from "./bench-lib";
 
 const SECTION = "## Label quality (`pnpm bench:quality`)";

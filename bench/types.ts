@@ -13,7 +13,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { renderTypesQuality, runTypesQuality, type TypesQualityOptions } from "../packages/quality/bench/types-quality";
+import { renderTypesQuality, runTypesQuality, type TypesQualityOptions } from "@labelgate/quality/bench/types-quality";
 
 const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: consensus quality (`pnpm bench:types`)";

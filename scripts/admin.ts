@@ -1,7 +1,7 @@
 /** `pnpm admin <command>`: the operator CLI; see scripts/admin-lib.ts for the commands. */
 import { parseArgs } from "node:util";
+import { resolveAdminToken } from "@labelgate/replay";
 import { AdminCliError, adminRequest, sendAdmin } from "./admin-lib";
-import { resolveAdminToken } from "./replay-lib";
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({

@@ -3,13 +3,13 @@
  *   [--threshold 3 | --confidence-target 0.95] [--gold-share 0.05] [--seed 1] [--batch-size 500]
  *   [--concurrency 32] [--limit N] [--json-out FILE]`
  *
- * Replays a recorded crowdsourcing dataset through a running labelgate (see `runReplay` in replay-lib.ts).
+ * Replays a recorded crowdsourcing dataset through a running labelgate (see `runReplay` of @labelgate/replay, packages/replay).
  * Progress goes to stderr; the summary is one JSON line on stdout (and appended to --json-out).
  * The admin token comes from --admin-token, else ADMIN_TOKEN, else `.data/admin-token` of the cwd.
  */
 import { appendFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { resolveAdminToken, runReplay } from "./replay-lib";
+import { resolveAdminToken, runReplay } from "@labelgate/replay";
 
 const USAGE =
   "usage: pnpm replay --dataset DIR [--base-url http://127.0.0.1:3000] [--admin-token T] [--threshold 3 | --confidence-target T] " +

@@ -5,7 +5,7 @@
  * The resolver here changes its answer between calls (public first, loopback after), as a rebinding DNS
  * server does; the receivers are real local servers on 127.0.0.1.
  */
-import { openRead, PermanentStorageError, storageOptions } from "@labelgate/manifest-worker";
+import { openRead, PermanentStorageError, storageOptions } from "@labelgate/storage";
 import { createLabeler, registerCustomer, type System, startSystem } from "./system";
 import { deliveryReaching, newSecret, type Receiver, receiver, settleTask } from "./webhooks";
 

@@ -10,8 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { pathId, RESPONSE_SCHEMAS } from "@labelgate/api";
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
-import addFormats from "ajv-formats";
 import {
   buildOpenApiDocument,
   jsonSchemaOf,
@@ -23,7 +21,9 @@ import {
   REQUEST_SCHEMAS,
   ROUTES,
   UNDOCUMENTED_MOUNTS,
-} from "../services/gateway/src/openapi";
+} from "@labelgate/gateway/openapi";
+import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
 import { registeredRoutes } from "./routes";
 import { ADMIN_TOKEN, eventually, type System, settledResult, startSystem } from "./system";

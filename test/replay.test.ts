@@ -12,7 +12,7 @@ import {
   parseGold,
   pickGoldItems,
   runReplay,
-} from "../scripts/replay-lib";
+} from "@labelgate/replay";
 import { ADMIN_TOKEN, type System, startSystem } from "./system";
 
 const CROWD = path.resolve(__dirname, "../../shared/data/crowd");

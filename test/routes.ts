@@ -5,8 +5,8 @@
  */
 import http from "node:http";
 import { ERRORS } from "@labelgate/api";
+import { ROUTES, type RouteDoc, UNDOCUMENTED_MOUNTS } from "@labelgate/gateway/openapi";
 import { z } from "zod";
-import { ROUTES, type RouteDoc, UNDOCUMENTED_MOUNTS } from "../services/gateway/src/openapi";
 
 interface StackLayer {
   route?: { path: unknown; methods: Record<string, boolean> };

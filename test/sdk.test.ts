@@ -11,7 +11,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger } from "@labelgate/core";
-import { ROUTES as OPENAPI_ROUTES } from "@labelgate/gateway/src/openapi";
+import { ROUTES as OPENAPI_ROUTES } from "@labelgate/gateway/openapi";
 import {
   AuthenticationError,
   ConflictError,

@@ -12,8 +12,8 @@
 import { randomBytes } from "node:crypto";
 import { ERRORS, type ErrorKind } from "@labelgate/api";
 import { newId } from "@labelgate/core";
+import type { RouteDoc } from "@labelgate/gateway/openapi";
 import { createDb, type Db, withDatabase } from "@labelgate/store";
-import type { RouteDoc } from "../services/gateway/src/openapi";
 import { runPrefix, testDatabaseUrl } from "./env";
 import { apiOf, type ServiceProcess, startService } from "./processes";
 import { errorBodySchema, routeTable } from "./routes";

@@ -374,7 +374,7 @@ describe("labeler app: private S3 items and Skip", () => {
       expect((await sys.api("GET", `/v1/tasks/${first}`, { token: customerKey })).body).toMatchObject({ labels_collected: 0 });
       expect(unexpectedProblems(watch)).toEqual([]);
       // (s3rver's secret equals its access key id, which a presigned URL names by design: not checked here;
-      // the signing itself is checked in services/manifest-worker/test/view-url.test.ts)
+      // the signing itself is checked in services/gateway/test/view-url.test.ts)
       await expectNoKeyLeak(page, watch, log.lines, [labelerKey, customerKey]);
     } finally {
       await context.close();

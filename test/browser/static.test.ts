@@ -10,7 +10,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { webCspDirectives, webRouter } from "@labelgate/gateway/src/web";
+import { webCspDirectives, webRouter } from "@labelgate/gateway/web";
 import { WEB_DIST_DIR } from "@labelgate/web";
 import express from "express";
 import { type System, startSystem } from "../system";

@@ -13,8 +13,8 @@
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
+import { dedupeWorkers, distinctLabels, groupByItem, loadDataset } from "@labelgate/replay";
 import { ConflictError, ConnectionError, LabelgateClient, LabelgateError, type RecordedLabel, type TaskRequest } from "@labelgate/sdk";
-import { dedupeWorkers, distinctLabels, groupByItem, loadDataset } from "../../scripts/replay-lib";
 import { ADMIN_TOKEN } from "../system";
 
 export const DOG_DATASET = path.resolve(__dirname, "../../../shared/data/crowd/dog");

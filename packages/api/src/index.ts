@@ -6,6 +6,7 @@
  */
 export * from "./enums";
 export * from "./errors";
+export type * from "./events";
 export * from "./policy";
 export * from "./requests";
 export * as schemas from "./responses";

@@ -1,6 +1,6 @@
 /**
- * ABI of the anchor contract (`contracts/Anchor.sol`), as a typed constant for viem (browser-safe). The
- * artifact test checks it equals the ABI of the committed `contracts/Anchor.json`.
+ * ABI of the anchor contract (`packages/chain/contracts/Anchor.sol`), as a typed constant for viem (browser-safe). The
+ * artifact test checks it equals the ABI of the committed `contracts/Anchor.json` of this package.
  */
 export const ANCHOR_ABI = [
   { inputs: [], stateMutability: "nonpayable", type: "constructor" },

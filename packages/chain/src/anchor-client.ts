@@ -27,7 +27,7 @@ import {
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import artifact from "../../../contracts/Anchor.json";
+import artifact from "../contracts/Anchor.json";
 import { ANCHOR_ABI } from "./anchor-abi";
 import { type AnchoredEvent, anchoredEvents } from "./events";
 
@@ -86,7 +86,7 @@ export type AnchorTxStatus =
   | { state: "reverted"; receipt: TransactionReceipt; confirmations: number }
   | { state: "mined"; receipt: TransactionReceipt; confirmations: number; events: AnchoredEvent[] };
 
-/** The anchor contract's deployment bytecode (from the committed artifact `contracts/Anchor.json`). */
+/** The anchor contract's deployment bytecode (from the committed artifact `packages/chain/contracts/Anchor.json`). */
 export const ANCHOR_BYTECODE = artifact.bytecode as Hex;
 
 /**

@@ -4,8 +4,9 @@
  * settlement types, the chain-free verifier and the anchor contract's ABI.
  * The Node side (anvil launcher, anchor client) is `@labelgate/chain/node`.
  */
+
+export { canonicalJson } from "@labelgate/canonical-json";
 export * from "./anchor-abi";
-export * from "./canonical-json";
 export * from "./hex";
 export * from "./merkle";
 export * from "./record";

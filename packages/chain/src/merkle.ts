@@ -10,8 +10,9 @@
  * The empty tree's hash is `H()` (keccak-256 of no bytes).
  * Reference: https://www.rfc-editor.org/rfc/rfc9162#section-2.1
  */
+
+import { canonicalJson } from "@labelgate/canonical-json";
 import { keccak_256 } from "@noble/hashes/sha3";
-import { canonicalJson } from "./canonical-json";
 import { equalBytes, toHex } from "./hex";
 
 const LEAF_PREFIX = new Uint8Array([0x00]);

@@ -6,8 +6,9 @@
  * bytes); the first record's prev_hash is 64 zeros). Its bytes are the UTF-8 of its canonical JSON
  * ({@link canonicalJson}); the server and every verifier (Node or browser) produce the same bytes.
  */
+
+import { canonicalJson } from "@labelgate/canonical-json";
 import { utf8ToBytes } from "@noble/hashes/utils";
-import { canonicalJson } from "./canonical-json";
 
 /** The leaf record of one settlement. Number fields are JSON numbers (sequence: a whole number). */
 export interface LedgerRecord {

@@ -1,11 +1,11 @@
 /**
- * The committed artifact contracts/Anchor.json is what contracts/Anchor.sol compiles to with the pinned
+ * The committed artifact packages/chain/contracts/Anchor.json is what Anchor.sol compiles to with the pinned
  * solc and the recorded settings (fails when the source changes without `pnpm contracts:build`), and the
  * typed ABI constant of @labelgate/chain is the artifact's ABI.
  */
 import { readFileSync } from "node:fs";
 import { ANCHOR_ABI } from "@labelgate/chain";
-import { ARTIFACT_PATH, compileAnchor, SETTINGS, SOLC_VERSION, SOURCE_PATH } from "../../../contracts/build";
+import { ARTIFACT_PATH, compileAnchor, SETTINGS, SOLC_VERSION, SOURCE_PATH } from "../contracts/build";
 
 const committed = JSON.parse(readFileSync(ARTIFACT_PATH, "utf8")) as ReturnType<typeof compileAnchor>;
 

@@ -1,37 +1,14 @@
 /**
- * Canonical JSON (moved here from @labelgate/core, which re-exports it unchanged) and the ledger record's
- * leaf bytes: key order by UTF-16 code units, numbers as JSON.stringify prints them, exactly the record's
- * fields, and the record rebuilt from a result giving the same bytes.
+ * The ledger record's leaf bytes: canonical JSON (@labelgate/canonical-json, tested there; chain re-exports
+ * it) of exactly the record's fields, and the record rebuilt from a result giving the same bytes.
  */
+
+import { canonicalJson as oneCanonicalJson } from "@labelgate/canonical-json";
 import { canonicalJson, type LedgerRecord, leafBytes, ledgerRecordFromResult, ledgerRecordJson } from "@labelgate/chain";
-import { canonicalJson as coreCanonicalJson } from "@labelgate/core";
 
 describe("canonicalJson", () => {
-  it("sorts keys recursively, no whitespace, arrays in order", () => {
-    expect(canonicalJson({ b: 1, a: [3, { d: null, c: true }], e: "x" })).toBe('{"a":[3,{"c":true,"d":null}],"b":1,"e":"x"}');
-  });
-
-  it("orders keys by UTF-16 code units (RFC 8785 §3.2.3), not by code points or locale", () => {
-    // U+E000 (one unit 0xE000) sorts after U+1F600 (surrogates 0xD83D 0xDE00) in UTF-16 order
-    const value = { "\uE000": 1, "😀": 2, a: 3, B: 4, "": 5 };
-    expect(canonicalJson(value)).toBe('{"":5,"B":4,"a":3,"😀":2,"\uE000":1}');
-  });
-
-  it("prints numbers and strings as JSON.stringify does; drops undefined members; nulls undefined items", () => {
-    expect(canonicalJson({ n: 0.1 + 0.2, i: 1e21, z: -0, s: 'q"\n\u2028', u: undefined, a: [undefined] })).toBe(
-      `{"a":[null],"i":1e+21,"n":0.30000000000000004,"s":${JSON.stringify('q"\n\u2028')},"z":0}`,
-    );
-  });
-
-  it("throws on values JSON cannot represent", () => {
-    expect(() => canonicalJson({ x: Number.NaN })).toThrow(TypeError);
-    expect(() => canonicalJson({ x: Number.POSITIVE_INFINITY })).toThrow(TypeError);
-    expect(() => canonicalJson({ x: 1n })).toThrow(TypeError);
-    expect(() => canonicalJson(() => 1)).toThrow(TypeError);
-  });
-
-  it("is the function @labelgate/core exports", () => {
-    expect(coreCanonicalJson).toBe(canonicalJson);
+  it("is the one function of @labelgate/canonical-json (chain re-exports it)", () => {
+    expect(oneCanonicalJson).toBe(canonicalJson);
   });
 });
 

@@ -1,7 +1,7 @@
-/** @labelgate/core: ids, keys, canonical JSON, logging and statement batching shared by every service. */
-
-/** canonical JSON lives in @labelgate/chain (browser-safe: the settlement verifier hashes it in browsers too) */
-export { canonicalJson } from "@labelgate/chain";
+/**
+ * @labelgate/core: ids, keys, logging, the outbound URL policy and statement batching shared by every service.
+ * (Canonical JSON is @labelgate/canonical-json, which the browser-safe verifier of @labelgate/chain uses too.)
+ */
 export * from "./batch";
 export * from "./ids";
 export * from "./keys";

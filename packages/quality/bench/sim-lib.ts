@@ -14,7 +14,7 @@
  * - accuracy on the non-gold items with gold; label_share = accepted labels / rows of answers.csv.
  */
 
-import { expectedCalibrationError, pickGoldItems } from "../../../scripts/replay-lib";
+import { expectedCalibrationError, pickGoldItems } from "@labelgate/replay";
 import {
   calibrationSummary,
   type Decision,
@@ -108,12 +108,12 @@ export interface SimResult {
 
 /**
  * The gold tasks of a run: round(S * items with gold) items, the first in the order of SHA-256(`${seed}:${item}`)
- * (hex, ascending): the rule of `pnpm replay` (scripts/replay-lib.ts `pickGoldItems`), so a seed picks the same
+ * (hex, ascending): the rule of `pnpm replay` (@labelgate/replay `pickGoldItems`), so a seed picks the same
  * gold items in the simulator and in a real replay. (Until 2026-11-24 the simulator shuffled with xoroshiro128+:
  * seed 1 shared 2 of its 40 dog gold items with the replay's seed 1.)
  */
 export function pickGold(ds: Dataset, share: number, seed: number): Set<string> {
-  // the replay's own rule (scripts/replay-lib.ts), so both pick the same gold items for a seed
+  // the replay's own rule (@labelgate/replay), so both pick the same gold items for a seed
   const gold = new Map(ds.items.filter((it) => it.gold !== undefined && it.gold >= 0).map((it) => [it.id, String(it.gold)]));
   return pickGoldItems(
     ds.items.map((it) => it.id),

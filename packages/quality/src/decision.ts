@@ -14,9 +14,11 @@
  * labels, then the lower index) and `confidence` = its calibrated posterior: never an option with a lower
  * posterior than another.
  */
+import type { Resolution } from "@labelgate/api";
 import { calibratedPosterior, type SpaceParams, taskLogHard, taskLogits, type Vote } from "./model";
 
-export type Resolution = "consensus" | "confidence" | "max_labels";
+/** How a task was decided: the wire enum of @labelgate/api (`RESOLUTIONS`), defined there once. */
+export type { Resolution };
 
 /** The task settles with `option`. */
 export interface SettledDecision {

@@ -3,6 +3,8 @@
  * - `LabelTable` + `fit`: Dawid-Skene EM with hierarchical Dirichlet priors and gold clamping, warm start.
  * - `scoreTask`: calibrated posterior of one task from the space row and its labelers' rows.
  * - `decideThreshold` / `decideConfidence` / claim caps: the decision rules of the two consensus policies.
+ * - `decide` / `initialClaimCap` (rule.ts): the rule of a task over its recorded labels, as the store runs it.
+ * - `refitSpace` (refit-space.ts): a label space's refit and its gold calibration, as the consensus worker runs it.
  * - `isExcluded`: gold-accuracy exclusion; `estimatedAccuracy`: dashboard figure.
  * - DESIGN §12 types: `fitMultiLabel` / `aggregateMultiLabel` (multilabel.ts), `fitBoxes` / `aggregateBoxes`
  *   (boxes.ts), `fitSpans` / `aggregateSpans` (spans.ts), `decideParts` (parts.ts), `minCostAssignment`
@@ -126,6 +128,29 @@ export {
   type MultiLabelTask,
 } from "./multilabel";
 export { decideParts, type Part, type PartsDecision, type PartsPolicy, partConfidence, wholeConfidence } from "./parts";
+export {
+  CALIBRATION_BINS,
+  type CalibrationBin,
+  calibrationBinOf,
+  emptyBins,
+  type FitInput,
+  type FitOutput,
+  type ReplayPolicy,
+  refitSpace,
+} from "./refit-space";
+export {
+  countVotes,
+  type DecisionTask,
+  decide,
+  GOLD_CLAIM_CAP,
+  initialClaimCap,
+  type LabelVote,
+  posteriorRecord,
+  priorModel,
+  type ScoringModel,
+  type TaskDecision,
+  taskPosterior,
+} from "./rule";
 export {
   aggregateSpans,
   bioTags,

@@ -61,7 +61,6 @@ export {
 } from "./dashboard";
 /** The raw database handles (migration tooling and tests that inspect rows; application code uses the store). */
 export { createDb, type Db, type DbOptions } from "./database";
-export * from "./decision";
 export type { AttemptRecord, DeliveryRow, PendingDelivery } from "./deliveries";
 export { isDatabaseUnavailable, isUniqueViolation } from "./errors";
 export type {
@@ -89,8 +88,8 @@ export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
 export { mergeSettings, type QualitySettings, type StoredSettings, settingsView, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
-export { type CalibrationBin, calibrationSummary, type FitInput, type FitOutput, labelSpaceId, type ReplayPolicy } from "./spaces";
-export { type CreatedBatch, type CreatedTask, initialClaimCap, type NewTask, requestFingerprint } from "./tasks";
+export { calibrationSummary, labelSpaceId } from "./spaces";
+export { type CreatedBatch, type CreatedTask, type NewTask, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export type { DeliveryWithAttempts } from "./webhooks";
 

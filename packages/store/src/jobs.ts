@@ -12,8 +12,8 @@
  */
 import { Readable } from "node:stream";
 import { type JobStatus, reservedLabels } from "@labelgate/api";
+import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
 import type { Db } from "./database";
-import { GOLD_CLAIM_CAP } from "./decision";
 import { newestFirstPage, statusIn } from "./fragments";
 import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
@@ -21,7 +21,6 @@ import { UNFINISHED_STATUSES } from "./lifecycle";
 import { QuotaExhaustedError, releaseSql, reserveOneSql } from "./quota";
 import { labelSpaceId } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
-import { initialClaimCap } from "./tasks";
 
 /** Tasks of a job that keep it from completing (the retired `staged` included, should a row hold it); never gold tasks. */
 const UNFINISHED = Prisma.sql`(${statusIn("status", UNFINISHED_STATUSES)} OR status = 'staged') AND gold_label IS NULL`;

@@ -35,9 +35,16 @@
  */
 import { ApiError, OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
-import { isExcluded, type LabelerParams, type SpaceParams } from "@labelgate/quality";
+import {
+  decide,
+  isExcluded,
+  type LabelerParams,
+  type LabelVote,
+  type ScoringModel,
+  type SpaceParams,
+  type TaskDecision,
+} from "@labelgate/quality";
 import type { Db } from "./database";
-import { type Decision, decide, type ScoringModel, type Vote } from "./decision";
 import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
@@ -293,7 +300,7 @@ interface LabelingTask extends TaskPolicyColumns {
   /** the customer's `settings` (its quality part applies: exclusion) */
   settings: unknown;
   /** the task's labels in recording order */
-  votes: Vote[];
+  votes: LabelVote[];
 }
 
 interface ClaimState {
@@ -562,7 +569,7 @@ export function labelingStore(db: Db) {
         const charge = (customerId: string, units: number) => {
           if (units !== 0) charges.set(customerId, (charges.get(customerId) ?? 0) + units);
         };
-        const outcomes: (LabelOutcome | { kind: "pending"; decision: Decision; taskId: string })[] = requests.map((request) => {
+        const outcomes: (LabelOutcome | { kind: "pending"; decision: TaskDecision; taskId: string })[] = requests.map((request) => {
           const claim = claims.get(request.claimId);
           const task = claim ? tasks.get(claim.task_id) : undefined;
           const error = refusal(request, claim, task);

@@ -1,6 +1,6 @@
 /**
  * The settlement ledger (../shared/DESIGN.md §5): an append-only, hash-chained table, one record per settled
- * task. A record is the canonical JSON (object keys sorted, no whitespace: core's `canonicalJson`) of
+ * task. A record is the canonical JSON (object keys sorted, no whitespace: `canonicalJson` of @labelgate/canonical-json) of
  *   {confidence, consensus_label, label_counts, labels_collected, posterior, prev_hash, resolution, sequence,
  *    settled_at, task_id}
  * (exactly the fields of the task's result, so anyone holding a result can rebuild it), and its hash is
@@ -10,7 +10,7 @@
  * every later hash, which `verifyLedger` detects.
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "@labelgate/core";
+import { canonicalJson } from "@labelgate/canonical-json";
 import type { PrismaClient } from "./generated/client";
 import { Prisma } from "./generated/client";
 

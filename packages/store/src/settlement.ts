@@ -12,8 +12,8 @@
  * commits run in a later statement than the lock they depend on (READ COMMITTED: a fresh snapshot each).
  */
 
+import type { TaskSettledEvent } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
-import type { TaskSettledEvent } from "@labelgate/webhook-verify";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
@@ -23,7 +23,7 @@ import { type TransactionRun, withTransaction } from "./sql";
 
 /**
  * The `task.settled` payload of ../shared/spec/SPEC.md §6 as stored in the outbox, without `timestamp` (set at each delivery
- * attempt). Its shape is the one customers verify with @labelgate/webhook-verify: one source of truth.
+ * attempt). Its shape is @labelgate/api's, the one customers verify with @labelgate/webhook-verify.
  */
 export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
 

@@ -10,9 +10,18 @@
  */
 import { createHash } from "node:crypto";
 import type * as wire from "@labelgate/api/types";
-import { estimatedAccuracy, goldAccuracy, type LabelerParams, type SpaceParams } from "@labelgate/quality";
+import {
+  type CalibrationBin,
+  estimatedAccuracy,
+  type FitInput,
+  type FitOutput,
+  goldAccuracy,
+  type LabelerParams,
+  priorModel,
+  type ScoringModel,
+  type SpaceParams,
+} from "@labelgate/quality";
 import type { Db } from "./database";
-import { priorModel, type ScoringModel } from "./decision";
 import { Prisma } from "./generated/client";
 import { transactionRows } from "./sql";
 
@@ -35,58 +44,6 @@ export function scoringModelOf(
 ): ScoringModel {
   if (!space) return { ...priorModel(k), labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
   return { space, labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
-}
-
-/** The policy the dashboard's calibration replays on gold tasks: the space's newest task's (threshold 3 without one). */
-export interface ReplayPolicy {
-  consensusThreshold: number;
-  maxLabels: number;
-  confidenceTarget: number | null;
-  minLabels: number | null;
-}
-
-/** Everything a refit needs of a space. */
-export interface FitInput {
-  id: string;
-  options: string[];
-  version: number;
-  policy: ReplayPolicy;
-  /** the stored model to warm-start from (null before the first fit) */
-  model: SpaceParams | null;
-  labelers: LabelerParams[];
-  /** every label of the space in a stable order (created_at, id): task, labeler, option index */
-  labels: { task: string; labeler: string; option: number }[];
-  /** gold tasks of the space with their true option index */
-  gold: { task: string; option: number }[];
-  /** created_at of the newest label read (ISO) */
-  through: string | null;
-}
-
-/** One of 10 equal-width confidence bins ([i/10, (i+1)/10), the last closed): sums, so bins of spaces add up. */
-export interface CalibrationBin {
-  tasks: number;
-  sumConfidence: number;
-  /** decisions equal to the gold label */
-  correct: number;
-}
-
-/** What a refit writes. */
-export interface FitOutput {
-  space: SpaceParams;
-  labelers: LabelerParams[];
-  /** reliability of the confidence on the space's gold tasks (dashboard), 10 bins */
-  calibrationBins: CalibrationBin[];
-  /** wall time of the fit (EM and calibration), ms */
-  fitMs: number;
-  /**
-   * how the refit ended (@labelgate/quality `refit`): "cold" (the fit from majority vote: the usual), "warm" (that
-   * fit was not identified; the fit from the stored model was), "refused" (neither: the stored model kept)
-   */
-  outcome: "cold" | "warm" | "refused";
-  /** the options on which the labelers were not better than chance in the fit from majority vote (usually none) */
-  failing: string[];
-  /** lift of each option in the kept fit (NaN without posterior mass); empty when refused */
-  lift: number[];
 }
 
 /**

@@ -15,9 +15,10 @@ import {
   type TaskPolicy,
   zeroTaskCounts,
 } from "@labelgate/api";
-import { Batcher, canonicalJson, newId } from "@labelgate/core";
+import { canonicalJson } from "@labelgate/canonical-json";
+import { Batcher, newId } from "@labelgate/core";
+import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
 import type { Db } from "./database";
-import { type DecisionTask, decide, GOLD_CLAIM_CAP, priorModel } from "./decision";
 import { isUniqueViolation } from "./errors";
 import type { Batch, LedgerEntry, Task } from "./generated/client";
 import { Prisma } from "./generated/client";
@@ -31,27 +32,6 @@ import { queryRows, withTransaction } from "./sql";
 export function requestFingerprint(body: object): string {
   const { idempotency_key: _ignored, ...rest } = body as Record<string, unknown>;
   return createHash("sha256").update(canonicalJson(rest)).digest("hex");
-}
-
-/** initialClaimCap's answers by option count and policy (a pure function: the entries never go stale). */
-const initialCaps = new Map<string, number>();
-const INITIAL_CAPS_MAX = 4096;
-
-/**
- * How many labelers may claim a new task at once: the decision rule's claim cap for a task without labels
- * under the prior model. Without labels the rule sees only the option count and the policy, so the answer
- * is remembered by those (a batch of 1,000 alike tasks asks the rule once, not 1,000 times).
- * @throws Error when the rule decides a task without labels (a broken invariant)
- */
-export function initialClaimCap(task: DecisionTask): number {
-  const key = `${task.gold ? "gold " : ""}${task.options.length} ${task.consensusThreshold} ${task.maxLabels} ${task.confidenceTarget ?? ""} ${task.minLabels ?? ""}`;
-  const known = initialCaps.get(key);
-  if (known !== undefined) return known;
-  const decision = decide(task, [], priorModel(task.options.length));
-  if (decision.done) throw new Error("a task without labels is never decided");
-  if (initialCaps.size >= INITIAL_CAPS_MAX) initialCaps.clear();
-  initialCaps.set(key, decision.claimCap);
-  return decision.claimCap;
 }
 
 /** A task to create: the request as sent (its fingerprint) and its effective policy (`resolvePolicy`). */

@@ -9,10 +9,9 @@
  */
 import { resolvePolicy, type TaskInput } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { fit, LabelTable } from "@labelgate/quality";
+import { decide, fit, LabelTable, priorModel, type ScoringModel, type LabelVote as Vote } from "@labelgate/quality";
 import fc from "fast-check";
 import { isolatedDatabaseUrl } from "../../../test/system";
-import { decide, priorModel, type ScoringModel, type Vote } from "../src/decision";
 import { createStore, dropDatabase, labelSpaceId, type Store } from "../src/index";
 
 let store: Store;

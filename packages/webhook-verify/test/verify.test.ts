@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { TaskSettledEvent as WireTaskSettledEvent } from "@labelgate/api";
 import {
   constructEvent,
   DEFAULT_TOLERANCE_SECONDS,
@@ -8,6 +9,10 @@ import {
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from "../src";
+
+/** The verifier's event is the wire contract's (@labelgate/api), field for field: this fails to compile otherwise. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameEvent: Same<TaskSettledEvent, WireTaskSettledEvent> = true;
 
 /**
  * Independent HMAC-SHA256 per RFC 2104, from SHA-256 alone (no createHmac):
@@ -350,5 +355,11 @@ describe("constructEvent", () => {
     expect(() => constructEvent(raw, header, "", opts)).toThrow(TypeError);
     expect(() => constructEvent(raw, header, SECRET, { now: NOW, toleranceSeconds: -5 })).toThrow(RangeError);
     expect(() => constructEvent(raw, header, SECRET, { now: new Date(Number.NaN) })).toThrow(RangeError);
+  });
+});
+
+describe("TaskSettledEvent", () => {
+  it("is the wire contract's task.settled body (checked at compile time)", () => {
+    expect(sameEvent).toBe(true);
   });
 });

@@ -12,8 +12,9 @@
 import path from "node:path";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
+import type { FitInput, FitOutput } from "@labelgate/quality";
 import type { QueueClient } from "@labelgate/queue";
-import type { FitInput, FitOutput, Store } from "@labelgate/store";
+import type { Store } from "@labelgate/store";
 import { Piscina } from "piscina";
 
 /** Spaces a sweep enqueues at most (the rest wait for the next sweep, oldest fit first). */

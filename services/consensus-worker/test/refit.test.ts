@@ -6,9 +6,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
+import { decide, type FitInput, type FitOutput, refitSpace, taskPosterior } from "@labelgate/quality";
 import { QueueClient } from "@labelgate/queue";
-import { createStore, decide, type FitInput, type FitOutput, labelSpaceId, type Store, taskPosterior } from "@labelgate/store";
-import { refitSpace } from "@labelgate/store/refit";
+import { createStore, labelSpaceId, type Store } from "@labelgate/store";
 import { REDIS_URL, testDatabaseUrl } from "../../../test/env";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
 

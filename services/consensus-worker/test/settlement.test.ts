@@ -7,10 +7,10 @@
  * and tasks, never rewrites shared rows, and checks the ledger chain as a whole (others append concurrently).
  */
 import { createHash } from "node:crypto";
-import { canonicalJson } from "@labelgate/core";
+import { canonicalJson } from "@labelgate/canonical-json";
+import { priorModel, refitSpace, taskPosterior } from "@labelgate/quality";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
-import { GENESIS_HASH, type LedgerEntry, type LedgerRecord, priorModel, recordHash, taskPosterior, verifyLedger } from "@labelgate/store";
-import { refitSpace } from "@labelgate/store/refit";
+import { GENESIS_HASH, type LedgerEntry, type LedgerRecord, recordHash, verifyLedger } from "@labelgate/store";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "../../../test/env";
@@ -210,7 +210,7 @@ describe("settlement with the workers running", () => {
     expect(open.body).toMatchObject({ status: "labeling", labels_collected: 2, consensus_threshold: 2 });
 
     await labelAll(sys, ls.slice(2), taskId, ["bird"]);
-    // a three-way tie of counts: the posterior decides (packages/store/test/decision.test.ts covers its ties)
+    // a three-way tie of counts: the posterior decides (packages/quality/test/rule.test.ts covers its ties)
     const { result } = await settledHereAs(customer.key, taskId, {
       resolution: "max_labels",
       label_counts: { cat: 1, dog: 1, bird: 1 },

@@ -4,19 +4,13 @@
  * `view_url`, a GET of that one object signed with the job's credentials and valid for at most 15 minutes
  * (never longer than the claim). Labelers' browsers load it directly; the credentials never leave the gateway.
  *
- * - S3 (and S3-compatible stores with `endpoint`): SigV4 query signing with @aws-sdk/s3-request-presigner
- *   (`X-Amz-Expires`), path-style when an endpoint is set, as the manifest worker reads them.
- * - GCS: V4 signing with @google-cloud/storage `File#getSignedUrl` (`X-Goog-Expires`). The stored
- *   credentials are a service account JSON with its `private_key`, so the signature is computed locally
- *   (no call to Google, no IAM signBlob).
+ * The signing itself is @labelgate/storage's `objectSigner` (S3 SigV4, GCS V4, computed locally).
  * Signing makes no network request. Tasks submitted outside a manifest job have no stored credentials and
  * get no `view_url` (their `data_url` is what the customer gave). A task whose scheme does not match its
  * job's credentials (a `gs://` item in an S3 job) gets none either.
  */
-import { GetObjectCommand, S3Client } from "@aws-sdk/client-s3";
-import { getSignedUrl as presignS3 } from "@aws-sdk/s3-request-presigner";
-import { Storage } from "@google-cloud/storage";
 import type { Logger, SecretBox } from "@labelgate/core";
+import { type ObjectSigner, objectSigner, type StorageCredentials, storageObjectOf } from "@labelgate/storage";
 import type { Store } from "@labelgate/store";
 
 /** The longest a view URL is valid, seconds (15 minutes). */
@@ -27,12 +21,6 @@ const SIGNER_TTL_MS = 60_000;
 /** Jobs whose signer is kept at once (least recently built first out). */
 const SIGNER_CACHE_SIZE = 256;
 
-type S3Stored = { access_key_id: string; secret_access_key: string; region: string; endpoint?: string; session_token?: string };
-type GcsStored = { service_account_json: string };
-
-/** Signs one object of one store for `ttlSeconds`. */
-type Signer = { scheme: "s3" | "gs"; sign(bucket: string, key: string, ttlSeconds: number): Promise<string> };
-
 export interface ViewUrlOptions {
   store: Store;
   /** opens the job's sealed credentials (context: the job id) */
@@ -40,54 +28,6 @@ export interface ViewUrlOptions {
   logger: Logger;
   /** how long a view URL is valid, seconds: capped at {@link VIEW_URL_MAX_TTL_SECONDS} */
   ttlSeconds: number;
-}
-
-/** `{scheme, bucket, key}` of `s3://bucket/key` or `gs://bucket/key`, else undefined. */
-export function storageObjectOf(dataUrl: string): { scheme: "s3" | "gs"; bucket: string; key: string } | undefined {
-  const match = /^(s3|gs):\/\/([^/?#]+)\/([^?#]+)$/.exec(dataUrl);
-  if (!match) return undefined;
-  const [, scheme, bucket, rawKey] = match as unknown as [string, "s3" | "gs", string, string];
-  let key: string;
-  try {
-    key = decodeURIComponent(rawKey);
-  } catch {
-    return undefined;
-  }
-  return { scheme, bucket, key };
-}
-
-function s3Signer(c: S3Stored): Signer {
-  const client = new S3Client({
-    region: c.region,
-    credentials: {
-      accessKeyId: c.access_key_id,
-      secretAccessKey: c.secret_access_key,
-      ...(c.session_token ? { sessionToken: c.session_token } : {}),
-    },
-    ...(c.endpoint ? { endpoint: c.endpoint, forcePathStyle: true } : {}),
-  });
-  return {
-    scheme: "s3",
-    sign: (bucket, key, ttlSeconds) => presignS3(client, new GetObjectCommand({ Bucket: bucket, Key: key }), { expiresIn: ttlSeconds }),
-  };
-}
-
-function gcsSigner(c: GcsStored): Signer {
-  const account = JSON.parse(c.service_account_json) as { client_email: string; private_key: string; project_id?: string };
-  const storage = new Storage({
-    credentials: { client_email: account.client_email, private_key: account.private_key },
-    ...(account.project_id ? { projectId: account.project_id } : {}),
-  });
-  return {
-    scheme: "gs",
-    sign: async (bucket, key, ttlSeconds) => {
-      const [url] = await storage
-        .bucket(bucket)
-        .file(key)
-        .getSignedUrl({ version: "v4", action: "read", expires: Date.now() + ttlSeconds * 1000 });
-      return url;
-    },
-  };
 }
 
 /**
@@ -100,16 +40,15 @@ function gcsSigner(c: GcsStored): Signer {
  */
 export function viewUrlSigner(options: ViewUrlOptions) {
   const ttl = Math.max(1, Math.min(VIEW_URL_MAX_TTL_SECONDS, Math.floor(options.ttlSeconds)));
-  const cache = new Map<string, { at: number; signer: Promise<Signer | undefined> }>();
+  const cache = new Map<string, { at: number; signer: Promise<ObjectSigner | undefined> }>();
 
-  const signerOf = (jobId: string): Promise<Signer | undefined> => {
+  const signerOf = (jobId: string): Promise<ObjectSigner | undefined> => {
     const hit = cache.get(jobId);
     if (hit && Date.now() - hit.at < SIGNER_TTL_MS) return hit.signer;
     const signer = (async () => {
       const job = await options.store.jobs.find(jobId);
       if (!job?.credentialsCiphertext) return undefined;
-      const stored = JSON.parse(options.secretBox.open(job.credentialsCiphertext, job.id)) as S3Stored | GcsStored;
-      return "access_key_id" in stored ? s3Signer(stored) : gcsSigner(stored);
+      return objectSigner(JSON.parse(options.secretBox.open(job.credentialsCiphertext, job.id)) as StorageCredentials);
     })();
     cache.delete(jobId);
     cache.set(jobId, { at: Date.now(), signer });

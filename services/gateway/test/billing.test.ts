@@ -5,8 +5,8 @@
  */
 import path from "node:path";
 import { issueKey, KEY_PREFIX, newId } from "@labelgate/core";
+import { runReplay } from "@labelgate/replay";
 import { monthEnd, monthOf, monthStart } from "@labelgate/store";
-import { runReplay } from "../../../scripts/replay-lib";
 import { ADMIN_TOKEN, createTask, eventually, label, registerCustomer, type System, settledResult, useSystem } from "../../../test/system";
 
 const CROWD = path.resolve(__dirname, "../../../../shared/data/crowd");

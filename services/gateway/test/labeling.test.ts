@@ -105,7 +105,7 @@ describe("POST /v1/labeling/claims", () => {
     const before = Date.now();
     const res = await claim(sys, l.key, { task_id: taskId });
     expect(res.status).toBe(201);
-    // no view_url: an https item (presigned view URLs: services/manifest-worker/test/view-url.test.ts)
+    // no view_url: an https item (presigned view URLs: services/gateway/test/view-url.test.ts)
     expect(Object.keys(res.body).sort()).toEqual(["claim_id", "data_url", "expires_at", "label_spec", "task_id", "task_type"]);
     expect(res.body.claim_id).toMatch(/^clm_[A-Za-z0-9]+$/);
     expect(res.body).toMatchObject({

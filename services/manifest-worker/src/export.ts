@@ -4,8 +4,8 @@
  * constant memory at any size.
  */
 import type { Logger, SecretBox } from "@labelgate/core";
+import { PermanentStorageError, type StorageCredentials, type StorageOptions, writeObject } from "@labelgate/storage";
 import type { Store } from "@labelgate/store";
-import { PermanentStorageError, type StorageCredentials, type StorageOptions, writeObject } from "./storage";
 
 export interface ExportDeps {
   store: Store;

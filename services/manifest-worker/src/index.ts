@@ -8,4 +8,3 @@ export * from "./handlers";
 export * from "./ingest";
 export * from "./lines";
 export { manifestRole } from "./role";
-export * from "./storage";

@@ -17,9 +17,9 @@ import type { Readable } from "node:stream";
 import { dataUrlProblem } from "@labelgate/api";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
+import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "@labelgate/storage";
 import { type Job, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
 import { LineTooLongError, readLines } from "./lines";
-import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "./storage";
 
 export interface IngestDeps {
   store: Store;

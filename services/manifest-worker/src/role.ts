@@ -5,8 +5,8 @@
  * jobs.lines_ingested.
  */
 import { defineWorkerRole } from "@labelgate/runtime";
+import { storageOptions } from "@labelgate/storage";
 import { manifestHandlers } from "./handlers";
-import { storageOptions } from "./storage";
 
 export const manifestRole = defineWorkerRole("manifest-worker", (ctx, env) => {
   const storage = storageOptions({

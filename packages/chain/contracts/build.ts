@@ -1,6 +1,6 @@
 /**
- * Builds the anchor contract (`contracts/Anchor.sol`) with the pinned `solc` npm compiler (no download:
- * the npm package bundles soljson) and writes the committed artifact `contracts/Anchor.json`
+ * Builds the anchor contract (`packages/chain/contracts/Anchor.sol`) with the pinned `solc` npm compiler (no download:
+ * the npm package bundles soljson) and writes the committed artifact `Anchor.json` beside it
  * ({contractName, abi, bytecode, deployedBytecode, compiler: {version, settings}}).
  * Run: `pnpm contracts:build`. `packages/chain/test/anchor-artifact.test.ts` recompiles and compares, so a
  * source change without a rebuild fails the tests.
@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import solc from "solc";
 
-/** The compiler version the artifact must be built with (the `solc` package pinned in package.json). */
+/** The compiler version the artifact must be built with (the `solc` package pinned in packages/chain/package.json). */
 export const SOLC_VERSION = "0.8.37+commit.f401782d.Emscripten.clang";
 export const SOURCE_PATH = path.join(__dirname, "Anchor.sol");
 export const ARTIFACT_PATH = path.join(__dirname, "Anchor.json");

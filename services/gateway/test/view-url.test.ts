@@ -12,7 +12,16 @@ import { createHash, createHmac, createVerify, generateKeyPairSync } from "node:
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { type FakeGcs, startFakeGcs } from "../../../test/gcs-server";
 import { createLabeler, registerCustomer, type System, startSystem, taskBody } from "../../../test/system";
-import { captureLogs, createJob, jobTasks, jsonl, putS3, type S3WithClient, startS3WithClient, waitForStatus } from "./helpers";
+import {
+  captureLogs,
+  createJob,
+  jobTasks,
+  jsonl,
+  putS3,
+  type S3WithClient,
+  startS3WithClient,
+  waitForStatus,
+} from "../../manifest-worker/test/helpers";
 
 let sys: System;
 let s3: S3WithClient;

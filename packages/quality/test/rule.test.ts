@@ -3,18 +3,20 @@
  * infrastructure. The model's own tests are packages/quality/test; these check the rule's policies, ties,
  * claim caps, gold tasks and errors.
  */
-import { emptySpace, type LabelerParams, scoreTask } from "@labelgate/quality";
 import {
   countVotes,
   type DecisionTask,
   decide,
+  emptySpace,
   GOLD_CLAIM_CAP,
+  initialClaimCap,
+  type LabelerParams,
   priorModel,
   type ScoringModel,
+  scoreTask,
   taskPosterior,
-  type Vote,
-} from "../src/decision";
-import { initialClaimCap } from "../src/tasks";
+  type LabelVote as Vote,
+} from "../src";
 
 const ABC = ["a", "b", "c"];
 
@@ -224,7 +226,7 @@ describe("decide: errors", () => {
   });
 });
 
-describe("initialClaimCap (store/tasks.ts)", () => {
+describe("initialClaimCap", () => {
   it("answers the rule's claim cap without labels, remembered by option count and policy", () => {
     const policies: Omit<DecisionTask, "options">[] = [
       { consensusThreshold: 3, maxLabels: 5 },

@@ -11,7 +11,7 @@
  * Scored on non-gold items against gold.csv: accuracy, `label_share` (labels accepted / rows of
  * answers.csv, gold answers included), the ECE of `confidence` (10 equal-width bins) and the resolutions.
  * The pure pieces (CSV, grouping, per-item settings, gold selection, baselines, accuracy, ECE) are exported
- * for tests; `runReplay` does the whole run and returns the summary that `scripts/replay.ts` prints.
+ * for tests; `runReplay` does the whole run and returns the summary that `pnpm replay` (scripts/replay.ts) prints.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";

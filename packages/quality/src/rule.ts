@@ -1,13 +1,14 @@
 /**
- * The decision rule (../shared/DESIGN.md §3, §10), defined once and pure (no SQL, no I/O): given a task's
+ * The decision rule of a task (DESIGN §3, §10), defined once and pure (no SQL, no I/O): given a task's
  * policy, its labels in recording order and its label space's model, `decide` answers whether the task is
  * done, with which label, calibrated confidence, posterior and resolution, how many labels it may still take,
  * and how many labelers may hold a claim on it at once. The label transaction of the store calls it for every
  * label it records (the label response's `labels_needed` is its answer), and the settlement keeps what it
- * decided: one rule wherever it runs (test: packages/store/test/decision.property.test.ts).
+ * decided: one rule wherever it runs (tests: packages/quality/test/rule.test.ts, and against the store's
+ * transactions packages/store/test/decision.property.test.ts). `initialClaimCap` is its answer for a new task.
  *
- * The model is the label space's Dawid-Skene model (packages/quality: a confusion matrix per labeler, class
- * priors, a calibration); the policies are the quality engine's decision functions:
+ * The model is the label space's Dawid-Skene model (model.ts: a confusion matrix per labeler, class priors, a
+ * calibration); the policies are decision.ts's functions:
  * - threshold policy (the default, SPEC): decided when one option holds `consensus_threshold` labels
  *   (`consensus`), or at `max_labels` with the plurality option (`max_labels`; ties by the posterior, then
  *   option order);
@@ -16,22 +17,11 @@
  *   most probable option (`max_labels`);
  * - a gold task is never decided: it takes any number of labelers, each once.
  */
-import type { Resolution } from "@labelgate/api";
-import {
-  confidenceClaimCap,
-  decideConfidence,
-  decideThreshold,
-  emptySpace,
-  type LabelerParams,
-  type Vote as ModelVote,
-  optionCounts,
-  type SpaceParams,
-  scoreTask,
-  thresholdClaimCap,
-} from "@labelgate/quality";
+import { confidenceClaimCap, decideConfidence, decideThreshold, optionCounts, type Resolution, thresholdClaimCap } from "./decision";
+import { emptySpace, type LabelerParams, type Vote as ModelVote, type SpaceParams, scoreTask } from "./model";
 
 /** One recorded label: who gave it and which option. */
-export interface Vote {
+export interface LabelVote {
   labelerId: string;
   value: string;
 }
@@ -64,7 +54,7 @@ export function priorModel(k: number): ScoringModel {
 /** How many labelers may hold a claim on a gold task at once: any number (each labeler answers it once). */
 export const GOLD_CLAIM_CAP = 1_000_000;
 
-export type Decision =
+export type TaskDecision =
   | {
       done: false;
       /** labels per option (every option present) */
@@ -88,7 +78,7 @@ export type Decision =
     };
 
 /** Counts of each option (every option present, zeros included). */
-export function countVotes(options: readonly string[], votes: readonly Vote[]): Record<string, number> {
+export function countVotes(options: readonly string[], votes: readonly LabelVote[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const o of options) counts[o] = 0;
   for (const v of votes) counts[v.value] = (counts[v.value] ?? 0) + 1;
@@ -105,7 +95,7 @@ export function posteriorRecord(options: readonly string[], posterior: readonly 
 }
 
 /** The model's votes of a task's labels (option indexes, each labeler's row or undefined). @throws on a value not an option */
-function modelVotes(task: DecisionTask, votes: readonly Vote[], model: ScoringModel): ModelVote[] {
+function modelVotes(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): ModelVote[] {
   return votes.map((v) => {
     const option = task.options.indexOf(v.value);
     if (option < 0) throw new Error(`label ${v.value} is not an option of the task`);
@@ -114,7 +104,7 @@ function modelVotes(task: DecisionTask, votes: readonly Vote[], model: ScoringMo
 }
 
 /** The calibrated posterior of a task's labels under the model (option → probability). */
-export function taskPosterior(task: DecisionTask, votes: readonly Vote[], model: ScoringModel): Record<string, number> {
+export function taskPosterior(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): Record<string, number> {
   return posteriorRecord(task.options, scoreTask(model.space, modelVotes(task, votes, model)).posterior);
 }
 
@@ -123,7 +113,7 @@ export function taskPosterior(task: DecisionTask, votes: readonly Vote[], model:
  * @throws Error when the task has more votes than `maxLabels` allows (gold tasks excepted), fewer than 2
  * options, a vote that is not an option, or a model of another number of options
  */
-export function decide(task: DecisionTask, votes: readonly Vote[], model: ScoringModel): Decision {
+export function decide(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): TaskDecision {
   const k = task.options.length;
   if (k < 2) throw new Error("a task needs at least 2 options");
   if (model.space.k !== k) throw new Error(`the model has ${model.space.k} options, the task ${k}`);
@@ -161,4 +151,25 @@ export function decide(task: DecisionTask, votes: readonly Vote[], model: Scorin
     labelsNeeded: 0,
     claimCap: 0,
   };
+}
+
+/** initialClaimCap's answers by option count and policy (a pure function: the entries never go stale). */
+const initialCaps = new Map<string, number>();
+const INITIAL_CAPS_MAX = 4096;
+
+/**
+ * How many labelers may claim a new task at once: the decision rule's claim cap for a task without labels
+ * under the prior model. Without labels the rule sees only the option count and the policy, so the answer
+ * is remembered by those (a batch of 1,000 alike tasks asks the rule once, not 1,000 times).
+ * @throws Error when the rule decides a task without labels (a broken invariant)
+ */
+export function initialClaimCap(task: DecisionTask): number {
+  const key = `${task.gold ? "gold " : ""}${task.options.length} ${task.consensusThreshold} ${task.maxLabels} ${task.confidenceTarget ?? ""} ${task.minLabels ?? ""}`;
+  const known = initialCaps.get(key);
+  if (known !== undefined) return known;
+  const decision = decide(task, [], priorModel(task.options.length));
+  if (decision.done) throw new Error("a task without labels is never decided");
+  if (initialCaps.size >= INITIAL_CAPS_MAX) initialCaps.clear();
+  initialCaps.set(key, decision.claimCap);
+  return decision.claimCap;
 }

@@ -1,19 +1,72 @@
 /**
- * The computation of a label space's refit (../shared/DESIGN.md §10), pure (no SQL, no I/O), so it can run in
- * a worker thread (services/consensus-worker/src/fit-thread.ts) while the store reads and writes around it
- * (spaces.ts `fitInput`, `writeFit`):
+ * The computation of a label space's refit (DESIGN §10), pure (no SQL, no I/O), so it can run in a worker
+ * thread (services/consensus-worker/src/fit-thread.ts) while the store reads and writes around it
+ * (packages/store/src/spaces.ts `fitInput`, `writeFit`):
  * 1. every label of the space in recording order enters a `LabelTable`, gold tasks at their true option;
- * 2. `refit` (Dawid-Skene EM with hierarchical Dirichlet priors, @labelgate/quality) from majority vote, kept
+ * 2. `refit` (Dawid-Skene EM with hierarchical Dirichlet priors, fit.ts) from majority vote, kept
  *    when it is identified (labelers better than chance on every option, or gold says otherwise); else the fit
  *    warm-started from the stored model when that one is; else the stored model is kept (refused);
  * 3. the dashboard's calibration on gold tasks: each gold task's labels in recording order are fed to the
- *    decision rule (decision.ts `decide`, with the space's newest policy and the new model) until it decides,
+ *    decision rule (rule.ts `decide`, with the space's newest policy and the new model) until it decides,
  *    and its confidence and correctness go into 10 equal-width bins (the reliability diagram of DeGroot and
  *    Fienberg 1983, ECE as in Guo et al. 2017).
  */
-import { type LabelerParams, LabelTable, type QualityModel, refit } from "@labelgate/quality";
-import { decide, type ScoringModel } from "./decision";
-import type { CalibrationBin, FitInput, FitOutput } from "./spaces";
+import { refit } from "./fit";
+import type { LabelerParams, QualityModel, SpaceParams } from "./model";
+import { decide, type ScoringModel } from "./rule";
+import { LabelTable } from "./table";
+
+/** The policy the dashboard's calibration replays on gold tasks: the space's newest task's (threshold 3 without one). */
+export interface ReplayPolicy {
+  consensusThreshold: number;
+  maxLabels: number;
+  confidenceTarget: number | null;
+  minLabels: number | null;
+}
+
+/** Everything a refit needs of a space. */
+export interface FitInput {
+  id: string;
+  options: string[];
+  version: number;
+  policy: ReplayPolicy;
+  /** the stored model to warm-start from (null before the first fit) */
+  model: SpaceParams | null;
+  labelers: LabelerParams[];
+  /** every label of the space in a stable order (created_at, id): task, labeler, option index */
+  labels: { task: string; labeler: string; option: number }[];
+  /** gold tasks of the space with their true option index */
+  gold: { task: string; option: number }[];
+  /** created_at of the newest label read (ISO) */
+  through: string | null;
+}
+
+/** One of 10 equal-width confidence bins ([i/10, (i+1)/10), the last closed): sums, so bins of spaces add up. */
+export interface CalibrationBin {
+  tasks: number;
+  sumConfidence: number;
+  /** decisions equal to the gold label */
+  correct: number;
+}
+
+/** What a refit writes. */
+export interface FitOutput {
+  space: SpaceParams;
+  labelers: LabelerParams[];
+  /** reliability of the confidence on the space's gold tasks (dashboard), 10 bins */
+  calibrationBins: CalibrationBin[];
+  /** wall time of the fit (EM and calibration), ms */
+  fitMs: number;
+  /**
+   * how the refit ended (@labelgate/quality `refit`): "cold" (the fit from majority vote: the usual), "warm" (that
+   * fit was not identified; the fit from the stored model was), "refused" (neither: the stored model kept)
+   */
+  outcome: "cold" | "warm" | "refused";
+  /** the options on which the labelers were not better than chance in the fit from majority vote (usually none) */
+  failing: string[];
+  /** lift of each option in the kept fit (NaN without posterior mass); empty when refused */
+  lift: number[];
+}
 
 /** Number of confidence bins of the calibration. */
 export const CALIBRATION_BINS = 10;
