@@ -110,6 +110,8 @@ describe("README.md, read", () => {
   it("states the one Node range that package.json declares and the runtime enforces", () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
     expect(pkg.engines.node).toBe(SUPPORTED_NODE);
+    // and pnpm install refuses another Node
+    expect(parse(readFileSync(path.join(ROOT, "pnpm-workspace.yaml"), "utf8"))).toMatchObject({ engineStrict: true });
     expect(README).toContain(`Node \`${SUPPORTED_NODE}\``);
     expect(isSupportedNode(process.versions.node)).toBe(true);
     for (const v of ["20.19.0", "20.20.2", "22.12.0", "23.0.0", "24.11.1"]) expect({ v, ok: isSupportedNode(v) }).toEqual({ v, ok: true });
