@@ -20,7 +20,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { isSupportedNode, SUPPORTED_NODE } from "@labelgate/config";
+import { assertSupportedNode, isSupportedNode, SUPPORTED_NODE } from "@labelgate/config";
 import { dropDatabase } from "@labelgate/store";
 import { parse } from "yaml";
 import { runPrefix } from "./env";
@@ -116,6 +116,9 @@ describe("README.md, read", () => {
     expect(isSupportedNode(process.versions.node)).toBe(true);
     for (const v of ["20.19.0", "20.20.2", "22.12.0", "23.0.0", "24.11.1"]) expect({ v, ok: isSupportedNode(v) }).toEqual({ v, ok: true });
     for (const v of ["18.20.0", "20.18.3", "21.7.3", "22.11.0", "garbage"]) expect({ v, ok: isSupportedNode(v) }).toEqual({ v, ok: false });
+    // what pnpm start and every service say on another Node, before doing anything
+    expect(() => assertSupportedNode("20.18.3")).toThrow(`labelgate needs Node ${SUPPORTED_NODE} (this is Node 20.18.3)`);
+    expect(() => assertSupportedNode()).not.toThrow();
   });
 
   it("declares no Node range that a dependency refuses", () => {
