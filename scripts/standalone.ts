@@ -132,6 +132,7 @@ async function main(): Promise<void> {
       `  API          ${url}/v1   (health: ${url}/v1/health)`,
       `  console      ${url}/console/   (customer console: sign in with a customer key)`,
       `  labeler app  ${url}/label/   (sign in with a labeler key from POST /v1/admin/labelers)`,
+      `  API docs     ${url}/docs/   (every route; the README's quick start uses curl)`,
       `  admin token  ${adminToken}`,
       `  queues UI    ${url}/admin/queues   (user: any, password: the admin token)`,
       `  ops          http://127.0.0.1:${runtime.ops.port}/metrics, /healthz, /readyz`,

@@ -231,6 +231,8 @@ describe("README.md, run against pnpm start's process", () => {
     const banner = (stack as ServiceProcess).output.join("");
     expect(banner).toContain("labelgate is running (standalone)");
     expect(banner).toContain("pnpm replay");
+    // the URLs the README says it prints
+    for (const part of ["/console/", "/label/", "/docs/", "admin token"]) expect(banner).toContain(part);
     expect(banner).not.toMatch(/\.\.\/shared/);
   });
 
