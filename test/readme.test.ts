@@ -8,6 +8,8 @@
  *   it, with LABELGATE_URL and ADMIN_TOKEN set (the block falls back to the printed defaults without them);
  * - the SDK program (`ts`): type-checked as an ES module (`.mts`, strict) and run with `pnpm exec tsx`;
  * - `pnpm replay --limit 100`: run as written, on the dog sample shipped in data/crowd/dog;
+ * - the Python client's pip line and example: run as written by clients/python/tests/test_docs.py (in a
+ *   fresh venv, against a stack of its own; test/python-client.test.ts runs it), which this test checks;
  * - the layout (`text`): every path it names exists.
  * Besides: the README stays short, states the Node versions the code enforces, its relative links resolve,
  * and no document a user meets points out of the repository (`../shared`).
@@ -46,6 +48,8 @@ const KINDS = {
   twoCommands: (b: Block) => b.lang === "bash" && /^pnpm install && pnpm start\b/m.test(b.code),
   curl: (b: Block) => b.lang === "bash" && b.code.includes("curl "),
   replay: (b: Block) => b.lang === "bash" && /^pnpm replay\b/m.test(b.code),
+  pip: (b: Block) => b.lang === "bash" && /^pip install\b/m.test(b.code),
+  python: (b: Block) => b.lang === "python",
   sdk: (b: Block) => b.lang === "ts",
   layout: (b: Block) => b.lang === "text",
 } as const;
@@ -87,6 +91,15 @@ describe("README.md, read", () => {
     const unknown = blocks.filter((b) => !kinds.some((k) => k(b)));
     expect(unknown).toEqual([]);
     expect(blocks.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("leaves the Python client's blocks to the Python tests, which run them as written", () => {
+    expect(only("pip").code.trim()).toBe("pip install --no-build-isolation ./clients/python");
+    expect(only("python").code).toContain("from labelgate import Client");
+    const pyTest = readFileSync(path.join(ROOT, "clients/python/tests/test_docs.py"), "utf8");
+    expect(pyTest).toContain('python_blocks(REPO / "README.md", "## Python client")');
+    expect(pyTest).toContain("pip install --no-build-isolation");
+    expect(README).toMatch(/^## Python client$/m);
   });
 
   it("is at most about 200 lines", () => {
