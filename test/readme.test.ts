@@ -210,6 +210,25 @@ describe("README.md, read", () => {
   });
 });
 
+describe("docs/decisions", () => {
+  it("has one file per decision, each with a status and a date, all in the index and nothing else there", () => {
+    const dir = path.join(ROOT, "docs", "decisions");
+    const files = readdirSync(dir).filter((f) => /^\d{4}-[a-z0-9-]+\.md$/.test(f));
+    expect(files.length).toBeGreaterThan(100);
+    const index = readFileSync(path.join(dir, "README.md"), "utf8");
+    const linked = [...index.matchAll(/\]\((\d{4}-[a-z0-9-]+\.md)\)/g)].map((m) => m[1]);
+    expect([...linked].sort()).toEqual([...files].sort());
+    const numbers = files.map((f) => f.slice(0, 4));
+    expect(new Set(numbers).size).toBe(numbers.length);
+    for (const f of files) {
+      const text = readFileSync(path.join(dir, f), "utf8");
+      expect({ f, heading: text.startsWith(`# ${f.slice(0, 4)}. `) }).toEqual({ f, heading: true });
+      expect({ f, status: /^- Status: (Accepted|Superseded|Rejected)\b/m.test(text) }).toEqual({ f, status: true });
+      expect({ f, date: /^- Date: \d{4}-\d{2}-\d{2}\b/m.test(text) }).toEqual({ f, date: true });
+    }
+  });
+});
+
 describe("README.md, run against pnpm start's process", () => {
   let databaseUrl = "";
   let dataDir = "";
