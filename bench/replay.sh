@@ -4,7 +4,7 @@
 # replay's JSON line on stdout, and stops the server and deletes its data directory.
 #
 #   bench/replay.sh DATASET_DIR [replay options...]
-#   bench/replay.sh ../shared/data/crowd/dog --limit 300
+#   bench/replay.sh data/crowd/dog --limit 300
 #
 # The replay log (phases, latency per route) goes to stderr, followed by one `bench:` line with the
 # labeling rate (labels/s of the label phase), the p50 of the claim and label routes, and the CPU time

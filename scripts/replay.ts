@@ -1,18 +1,24 @@
 /**
- * `pnpm replay --dataset ../shared/data/crowd/dog [--base-url http://127.0.0.1:3000] [--admin-token T]
+ * `pnpm replay [--dataset data/crowd/dog] [--base-url http://127.0.0.1:3000] [--admin-token T]
  *   [--threshold 3 | --confidence-target 0.95] [--gold-share 0.05] [--seed 1] [--batch-size 500]
  *   [--concurrency 32] [--limit N] [--json-out FILE]`
  *
  * Replays a recorded crowdsourcing dataset through a running labelgate (see `runReplay` of @labelgate/replay, packages/replay).
+ * The dataset defaults to the dog sample that ships in this repository (data/crowd/dog, its source in
+ * README-source.txt); the base URL to LABELGATE_URL, else http://127.0.0.1:3000.
  * Progress goes to stderr; the summary is one JSON line on stdout (and appended to --json-out).
  * The admin token comes from --admin-token, else ADMIN_TOKEN, else `.data/admin-token` of the cwd.
  */
 import { appendFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { resolveAdminToken, runReplay } from "@labelgate/replay";
 
+/** The crowd sample shipped with the repository (807 dog images, 8,070 answers of 109 workers). */
+const DEFAULT_DATASET = path.resolve(__dirname, "..", "data", "crowd", "dog");
+
 const USAGE =
-  "usage: pnpm replay --dataset DIR [--base-url http://127.0.0.1:3000] [--admin-token T] [--threshold 3 | --confidence-target T] " +
+  "usage: pnpm replay [--dataset DIR (default data/crowd/dog)] [--base-url URL (default LABELGATE_URL or http://127.0.0.1:3000)] [--admin-token T] [--threshold 3 | --confidence-target T] " +
   "[--gold-share S] [--seed N] " +
   "[--batch-size 500] [--concurrency 32] [--limit N] [--json-out FILE]";
 
@@ -40,7 +46,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       dataset: { type: "string" },
-      "base-url": { type: "string", default: "http://127.0.0.1:3000" },
+      "base-url": { type: "string", default: process.env.LABELGATE_URL || "http://127.0.0.1:3000" },
       "admin-token": { type: "string" },
       threshold: { type: "string" },
       "confidence-target": { type: "string" },
@@ -59,13 +65,12 @@ async function main(): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!values.dataset) throw new Error(`--dataset is required\n${USAGE}`);
   if (values.threshold !== undefined && values["confidence-target"] !== undefined) {
     throw new Error(`--threshold and --confidence-target choose different policies: pass one\n${USAGE}`);
   }
 
   const summary = await runReplay({
-    dataset: values.dataset,
+    dataset: values.dataset ?? DEFAULT_DATASET,
     baseUrl: values["base-url"],
     adminToken: resolveAdminToken(values["admin-token"], process.env, process.cwd()),
     threshold: intOption(values.threshold, "threshold"),

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Anvil, fundOnAnvil, startAnvil } from "@labelgate/chain/node";
-import { parseEnv, standaloneOnlyEnv } from "@labelgate/config";
+import { assertSupportedNode, parseEnv, standaloneOnlyEnv } from "@labelgate/config";
 import { consensusRole } from "@labelgate/consensus-worker";
 import { createLogger } from "@labelgate/core";
 import { gatewayRole } from "@labelgate/gateway";
@@ -58,6 +58,7 @@ function persistentSecret(dataDir: string, name: string, fromEnv: string | undef
 }
 
 async function main(): Promise<void> {
+  assertSupportedNode();
   // the variables only standalone reads; the runtime parses those of the roles
   const own = parseEnv(standaloneOnlyEnv, process.env);
   const bootLogger = createLogger("labelgate", process.env.LOG_LEVEL === "silent" ? "silent" : "info");
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
       `  API          ${url}/v1   (health: ${url}/v1/health)`,
       `  console      ${url}/console/   (customer console: sign in with a customer key)`,
       `  labeler app  ${url}/label/   (sign in with a labeler key from POST /v1/admin/labelers)`,
+      `  API docs     ${url}/docs/   (every route; the README's quick start uses curl)`,
       `  admin token  ${adminToken}`,
       `  queues UI    ${url}/admin/queues   (user: any, password: the admin token)`,
       `  ops          http://127.0.0.1:${runtime.ops.port}/metrics, /healthz, /readyz`,
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
       `  queues       ${runtime.ctx.backend.kind === "redis" ? "Redis (REDIS_URL)" : "BullMQ Postgres backend"}`,
       `  ledger       ${ledger === "evm" ? `evm, ${anvil ? `local chain (anvil) ${anvil.rpcUrl}, state ${path.resolve(own.DATA_DIR, "anvil")}` : "EVM_RPC_URL"}` : "local (hash-chained table, nothing anchored)"}`,
       ...(ledger === "evm" ? [`  verify       pnpm labelgate verify <task_id> --rpc-url ${anvil ? anvil.rpcUrl : "$EVM_RPC_URL"}`] : []),
-      `  try          pnpm replay --dataset ../shared/data/crowd/dog --base-url ${url}`,
+      `  try          pnpm replay --limit 100 --base-url ${url}   (the first 100 items of data/crowd/dog)`,
       "",
     ].join("\n"),
   );

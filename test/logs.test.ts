@@ -1,5 +1,5 @@
 /**
- * Structured logs (README "Operations"): every request's log lines carry its request id (X-Request-Id, or a generated
+ * Structured logs (docs/operations.md, "Operations"): every request's log lines carry its request id (X-Request-Id, or a generated
  * one), and no line ever holds an API key, a webhook secret, the admin token or storage credentials, whether
  * they travel in headers (bearer, Basic), in bodies, or in objects a handler logs.
  */

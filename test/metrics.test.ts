@@ -1,5 +1,5 @@
 /**
- * Metrics and probes (README "Operations"): every service, run as a real process, serves /metrics, /healthz and /readyz on
+ * Metrics and probes (docs/operations.md, "Operations"): every service, run as a real process, serves /metrics, /healthz and /readyz on
  * its own ops port (METRICS_PORT); under traffic the gateway's request counters and latency histograms move
  * by route PATTERN, the consensus worker counts settlements and consensus lag, the webhook worker counts
  * deliveries by outcome, every worker times its jobs, and queue depth is read at scrape time.

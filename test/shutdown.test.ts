@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (README "Operations"): real service processes (`node --import tsx services/<s>/src/main.ts`) get
+ * Graceful shutdown (docs/operations.md, "Operations"): real service processes (`node --import tsx services/<s>/src/main.ts`) get
  * SIGTERM with work in flight. Each exits with code 0 within SHUTDOWN_TIMEOUT_MS, readiness answers 503 as
  * soon as the shutdown starts, and nothing is lost: in-flight jobs finish, or (past the bound) go back to
  * the queue, and a fresh replica completes the rest: every task settles exactly once, every event is

@@ -1,6 +1,6 @@
 /**
  * The chaos suite's load: a replay of real crowd data through @labelgate/sdk that records everything the
- * gateway accepted. The data is the "Dog" dataset of ../shared/data/crowd/dog (source: its
+ * gateway accepted. The data is the "Dog" dataset of data/crowd/dog, shipped in this repository (source: its
  * README-source.txt: Zhou, Platt, Basu, Mao, NIPS 2012, as packaged by Zheng et al., PVLDB 10(5) 2017,
  * github.com/zhydhkcws/zhydhkcws.github.io crowd_truth_inference/datasets.zip): 807 ImageNet dog images,
  * 4 breeds, 10 AMT answers each.
@@ -17,7 +17,7 @@ import { dedupeWorkers, distinctLabels, groupByItem, loadDataset } from "@labelg
 import { ConflictError, ConnectionError, LabelgateClient, LabelgateError, type RecordedLabel, type TaskRequest } from "@labelgate/sdk";
 import { ADMIN_TOKEN } from "../system";
 
-export const DOG_DATASET = path.resolve(__dirname, "../../../shared/data/crowd/dog");
+export const DOG_DATASET = path.resolve(__dirname, "../../data/crowd/dog");
 
 export interface Item {
   item: string;

@@ -271,3 +271,5 @@ export const standaloneEnv = gatewayEnv
   .extend(manifestWorkerEnv.omit({ METRICS_PORT: true }).shape)
   .extend(standaloneOnlyEnv.shape);
 export type StandaloneEnv = z.infer<typeof standaloneEnv>;
+
+export { assertSupportedNode, isSupportedNode, SUPPORTED_NODE } from "./node-version";

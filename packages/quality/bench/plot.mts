@@ -36,7 +36,7 @@ export function accuracyChartSpec(points: readonly AccuracyPoint[], title = "Con
   };
   const y = { field: "accuracy", type: "quantitative" as const, title: "accuracy vs gold", scale: { zero: false } };
   return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    $schema: "https://vega.github.io/schema/vega-lite/v5.json",
     title,
     width: 560,
     height: 360,
@@ -88,7 +88,7 @@ export function qualityChartSpec(points: readonly PolicyPoint[], curves: readonl
   const x = { field: "labelShare", type: "quantitative" as const, title: "label share", scale: { domain: [0, 1] } };
   const y = { field: "accuracy", type: "quantitative" as const, title: "accuracy vs gold", scale: { zero: false } };
   return {
-    $schema: "https://vega.github.io/schema/vega-lite/v6.json",
+    $schema: "https://vega.github.io/schema/vega-lite/v5.json",
     title,
     background: "white",
     data: { values },

@@ -9,7 +9,7 @@
  * standalone.ts) with all four, the test harness (test/system.ts) with the roles a test needs. So the
  * standalone process runs exactly what the distributed services run (test/runtime.test.ts).
  */
-import { ConfigError, type EnvOf, envSchemaFor, parseEnv, type Role } from "@labelgate/config";
+import { assertSupportedNode, ConfigError, type EnvOf, envSchemaFor, parseEnv, type Role } from "@labelgate/config";
 import { createLogger, drainBudgetMs, type Logger, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
 import { createMetrics, depthSources, instrumentHandlers, type Metrics, type OpsServer, startOpsServer } from "@labelgate/metrics";
 import {
@@ -157,6 +157,7 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   roles: M,
   options: RuntimeOptions = {},
 ): Promise<Runtime<Instances<M>>> {
+  assertSupportedNode();
   const roleNames = roles.map((r) => r.role);
   const parsed = parseEnv(envSchemaFor(roleNames), env) as EnvOf<Role> & Record<string, unknown>;
   const common = parsed as EnvOf<"consensus-worker">;

@@ -12,9 +12,53 @@
 
 export { verifySettlementLocal } from "@labelgate/chain";
 export * from "@labelgate/webhook-verify";
+// The values of each `export *` again by name: Node gives an ES module that imports this CommonJS package only the names it
+// finds in the compiled file (cjs-module-lexer), and it finds none behind `export *`. Without these lines
+// `import { RateLimitError } from "@labelgate/sdk"` fails in a .mts file (test/readme.test.ts checks them).
+export {
+  constructEvent,
+  DEFAULT_TOLERANCE_SECONDS,
+  signPayload,
+  verifyWebhookSignature,
+  WebhookVerificationError,
+} from "@labelgate/webhook-verify";
 export * from "./client";
+export {
+  AdminApi,
+  BatchesApi,
+  BillingApi,
+  Context,
+  CustomersApi,
+  DashboardApi,
+  JobsApi,
+  LabelgateClientBase,
+  LabelingApi,
+  Namespace,
+  SettingsApi,
+  TasksApi,
+  WebhooksApi,
+} from "./client";
+export {
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  errorForStatus,
+  ForbiddenError,
+  InternalServerError,
+  LabelgateError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitError,
+  ResponseError,
+  ServiceUnavailableError,
+  UnprocessableError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from "./errors";
 export { type ExportFileResult, LabelgateClient, NodeJobsApi } from "./node";
 export * from "./shared-exports";
+export { newIdempotencyKey, parseRetryAfter } from "./transport";
 export type {
   EvmSettlement,
   LocalSettlement,

@@ -9,7 +9,7 @@ import { runReplay } from "@labelgate/replay";
 import { monthEnd, monthOf, monthStart } from "@labelgate/store";
 import { ADMIN_TOKEN, createTask, eventually, label, registerCustomer, type System, settledResult, useSystem } from "../../../test/system";
 
-const CROWD = path.resolve(__dirname, "../../../../shared/data/crowd");
+const CROWD = path.resolve(__dirname, "../../../data/crowd"); // data/crowd/dog ships in the repository
 const PRICES = { currency: "eur", pricePerLabelCents: { sandbox: 3, production: 11 } };
 
 interface LineItem {
