@@ -5,9 +5,9 @@
 import { invoicesQuery, usageQuery } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import type { BillingConfig, InvoiceRow, Store } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 
 export interface BillingRouteDeps {
   store: Store;
@@ -30,31 +30,30 @@ export function invoiceView(r: InvoiceRow): wire.Invoice {
   };
 }
 
-/** Routes under /v1/billing; `auth` is the customer authentication. */
-export function billingRoutes(deps: BillingRouteDeps, auth: RequestHandler): Router {
+/** Handlers of the operations under /v1/billing (authentication and body parsing are done before them, operations.ts). */
+export function billingHandlers(deps: BillingRouteDeps): Pick<Handlers, "getUsage" | "listInvoices"> {
   const { store, billing } = deps;
-  const router = Router();
 
-  router.get("/usage", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const { month } = parse(usageQuery, req.query);
-    const { tier, ...priced } = await store.billing.usage(customerId, month, billing);
-    const body: wire.Usage = {
-      month,
-      currency: billing.currency,
-      tier,
-      price_per_label_cents: billing.pricePerLabelCents[tier],
-      ...priced,
-    };
-    res.json(body);
-  });
+  return {
+    getUsage: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const { month } = parse(usageQuery, req.query);
+      const { tier, ...priced } = await store.billing.usage(customerId, month, billing);
+      const body: wire.Usage = {
+        month,
+        currency: billing.currency,
+        tier,
+        price_per_label_cents: billing.pricePerLabelCents[tier],
+        ...priced,
+      };
+      res.json(body);
+    },
 
-  router.get("/invoices", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(invoicesQuery, req.query);
-    const invoices = await store.billing.invoices(customerId, billing);
-    res.json({ items: invoices.map(invoiceView) });
-  });
-
-  return router;
+    listInvoices: async (req, res) => {
+      const { customerId } = customerOf(res);
+      parse(invoicesQuery, req.query);
+      const invoices = await store.billing.invoices(customerId, billing);
+      res.json({ items: invoices.map(invoiceView) });
+    },
+  };
 }

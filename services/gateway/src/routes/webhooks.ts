@@ -9,9 +9,10 @@ import type * as wire from "@labelgate/api/types";
 import { checkOutboundUrl, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
 import type { DeliveryWithAttempts, Store, Webhook } from "@labelgate/store";
-import { type Request, type RequestHandler, Router } from "express";
+import type { Request } from "express";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 
 export interface WebhookRouteDeps {
   store: Store;
@@ -46,10 +47,11 @@ function idParam(req: Request, name: string, prefix: string, notFound: "webhookN
   return value;
 }
 
-/** Routes under /v1/webhooks; `auth` is the customer authentication, `json` the body parser. */
-export function webhookRoutes(deps: WebhookRouteDeps, auth: RequestHandler, json: RequestHandler): Router {
+/** Handlers of the operations under /v1/webhooks (authentication and body parsing are done before them, operations.ts). */
+export function webhookHandlers(
+  deps: WebhookRouteDeps,
+): Pick<Handlers, "createWebhook" | "listWebhooks" | "deleteWebhook" | "listWebhookDeliveries" | "redeliverWebhookDelivery"> {
   const { store, queue, secretBox } = deps;
-  const router = Router();
 
   const ownWebhook = async (req: Request, customerId: string) => {
     const id = idParam(req, "id", "whk_", "webhookNotFound");
@@ -58,64 +60,68 @@ export function webhookRoutes(deps: WebhookRouteDeps, auth: RequestHandler, json
     return found;
   };
 
-  router.post("/", auth, json, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const body = parse(webhookBody, req.body);
-    try {
-      await checkOutboundUrl(body.callback_url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
-    } catch (err) {
-      if (err instanceof OutboundUrlError) throw new ApiError("validation", [{ path: "callback_url", message: err.message }]);
-      throw err;
-    }
-    const id = newId("webhook");
-    const created = await store.webhooks.create(customerId, {
-      id,
-      callbackUrl: body.callback_url,
-      events: body.events,
-      secretCiphertext: secretBox.seal(body.secret, id),
-    });
-    const { deleted_at: _unset, ...view } = webhookView(created);
-    res.status(201).json(view);
-  });
+  return {
+    createWebhook: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const body = parse(webhookBody, req.body);
+      try {
+        await checkOutboundUrl(body.callback_url, { allowPrivate: deps.allowPrivateUrls, resolve: deps.resolve });
+      } catch (err) {
+        if (err instanceof OutboundUrlError) throw new ApiError("validation", [{ path: "callback_url", message: err.message }]);
+        throw err;
+      }
+      const id = newId("webhook");
+      const created = await store.webhooks.create(customerId, {
+        id,
+        callbackUrl: body.callback_url,
+        events: body.events,
+        secretCiphertext: secretBox.seal(body.secret, id),
+      });
+      const { deleted_at: _unset, ...view } = webhookView(created);
+      res.status(201).json(view);
+    },
 
-  router.get("/", auth, async (_req, res) => {
-    const { customerId } = customerOf(res);
-    res.json((await store.webhooks.list(customerId)).map(webhookView));
-  });
+    listWebhooks: async (_req, res) => {
+      const { customerId } = customerOf(res);
+      res.json((await store.webhooks.list(customerId)).map(webhookView));
+    },
 
-  router.delete("/:id", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const hook = await ownWebhook(req, customerId);
-    res.json(webhookView(await store.webhooks.deactivate(hook)));
-  });
+    deleteWebhook: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const hook = await ownWebhook(req, customerId);
+      res.json(webhookView(await store.webhooks.deactivate(hook)));
+    },
 
-  router.get("/:id/deliveries", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const hook = await ownWebhook(req, customerId);
-    const q = parse(deliveriesQuery, req.query);
-    const { total, items } = await store.webhooks.deliveries(hook.id, { status: q.status || undefined, page: q.page, perPage: q.per_page });
-    res.json({
-      page: q.page,
-      per_page: q.per_page,
-      total,
-      items: items.map(deliveryView),
-    });
-  });
+    listWebhookDeliveries: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const hook = await ownWebhook(req, customerId);
+      const q = parse(deliveriesQuery, req.query);
+      const { total, items } = await store.webhooks.deliveries(hook.id, {
+        status: q.status || undefined,
+        page: q.page,
+        perPage: q.per_page,
+      });
+      res.json({
+        page: q.page,
+        per_page: q.per_page,
+        total,
+        items: items.map(deliveryView),
+      });
+    },
 
-  router.post("/:id/deliveries/:deliveryId/redeliver", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const hook = await ownWebhook(req, customerId);
-    const deliveryId = idParam(req, "deliveryId", "dlv_", "deliveryNotFound");
-    const delivery = await store.webhooks.delivery(hook.id, deliveryId);
-    if (!delivery) throw new ApiError("deliveryNotFound");
-    if (!hook.active) throw new ApiError("webhookInactive");
-    // The attempt id is reserved now so the job id is unique per redelivery request.
-    const attemptId = newId("attempt");
-    await queue.enqueue("webhookDelivery", { deliveryId, redelivery: attemptId }, { attempts: 1 });
-    res.status(202).json({ delivery_id: deliveryId, attempt_id: attemptId, status: "queued" });
-  });
-
-  return router;
+    redeliverWebhookDelivery: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const hook = await ownWebhook(req, customerId);
+      const deliveryId = idParam(req, "deliveryId", "dlv_", "deliveryNotFound");
+      const delivery = await store.webhooks.delivery(hook.id, deliveryId);
+      if (!delivery) throw new ApiError("deliveryNotFound");
+      if (!hook.active) throw new ApiError("webhookInactive");
+      // The attempt id is reserved now so the job id is unique per redelivery request.
+      const attemptId = newId("attempt");
+      await queue.enqueue("webhookDelivery", { deliveryId, redelivery: attemptId }, { attempts: 1 });
+      res.status(202).json({ delivery_id: deliveryId, attempt_id: attemptId, status: "queued" });
+    },
+  };
 }
 
 /** A delivery with its attempt log (newest first), as `GET /v1/webhooks/{id}/deliveries` lists it. */
