@@ -1,5 +1,7 @@
-// Type-level test, checked by `pnpm typecheck`: a service's handler map must name every queue it consumes.
+// Type-level test, checked by `pnpm typecheck`: a service's handler map must name every queue it consumes,
+// and the gateway's every operation of the route catalog.
 import type { HandlersFor } from "@labelgate/queue";
+import type { Handlers } from "../services/gateway/src/operations";
 
 // @ts-expect-error the consensus worker also consumes `reconcile`: a missing handler does not compile
 export const missingHandler: HandlersFor<"consensus-worker"> = { consensus: async () => undefined };
@@ -10,3 +12,8 @@ export const complete: HandlersFor<"consensus-worker"> = {
   refitSweep: async () => undefined,
   modelRefit: async ({ labelSpaceId, version }) => void `${labelSpaceId}${version}`,
 };
+
+// The gateway's handler record must name every operation of the route catalog.
+
+// @ts-expect-error every other operation of the route catalog is missing: a missing handler does not compile
+export const missingOperation: Handlers = { getHealth: async () => undefined };

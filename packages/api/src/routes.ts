@@ -725,3 +725,12 @@ export type ParamNames<P extends string> = P extends `${string}{${infer N}}${inf
 
 /** The path parameters of an operation, by name. */
 export type PathParams<K extends OperationId> = { [N in ParamNames<Declared<K>["path"]>]: string };
+
+/**
+ * The path of operation `id` with its parameters filled in, each URL-encoded
+ * (`pathOf("getTask", {id: "tsk_1"})` → `/v1/tasks/tsk_1`).
+ */
+export function pathOf<K extends OperationId>(id: K, params: PathParams<K>): string {
+  const values = params as Record<string, string>;
+  return OPERATIONS[id].path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(values[name] ?? ""));
+}
