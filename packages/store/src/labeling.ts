@@ -33,9 +33,11 @@
  * labels of a batch in turn, each seeing the writes of those before it, so a batch checks and counts
  * exactly as its requests one after the other would.
  */
+
 import { ApiError, OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import { isExcluded, type LabelerParams, type SpaceParams } from "@labelgate/quality";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { type Decision, decide, type ScoringModel, type Vote } from "./decision";
 import { statusIn } from "./fragments";
@@ -764,15 +766,21 @@ export function labelingStore(db: Db) {
      * Records a label on a claim, with the decision of the rule taken in the same transaction: one label
      * per claim, the value one of the task's options. Charges one quota unit when the task's reservation is
      * already used (../shared/DESIGN.md §6; an in-flight task always finishes, even past the quota). `decided`: this
-     * label decided the task (it is now `settling`): the caller enqueues its settlement.
+     * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
+     * to dispatch once this returns.
      * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
      */
-    async label(labelerId: string, claimId: string, value: string): Promise<{ label: RecordedLabel; decided: boolean }> {
+    async label(
+      labelerId: string,
+      claimId: string,
+      value: string,
+    ): Promise<{ label: RecordedLabel; decided: boolean; followUps: FollowUps }> {
       // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
       if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
       const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, value });
       if (outcome.kind === "refused") throw outcome.error;
-      return { label: outcome.label, decided: outcome.decided };
+      const { label, decided } = outcome;
+      return { label, decided, followUps: { consensus: decided ? [{ taskId: label.task_id, labelId: label.label_id }] : [] } };
     },
   };
 }

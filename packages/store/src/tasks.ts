@@ -5,6 +5,7 @@
  * submission, manifest ingestion and the label transaction all derive it from `decide`. Each task names its
  * label space (spaces.ts), inserted by the same statement when it is new.
  */
+
 import { createHash } from "node:crypto";
 import {
   ApiError,
@@ -16,6 +17,7 @@ import {
   zeroTaskCounts,
 } from "@labelgate/api";
 import { Batcher, canonicalJson, newId } from "@labelgate/core";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { type DecisionTask, decide, GOLD_CLAIM_CAP, priorModel } from "./decision";
 import { isUniqueViolation } from "./errors";
@@ -358,10 +360,11 @@ export function tasksStore(db: Db) {
     /**
      * Cancels an open task (pending or labeling): active claims expire, the unused part of the quota
      * reservation is returned. Canceling a canceled task answers it again. When it was the last open task
-     * of a manifest job, the job completes in the same transaction (`completedJobId`).
+     * of a manifest job, the job completes in the same transaction (`completedJobId`) and its export follows
+     * (`followUps`, for the caller to dispatch).
      * @throws ApiError taskNotFound | taskNotCancelable (settling, settled)
      */
-    async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string }> {
+    async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string; followUps: FollowUps }> {
       const completedJobId = await withTransaction(pool, async (run) => {
         const [, rows] = await run<
           [object, { status: TaskStatus; job_id: string | null; quota_reserved: number; labels_collected: number }]
@@ -388,7 +391,8 @@ export function tasksStore(db: Db) {
         return row.job_id && (done[4]?.length ?? 0) > 0 ? row.job_id : undefined;
       });
       const task = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-      return completedJobId ? { task, completedJobId } : { task };
+      const followUps: FollowUps = { manifestExport: completedJobId ? [{ manifestJobId: completedJobId }] : [] };
+      return completedJobId ? { task, completedJobId, followUps } : { task, followUps };
     },
 
     /** A customer's batch with its tasks other than gold tasks counted by status, and its gold tasks; or undefined. */

@@ -7,7 +7,7 @@
 import { ApiError, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Job, Store } from "@labelgate/store";
 import type { Request } from "express";
 import { customerOf } from "../auth";
@@ -125,7 +125,7 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
       await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
 
       const id = newId("job");
-      const job = await store.jobs.create({
+      const { job, followUps } = await store.jobs.create({
         id,
         customerId,
         manifestUrl: body.manifest_url,
@@ -141,9 +141,7 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
         credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
       });
       // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
-      await queue.enqueue("manifestIngest", { manifestJobId: id }).catch((err: unknown) => {
-        deps.logger.warn({ err, job_id: id }, "manifest ingestion enqueue deferred to reconciliation");
-      });
+      await dispatch(queue, followUps, deps.logger);
       res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
     },
 

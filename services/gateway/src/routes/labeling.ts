@@ -7,7 +7,7 @@
  */
 import { claimBody, labelBody } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { labelerOf } from "../auth";
 import { parse } from "../errors";
@@ -61,13 +61,9 @@ export function labelingHandlers(deps: LabelingRouteDeps): Pick<Handlers, "claim
       const { labelerId } = labelerOf(res);
       const claimId = pathParam(req, "claimId", "clm_", "claimNotFound");
       const body = parse(labelBody, req.body);
-      const { label, decided } = await store.labeling.label(labelerId, claimId, body.label);
-      if (decided) {
-        // The decision is committed. If the queue is down, the reconciliation enqueues the settlement later.
-        await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id }).catch((err: unknown) => {
-          req.log.warn({ err, task_id: label.task_id, label_id: label.label_id }, "settlement enqueue deferred to reconciliation");
-        });
-      }
+      const { label, followUps } = await store.labeling.label(labelerId, claimId, body.label);
+      // The decision is committed. If the queue is down, the reconciliation enqueues the settlement later.
+      await dispatch(queue, followUps, req.log);
       res.status(201).json(label);
     },
   };

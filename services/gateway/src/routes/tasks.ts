@@ -15,7 +15,7 @@ import {
 } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import type { Logger } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import type { Request, Response } from "express";
 import { customerOf } from "../auth";
@@ -139,12 +139,8 @@ export function taskHandlers(
 
     cancelTask: async (req, res) => {
       const { customerId } = customerOf(res);
-      const { task, completedJobId } = await store.tasks.cancel(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
-      if (completedJobId) {
-        await queue.enqueue("manifestExport", { manifestJobId: completedJobId }).catch((err: unknown) => {
-          req.log.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
-        });
-      }
+      const { task, followUps } = await store.tasks.cancel(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
+      await dispatch(queue, followUps, req.log);
       res.json(taskView(task));
     },
   };
