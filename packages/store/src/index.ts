@@ -5,8 +5,9 @@
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
  * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
- * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Errors meant for
- * clients are `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
+ * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
+ * `StoreError`s (a domain kind, errors.ts; the gateway maps them to HTTP answers); database outages surface as
+ * the driver's errors (`isDatabaseUnavailable`).
  */
 import { type AccountsStore, accountsStore } from "./accounts";
 import { type AnchorsStore, anchorsStore } from "./anchors";
@@ -63,7 +64,14 @@ export {
 export { createDb, type Db, type DbOptions } from "./database";
 export * from "./decision";
 export type { AttemptRecord, DeliveryRow, PendingDelivery } from "./deliveries";
-export { isDatabaseUnavailable, isUniqueViolation } from "./errors";
+export {
+  isDatabaseUnavailable,
+  isUniqueViolation,
+  STORE_ERROR_KINDS,
+  StoreError,
+  type StoreErrorDetail,
+  type StoreErrorKind,
+} from "./errors";
 export type {
   ApiKey,
   Batch,

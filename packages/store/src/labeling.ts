@@ -34,12 +34,13 @@
  * exactly as its requests one after the other would.
  */
 
-import { ApiError, OPEN_TASK_STATUSES } from "@labelgate/api";
+import { OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import { isExcluded, type LabelerParams, type SpaceParams } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { type Decision, decide, type ScoringModel, type Vote } from "./decision";
+import { StoreError } from "./errors";
 import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
@@ -276,7 +277,7 @@ export interface RecordedLabel {
 }
 
 /** The outcome of one label request: recorded (and whether it decided its task), or refused. */
-export type LabelOutcome = { kind: "recorded"; label: RecordedLabel; decided: boolean } | { kind: "refused"; error: ApiError };
+export type LabelOutcome = { kind: "recorded"; label: RecordedLabel; decided: boolean } | { kind: "refused"; error: StoreError };
 
 interface LabelRequest {
   labelId: string;
@@ -477,16 +478,16 @@ function labelWriteSql(
 }
 
 /** The error of a label that cannot be recorded, from the states the transaction read (undefined: acceptable). */
-function refusal(request: LabelRequest, claim: ClaimState | undefined, task: LabelingTask | undefined): ApiError | undefined {
-  if (!claim || !task) return new ApiError("claimNotFound");
-  if (claim.status === "labeled") return new ApiError("claimAlreadyLabeled");
+function refusal(request: LabelRequest, claim: ClaimState | undefined, task: LabelingTask | undefined): StoreError | undefined {
+  if (!claim || !task) return new StoreError("claimNotFound");
+  if (claim.status === "labeled") return new StoreError("claimAlreadyLabeled");
   if (!(OPEN_TASK_STATUSES as readonly string[]).includes(task.status))
-    return new ApiError("taskNotOpen", undefined, { status: task.status });
-  if (claim.expired) return new ApiError("claimExpired");
+    return new StoreError("taskNotOpen", undefined, { status: task.status });
+  if (claim.expired) return new StoreError("claimExpired");
   if (!task.options.includes(request.value)) {
-    return new ApiError("validation", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
+    return new StoreError("invalid", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
   }
-  if (task.votes.some((v) => v.labelerId === request.labelerId)) return new ApiError("claimAlreadyLabeled");
+  if (task.votes.some((v) => v.labelerId === request.labelerId)) return new StoreError("claimAlreadyLabeled");
   return undefined;
 }
 
@@ -568,7 +569,7 @@ export function labelingStore(db: Db) {
           const claim = claims.get(request.claimId);
           const task = claim ? tasks.get(claim.task_id) : undefined;
           const error = refusal(request, claim, task);
-          if (error || !claim || !task) return { kind: "refused", error: error ?? new ApiError("claimNotFound") };
+          if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
           const model = models.get(task.label_space_id);
           if (!model) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
           const before = task.votes.length;
@@ -702,7 +703,7 @@ export function labelingStore(db: Db) {
      * anew). Without one, a named task on which the labeler holds a live claim returns that claim. A live
      * claim is neither labeled, released nor expired.
      * @param ttlSeconds how long the claim holds its slot
-     * @throws ApiError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
+     * @throws StoreError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
      * claim is of another task than `taskId`.
      */
     async claim(
@@ -722,7 +723,7 @@ export function labelingStore(db: Db) {
             // the insert may have stopped on the key's claim
             const keyed = await claimOfKey(labelerId, idempotencyKey);
             if (keyed?.live) {
-              if (taskId !== undefined && keyed.claim.task_id !== taskId) throw new ApiError("idempotencyMismatch");
+              if (taskId !== undefined && keyed.claim.task_id !== taskId) throw new StoreError("idempotencyMismatch");
               return keyed.claim;
             }
             if (keyed && !keyFreed) {
@@ -731,7 +732,7 @@ export function labelingStore(db: Db) {
               continue;
             }
           }
-          if (taskId) throw new ApiError("taskNotFound");
+          if (taskId) throw new StoreError("taskNotFound");
           return undefined;
         }
         if (row.ok) {
@@ -746,7 +747,7 @@ export function labelingStore(db: Db) {
     /**
      * Releases a labeler's unlabeled claim (skip): its slot returns at once. Releasing a claim again, or
      * one that expired, answers the same (idempotent).
-     * @throws ApiError claimNotFound (no such claim of this labeler) | claimAlreadyLabeled
+     * @throws StoreError claimNotFound (no such claim of this labeler) | claimAlreadyLabeled
      */
     async release(labelerId: string, claimId: string): Promise<void> {
       const [, rows] = await transactionRows<[object, { status: string }]>(pool, [
@@ -758,8 +759,8 @@ export function labelingStore(db: Db) {
           SELECT status FROM c`,
       ]);
       const claim = rows[0];
-      if (!claim) throw new ApiError("claimNotFound");
-      if (claim.status === "labeled") throw new ApiError("claimAlreadyLabeled");
+      if (!claim) throw new StoreError("claimNotFound");
+      if (claim.status === "labeled") throw new StoreError("claimAlreadyLabeled");
     },
 
     /**
@@ -768,7 +769,7 @@ export function labelingStore(db: Db) {
      * already used (../shared/DESIGN.md §6; an in-flight task always finishes, even past the quota). `decided`: this
      * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
      * to dispatch once this returns.
-     * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
+     * @throws StoreError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | invalid
      */
     async label(
       labelerId: string,
@@ -776,7 +777,7 @@ export function labelingStore(db: Db) {
       value: string,
     ): Promise<{ label: RecordedLabel; decided: boolean; followUps: FollowUps }> {
       // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
-      if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
+      if (value.includes("\0")) throw new StoreError("invalid", [{ path: "label", message: "must be one of the task's options" }]);
       const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, value });
       if (outcome.kind === "refused") throw outcome.error;
       const { label, decided } = outcome;

@@ -12,6 +12,7 @@ import { ApiError, type PolicyFields, resolvePolicy, type SettingsPatch } from "
 import type * as wire from "@labelgate/api/types";
 import { type ExclusionSettings, isExcluded } from "@labelgate/quality";
 import type { Db } from "./database";
+import { StoreError } from "./errors";
 import { Prisma } from "./generated/client";
 import { withTransaction } from "./sql";
 
@@ -99,26 +100,31 @@ export function mergeSettings(stored: StoredSettings, patch: SettingsPatch): Sto
 
 export function settingsStore(db: Db) {
   return {
-    /** A customer's settings (wire form). @throws ApiError customerNotFound */
+    /** A customer's settings (wire form). @throws StoreError customerNotFound */
     async get(customerId: string): Promise<wire.Settings> {
       const customer = await db.prisma.customer.findUnique({ where: { id: customerId }, select: { settings: true } });
-      if (!customer) throw new ApiError("customerNotFound");
+      if (!customer) throw new StoreError("customerNotFound");
       return settingsView(storedSettingsOf(customer.settings));
     },
 
     /**
      * Merges `patch` into a customer's settings under the customer's row lock, and re-evaluates the
      * exclusion of every labeler of its label spaces when a quality field changed.
-     * @throws ApiError customerNotFound | validation (the merged task defaults are not a consistent policy,
+     * @throws StoreError customerNotFound | invalid (the merged task defaults are not a consistent policy,
      *   e.g. `max_labels` below `consensus_threshold`)
      */
     async patch(customerId: string, patch: SettingsPatch): Promise<wire.Settings> {
       return withTransaction(db.pool, async (run) => {
         const [rows] = await run<[{ settings: unknown }]>([Prisma.sql`SELECT settings FROM customers WHERE id = ${customerId} FOR UPDATE`]);
         const row = rows[0];
-        if (!row) throw new ApiError("customerNotFound");
+        if (!row) throw new StoreError("customerNotFound");
         const merged = mergeSettings(storedSettingsOf(row.settings), patch);
-        resolvePolicy([merged.task_defaults], "task_defaults.");
+        try {
+          resolvePolicy([merged.task_defaults], "task_defaults.");
+        } catch (err) {
+          if (err instanceof ApiError && err.kind === "validation") throw new StoreError("invalid", err.details);
+          throw err;
+        }
         const statements = [Prisma.sql`UPDATE customers SET settings = ${JSON.stringify(merged)}::jsonb WHERE id = ${customerId}`];
         if (patch.quality !== undefined) {
           const [models] = await run<
