@@ -89,7 +89,7 @@ export type {
 } from "./generated/client";
 export { Prisma } from "./generated/client";
 export type { IngestingJob, ManifestChunk } from "./jobs";
-export type { ClaimResult, RecordedLabel } from "./labeling";
+export type { ClaimResult, LabelRecord } from "./labeling";
 export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
 export * from "./lifecycle";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";

@@ -265,19 +265,20 @@ interface ClaimAttemptResult {
 
 // --- labels -------------------------------------------------------------------------------------------
 
-/** A label as the route answers it. */
-export interface RecordedLabel {
-  label_id: string;
-  claim_id: string;
-  task_id: string;
-  label: string;
-  created_at: string;
+/** A label as recorded (the gateway's views shape its answer). */
+export interface LabelRecord {
+  id: string;
+  claimId: string;
+  taskId: string;
+  /** the option chosen */
+  value: string;
+  createdAt: Date;
   /** 0 exactly when this label decided the task; otherwise the most labels the task may still take (≥ 1) */
-  labels_needed: number;
+  labelsNeeded: number;
 }
 
 /** The outcome of one label request: recorded (and whether it decided its task), or refused. */
-export type LabelOutcome = { kind: "recorded"; label: RecordedLabel; decided: boolean } | { kind: "refused"; error: StoreError };
+export type LabelOutcome = { kind: "recorded"; label: LabelRecord; decided: boolean } | { kind: "refused"; error: StoreError };
 
 interface LabelRequest {
   labelId: string;
@@ -640,12 +641,12 @@ export function labelingStore(db: Db) {
             kind: "recorded",
             decided: o.decision.done,
             label: {
-              label_id: request.labelId,
-              claim_id: request.claimId,
-              task_id: o.taskId,
-              label: request.value,
-              created_at: at.toISOString(),
-              labels_needed: o.decision.labelsNeeded,
+              id: request.labelId,
+              claimId: request.claimId,
+              taskId: o.taskId,
+              value: request.value,
+              createdAt: at,
+              labelsNeeded: o.decision.labelsNeeded,
             },
           };
         });
@@ -775,13 +776,13 @@ export function labelingStore(db: Db) {
       labelerId: string,
       claimId: string,
       value: string,
-    ): Promise<{ label: RecordedLabel; decided: boolean; followUps: FollowUps }> {
+    ): Promise<{ label: LabelRecord; decided: boolean; followUps: FollowUps }> {
       // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
       if (value.includes("\0")) throw new StoreError("invalid", [{ path: "label", message: "must be one of the task's options" }]);
       const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, value });
       if (outcome.kind === "refused") throw outcome.error;
       const { label, decided } = outcome;
-      return { label, decided, followUps: { consensus: decided ? [{ taskId: label.task_id, labelId: label.label_id }] : [] } };
+      return { label, decided, followUps: { consensus: decided ? [{ taskId: label.taskId, labelId: label.id }] : [] } };
     },
   };
 }

@@ -4,30 +4,15 @@
  */
 import { invoicesQuery, usageQuery } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import type { BillingConfig, InvoiceRow, Store } from "@labelgate/store";
+import type { BillingConfig, Store } from "@labelgate/store";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
+import { invoiceView } from "../views";
 
 export interface BillingRouteDeps {
   store: Store;
   billing: BillingConfig;
-}
-
-/** `GET /v1/billing/invoices` item. */
-export function invoiceView(r: InvoiceRow): wire.Invoice {
-  return {
-    invoice_id: r.id,
-    month: r.month,
-    status: r.status,
-    currency: r.currency,
-    labels_collected: r.labels_collected,
-    tasks_settled: r.tasks_settled,
-    amount_cents: Number(r.amount_cents),
-    line_items: r.line_items,
-    created_at: r.created_at.toISOString(),
-    finalized_at: r.finalized_at ? r.finalized_at.toISOString() : null,
-  };
 }
 
 /** Handlers of the operations under /v1/billing (authentication and body parsing are done before them, operations.ts). */

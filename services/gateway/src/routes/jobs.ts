@@ -5,15 +5,15 @@
  */
 
 import { ApiError, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
-import type * as wire from "@labelgate/api/types";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import { dispatch, type QueueClient } from "@labelgate/queue";
-import type { Job, Store } from "@labelgate/store";
+import type { Store } from "@labelgate/store";
 import type { Request } from "express";
 import { customerOf } from "../auth";
+import { requireWebhooksFor } from "../callbacks";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
-import { requireWebhooksFor } from "./webhooks";
+import { jobView } from "../views";
 
 /** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
 export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" | "https" {
@@ -40,34 +40,6 @@ export interface JobRouteDeps {
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
   logger: Logger;
-}
-
-/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks other than gold tasks (0..1). Credentials never appear. */
-export function jobView(j: Job, tasksSettled: number): wire.Job {
-  return {
-    job_id: j.id,
-    status: j.status,
-    manifest_url: j.manifestUrl,
-    label_spec: { question: j.question, options: j.options },
-    type: j.taskType,
-    consensus_threshold: j.consensusThreshold,
-    max_labels: j.maxLabels,
-    confidence_target: j.confidenceTarget,
-    min_labels: j.minLabels,
-    callback_url: j.callbackUrl,
-    output_url: j.outputUrl,
-    task_count: j.taskCount,
-    gold_tasks: j.goldTaskCount,
-    lines_ingested: j.linesIngested,
-    tasks_settled: tasksSettled,
-    progress: j.taskCount > j.goldTaskCount ? Math.round((tasksSettled / (j.taskCount - j.goldTaskCount)) * 10_000) / 10_000 : 0,
-    error: j.error,
-    created_at: j.createdAt.toISOString(),
-    started_at: j.startedAt?.toISOString() ?? null,
-    ingested_at: j.ingestedAt?.toISOString() ?? null,
-    completed_at: j.completedAt?.toISOString() ?? null,
-    export_written_at: j.exportWrittenAt?.toISOString() ?? null,
-  };
 }
 
 export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "listJobs" | "getJob" | "exportJob"> {

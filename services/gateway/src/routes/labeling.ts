@@ -13,6 +13,7 @@ import { labelerOf } from "../auth";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
 import type { ViewUrlSigner } from "../view-url";
+import { labelView } from "../views";
 import { idempotencyKeyOf, pathParam } from "./tasks";
 
 export interface LabelingRouteDeps {
@@ -64,7 +65,7 @@ export function labelingHandlers(deps: LabelingRouteDeps): Pick<Handlers, "claim
       const { label, followUps } = await store.labeling.label(labelerId, claimId, body.label);
       // The decision is committed. If the queue is down, the reconciliation enqueues the settlement later.
       await dispatch(queue, followUps, req.log);
-      res.status(201).json(label);
+      res.status(201).json(labelView(label));
     },
   };
 }

@@ -19,10 +19,10 @@ import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import type { Request, Response } from "express";
 import { customerOf } from "../auth";
+import { requireWebhooksFor } from "../callbacks";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
 import { batchView, resultView, taskView } from "../views";
-import { requireWebhooksFor } from "./webhooks";
 
 export interface TaskRouteDeps {
   store: Store;

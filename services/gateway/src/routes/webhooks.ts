@@ -4,15 +4,15 @@
  * here: the URL is checked (../shared/DESIGN.md §9, including DNS) and deliveries are enqueued for the webhook worker.
  */
 
-import { ApiError, deliveriesQuery, pathId, WEBHOOK_EVENTS, webhookBody } from "@labelgate/api";
-import type * as wire from "@labelgate/api/types";
+import { ApiError, deliveriesQuery, pathId, webhookBody } from "@labelgate/api";
 import { checkOutboundUrl, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import type { QueueClient } from "@labelgate/queue";
-import type { DeliveryWithAttempts, Store, Webhook } from "@labelgate/store";
+import type { Store } from "@labelgate/store";
 import type { Request } from "express";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
+import { deliveryView, webhookView } from "../views";
 
 export interface WebhookRouteDeps {
   store: Store;
@@ -22,23 +22,6 @@ export interface WebhookRouteDeps {
   webhookRetryMax: number;
   /** DNS resolver of the URL check (tests inject one) */
   resolve?: (host: string) => Promise<string[]>;
-}
-
-/** A stored webhook's events (validated at registration). @throws on a value no schema allows (a broken invariant). */
-function storedEvents(events: string[]): wire.WebhookEventType[] {
-  for (const e of events) if (!(WEBHOOK_EVENTS as readonly string[]).includes(e)) throw new Error(`stored webhook event ${e} is unknown`);
-  return events as wire.WebhookEventType[];
-}
-
-export function webhookView(w: Webhook): wire.Webhook {
-  return {
-    webhook_id: w.id,
-    callback_url: w.callbackUrl,
-    events: storedEvents(w.events),
-    active: w.active,
-    created_at: w.createdAt.toISOString(),
-    deleted_at: w.deletedAt ? w.deletedAt.toISOString() : null,
-  };
 }
 
 function idParam(req: Request, name: string, prefix: string, notFound: "webhookNotFound" | "deliveryNotFound"): string {
@@ -122,54 +105,4 @@ export function webhookHandlers(
       res.status(202).json({ delivery_id: deliveryId, attempt_id: attemptId, status: "queued" });
     },
   };
-}
-
-/** A delivery with its attempt log (newest first), as `GET /v1/webhooks/{id}/deliveries` lists it. */
-export function deliveryView(d: DeliveryWithAttempts): wire.Delivery {
-  return {
-    delivery_id: d.id,
-    event_id: d.eventId,
-    event: "task.settled",
-    task_id: d.taskId,
-    status: d.status,
-    attempts: d.attempts,
-    last_status_code: d.lastStatusCode,
-    last_error: d.lastError,
-    created_at: d.createdAt.toISOString(),
-    updated_at: d.updatedAt.toISOString(),
-    delivered_at: d.deliveredAt ? d.deliveredAt.toISOString() : null,
-    attempt_log: d.attemptsLog.map((a) => ({
-      attempt_id: a.id,
-      attempt: a.attempt,
-      manual: a.manual,
-      success: a.success,
-      status_code: a.statusCode,
-      error: a.error,
-      latency_ms: a.latencyMs,
-      started_at: a.startedAt.toISOString(),
-      finished_at: a.finishedAt.toISOString(),
-    })),
-  };
-}
-
-/**
- * ../shared/DESIGN.md §7: a task with a callback_url needs an active webhook of the customer with the same
- * URL. @throws ApiError validation (400) naming every offending path.
- */
-export async function requireWebhooksFor(store: Store, customerId: string, urls: { path: string; url: string }[]): Promise<void> {
-  if (urls.length === 0) return;
-  const unknown = await store.webhooks.unregisteredCallbacks(
-    customerId,
-    urls.map((u) => u.url),
-  );
-  const missing = urls.filter((u) => unknown.has(u.url));
-  if (missing.length > 0) {
-    throw new ApiError(
-      "validation",
-      missing.slice(0, 20).map((m) => ({
-        path: m.path,
-        message: "no active webhook is registered for this callback_url: register it with POST /v1/webhooks first",
-      })),
-    );
-  }
 }
