@@ -6,7 +6,7 @@
  *   list-customers [--tier sandbox|production] [--page N] [--per-page N]   GET /v1/admin/customers
  * Paths come from the route catalog (@labelgate/api/routes). Prints the JSON answer. @throws AdminCliError with the server's error body on a non-2xx answer.
  */
-import { pathOf } from "@labelgate/api/routes";
+import { pathOf } from "@labelgate/api/operations";
 
 export class AdminCliError extends Error {
   override name = "AdminCliError";

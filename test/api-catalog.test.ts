@@ -1,5 +1,5 @@
 /**
- * The route catalog (packages/api/src/routes.ts) is the one place a route is written: every operation's
+ * The route catalog (packages/api/src/operations.ts) is the one place a route is written: every operation's
  * path literal appears in that file and in no other source file of the product (packages, services,
  * scripts, comments aside; tests, benchmarks and the Python client are callers of the wire, not its
  * definition), and the
@@ -11,7 +11,7 @@ import { renderApiMarkdown } from "@labelgate/api/markdown";
 import { pathOf, ROUTES } from "@labelgate/api/routes";
 
 const ROOT = path.join(__dirname, "..");
-const CATALOG = "packages/api/src/routes.ts";
+const CATALOG = "packages/api/src/operations.ts";
 const SOURCE_ROOTS = ["packages", "services", "scripts"];
 const SKIP_DIRS = new Set(["node_modules", "test", "tests", "dist", "bench", "fixtures"]);
 const SOURCE_FILE = /\.(ts|tsx|mts|cts|js|mjs)$/;

@@ -1,5 +1,5 @@
 /**
- * docs/api.md, rendered from the route catalog (routes.ts) and the OpenAPI document generated from it
+ * docs/api.md, rendered from the route catalog (operations.ts, routes.ts) and the OpenAPI document generated from it
  * (openapi.ts): an index of every operation by tag, then each operation with its credential, description,
  * parameters, request body (component and examples), responses with their examples, and the errors it can
  * answer (status and fixed message). Pure and deterministic: `pnpm docs:api` writes it
@@ -79,7 +79,7 @@ export function renderApiMarkdown(): string {
   const out: string[] = [
     "# labelgate HTTP API",
     "",
-    "<!-- Generated from the route catalog (packages/api/src/routes.ts) by `pnpm docs:api`; do not edit. -->",
+    "<!-- Generated from the route catalog (packages/api/src/operations.ts) by `pnpm docs:api`; do not edit. -->",
     "",
     "A running gateway serves the same contract as an OpenAPI 3.1 document at `GET /v1/openapi.json` and as a",
     "rendered reference at `/docs/`.",

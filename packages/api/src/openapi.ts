@@ -1,6 +1,6 @@
 /**
- * The OpenAPI 3.1 document of the HTTP API, generated from the route catalog (routes.ts) and the zod schemas
- * it names, with zod's own JSON Schema output (`z.toJSONSchema`, draft 2020-12, the dialect of OpenAPI 3.1):
+ * The OpenAPI 3.1 document of the HTTP API, generated from the route catalog (operations.ts, joined with
+ * its schemas in routes.ts) and the zod schemas it names, with zod's own JSON Schema output (`z.toJSONSchema`, draft 2020-12, the dialect of OpenAPI 3.1):
  * request components from REQUEST_SCHEMAS (input types), response components from RESPONSE_SCHEMAS (output
  * types), one operation per catalog entry with its path, query and header parameters, its success responses
  * and an error response per status of the error kinds it can answer (statuses and messages from errors.ts).

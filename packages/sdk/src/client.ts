@@ -19,7 +19,7 @@ import {
   type PathParams,
   type RequestBody,
   type SuccessBody,
-} from "@labelgate/api/routes";
+} from "@labelgate/api/operations";
 import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
 import type {
   AdminCustomersQuery,

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
-import { OPERATIONS } from "@labelgate/api/routes";
+import { OPERATIONS } from "@labelgate/api/operations";
 import { type ClientOptions, type Context, type Credentials, JobsApi, LabelgateClientBase } from "./client";
 import { ResponseError } from "./errors";
 import { type RequestOptions, Transport } from "./transport";

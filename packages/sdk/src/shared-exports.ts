@@ -3,7 +3,7 @@
  * errors, the transport's options, hooks and helpers, the wire types, and the route catalog (each operation's
  * method, path, auth and schemas, by operation id).
  */
-export { OPERATIONS, type OperationId, type RequestBody, type SuccessBody } from "@labelgate/api/routes";
+export { OPERATIONS, type OperationId, type RequestBody, type SuccessBody } from "@labelgate/api/operations";
 export * from "./errors";
 export {
   type AttemptEvent,
