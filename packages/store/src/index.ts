@@ -95,7 +95,7 @@ export * from "./lifecycle";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
-export { mergeSettings, type QualitySettings, type StoredSettings, settingsView, storedSettingsOf } from "./settings";
+export { mergeSettings, type QualitySettings, type StoredSettings, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
 export { type CalibrationBin, calibrationSummary, type FitInput, type FitOutput, labelSpaceId, type ReplayPolicy } from "./spaces";
 export { type CreatedBatch, type CreatedTask, initialClaimCap, type NewTask, requestFingerprint } from "./tasks";

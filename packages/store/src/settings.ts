@@ -9,7 +9,6 @@
  * the new ones gets tasks again, and the reverse.
  */
 import { ApiError, type PolicyFields, resolvePolicy, type SettingsPatch } from "@labelgate/api";
-import type * as wire from "@labelgate/api/types";
 import { type ExclusionSettings, isExcluded } from "@labelgate/quality";
 import type { Db } from "./database";
 import { StoreError } from "./errors";
@@ -65,25 +64,6 @@ export function exclusionSettingsOf(quality: QualitySettings | undefined): Exclu
   return { minLabelerAccuracy: quality?.min_labeler_accuracy, minGoldAnswers: quality?.min_gold_answers };
 }
 
-/** The wire form: every field present, unset ones null. */
-export function settingsView(stored: StoredSettings): wire.Settings {
-  const d = stored.task_defaults ?? {};
-  const q = stored.quality ?? {};
-  return {
-    task_defaults: {
-      consensus_threshold: d.consensus_threshold ?? null,
-      confidence_target: d.confidence_target ?? null,
-      min_labels: d.min_labels ?? null,
-      max_labels: d.max_labels ?? null,
-    },
-    quality: {
-      gold_rate: q.gold_rate ?? null,
-      min_labeler_accuracy: q.min_labeler_accuracy ?? null,
-      min_gold_answers: q.min_gold_answers ?? null,
-    },
-  };
-}
-
 /** `stored` with `patch` merged: a field given replaces, `null` clears. */
 export function mergeSettings(stored: StoredSettings, patch: SettingsPatch): StoredSettings {
   const merge = <T extends object>(base: T | undefined, changes: Record<string, unknown> | undefined): T => {
@@ -100,11 +80,11 @@ export function mergeSettings(stored: StoredSettings, patch: SettingsPatch): Sto
 
 export function settingsStore(db: Db) {
   return {
-    /** A customer's settings (wire form). @throws StoreError customerNotFound */
-    async get(customerId: string): Promise<wire.Settings> {
+    /** A customer's settings as stored (the gateway's settingsView renders them). @throws StoreError customerNotFound */
+    async get(customerId: string): Promise<StoredSettings> {
       const customer = await db.prisma.customer.findUnique({ where: { id: customerId }, select: { settings: true } });
       if (!customer) throw new StoreError("customerNotFound");
-      return settingsView(storedSettingsOf(customer.settings));
+      return storedSettingsOf(customer.settings);
     },
 
     /**
@@ -113,7 +93,7 @@ export function settingsStore(db: Db) {
      * @throws StoreError customerNotFound | invalid (the merged task defaults are not a consistent policy,
      *   e.g. `max_labels` below `consensus_threshold`)
      */
-    async patch(customerId: string, patch: SettingsPatch): Promise<wire.Settings> {
+    async patch(customerId: string, patch: SettingsPatch): Promise<StoredSettings> {
       return withTransaction(db.pool, async (run) => {
         const [rows] = await run<[{ settings: unknown }]>([Prisma.sql`SELECT settings FROM customers WHERE id = ${customerId} FOR UPDATE`]);
         const row = rows[0];
@@ -150,7 +130,7 @@ export function settingsStore(db: Db) {
           }
         }
         await run(statements, { commit: true });
-        return settingsView(merged);
+        return merged;
       });
     },
   };

@@ -14,6 +14,7 @@ import {
   type Job,
   type LabelRecord,
   type LedgerEntry,
+  type StoredSettings,
   type Task,
   type Webhook,
 } from "@labelgate/store";
@@ -251,5 +252,24 @@ export function invoiceView(r: InvoiceRow): wire.Invoice {
     line_items: r.line_items,
     created_at: r.created_at.toISOString(),
     finalized_at: r.finalized_at ? r.finalized_at.toISOString() : null,
+  };
+}
+
+/** `GET`/`PATCH /v1/customers/me/settings` body: every field present, unset ones null. */
+export function settingsView(stored: StoredSettings): wire.Settings {
+  const d = stored.task_defaults ?? {};
+  const q = stored.quality ?? {};
+  return {
+    task_defaults: {
+      consensus_threshold: d.consensus_threshold ?? null,
+      confidence_target: d.confidence_target ?? null,
+      min_labels: d.min_labels ?? null,
+      max_labels: d.max_labels ?? null,
+    },
+    quality: {
+      gold_rate: q.gold_rate ?? null,
+      min_labeler_accuracy: q.min_labeler_accuracy ?? null,
+      min_gold_answers: q.min_gold_answers ?? null,
+    },
   };
 }

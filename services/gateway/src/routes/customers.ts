@@ -9,7 +9,7 @@ import type { Store } from "@labelgate/store";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
-import { customerView } from "../views";
+import { customerView, settingsView } from "../views";
 
 export interface CustomerRouteDeps {
   store: Store;
@@ -49,13 +49,13 @@ export function customerHandlers(
 
     getSettings: async (_req, res) => {
       const { customerId } = customerOf(res);
-      const body: wire.Settings = await store.settings.get(customerId);
+      const body: wire.Settings = settingsView(await store.settings.get(customerId));
       res.json(body);
     },
 
     updateSettings: async (req, res) => {
       const { customerId } = customerOf(res);
-      const body: wire.Settings = await store.settings.patch(customerId, parse(settingsPatchBody, req.body));
+      const body: wire.Settings = settingsView(await store.settings.patch(customerId, parse(settingsPatchBody, req.body)));
       res.json(body);
     },
   };
