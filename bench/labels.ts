@@ -236,7 +236,7 @@ function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: numbe
     if (holdMs > 0) await sleep(holdMs);
     const t1 = nowMs();
     const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, Math.random() < 0.85 ? "cat" : "dog");
-    if (decided) await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id });
+    if (decided) await queue.enqueue("consensus", { taskId: label.taskId, labelId: label.id });
     stats.labelMs.push(nowMs() - t1);
     stats.labels++;
     return true;

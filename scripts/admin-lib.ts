@@ -4,8 +4,10 @@
  *   set-quota <customer_id> <labels>             PATCH /v1/admin/customers/{id}
  *   create-labeler <name>                        POST /v1/admin/labelers
  *   list-customers [--tier sandbox|production] [--page N] [--per-page N]   GET /v1/admin/customers
- * Prints the JSON answer. @throws AdminCliError with the server's error body on a non-2xx answer.
+ * Paths come from the route catalog (@labelgate/api/routes). Prints the JSON answer. @throws AdminCliError with the server's error body on a non-2xx answer.
  */
+import { pathOf } from "@labelgate/api/operations";
+
 export class AdminCliError extends Error {
   override name = "AdminCliError";
   constructor(
@@ -43,18 +45,18 @@ export function adminRequest(
       need(1);
       return {
         method: "POST",
-        path: `/v1/admin/customers/${encodeURIComponent(args[0] as string)}/upgrade`,
+        path: pathOf("upgradeCustomer", { id: args[0] as string }),
         body: { keep_sandbox_key: flags.keepSandboxKey === true },
       };
     case "set-quota": {
       need(2);
       const quota = Number(args[1]);
       if (!Number.isInteger(quota) || quota < 0) throw new AdminCliError(`labels must be a whole number >= 0, got ${args[1]}`, 2);
-      return { method: "PATCH", path: `/v1/admin/customers/${encodeURIComponent(args[0] as string)}`, body: { label_quota: quota } };
+      return { method: "PATCH", path: pathOf("setCustomerQuota", { id: args[0] as string }), body: { label_quota: quota } };
     }
     case "create-labeler":
       need(1);
-      return { method: "POST", path: "/v1/admin/labelers", body: { name: args[0] } };
+      return { method: "POST", path: pathOf("createLabeler", {}), body: { name: args[0] } };
     case "list-customers": {
       need(0);
       const q = new URLSearchParams();
@@ -62,7 +64,7 @@ export function adminRequest(
       if (flags.page) q.set("page", flags.page);
       if (flags.perPage) q.set("per_page", flags.perPage);
       const qs = q.toString();
-      return { method: "GET", path: `/v1/admin/customers${qs ? `?${qs}` : ""}` };
+      return { method: "GET", path: `${pathOf("listCustomers", {})}${qs ? `?${qs}` : ""}` };
     }
     default:
       throw new AdminCliError(command ? `unknown command ${command}\n${ADMIN_USAGE}` : ADMIN_USAGE, 2);

@@ -1,4 +1,7 @@
-// Type-level test, checked by `pnpm typecheck`: a service's handler map must name every queue it consumes.
+// Type-level test, checked by `pnpm typecheck`: a service's handler map must name every queue it consumes,
+// and the gateway's every operation of the route catalog.
+
+import type { Handlers } from "@labelgate/gateway/operations";
 import type { HandlersFor } from "@labelgate/queue";
 
 // @ts-expect-error the consensus worker also consumes `reconcile`: a missing handler does not compile
@@ -10,3 +13,8 @@ export const complete: HandlersFor<"consensus-worker"> = {
   refitSweep: async () => undefined,
   modelRefit: async ({ labelSpaceId, version }) => void `${labelSpaceId}${version}`,
 };
+
+// The gateway's handler record must name every operation of the route catalog.
+
+// @ts-expect-error every other operation of the route catalog is missing: a missing handler does not compile
+export const missingOperation: Handlers = { getHealth: async () => undefined };

@@ -4,3 +4,4 @@
  */
 export * from "./catalog";
 export * from "./engine";
+export * from "./follow-ups";

@@ -1,6 +1,9 @@
 /**
- * `LabelgateClient`: one method per route of the gateway, grouped by resource (customers, tasks, batches,
- * webhooks, jobs, billing, dashboard, labeling, admin) plus `health()`. Customer routes use `apiKey`
+ * `LabelgateClient`: one method per operation of the route catalog (@labelgate/api/routes), grouped by
+ * resource (customers, tasks, batches, webhooks, jobs, billing, dashboard, labeling, admin) plus `health()`
+ * and `openapi()`. A method names its operation by id: the method, path and credential come from the
+ * catalog, the body and answer types from its schemas (`RequestBody`, `SuccessBody`), so no path is written
+ * here and a method whose declared type drifts from the catalog does not compile. Customer routes use `apiKey`
  * (`sk_sandbox_…`/`sk_live_…`), labeling routes `labelerKey` (`lk_…`), admin routes `adminToken`.
  * Every method takes optional {@link RequestOptions} last and throws a {@link LabelgateError} subclass on
  * a non-2xx answer (see errors.ts), a TypeError when the route's credential was not given.
@@ -9,7 +12,15 @@
  * as a Node stream, parsed line by line, or written to a file) are in node.ts: `@labelgate/sdk` is the Node
  * entry (its `LabelgateClient` has them), `@labelgate/sdk/browser` the browser entry (this module's client).
  */
-import { type AuthKind, type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
+import {
+  OPERATIONS,
+  type OperationDecl,
+  type OperationId,
+  type PathParams,
+  type RequestBody,
+  type SuccessBody,
+} from "@labelgate/api/operations";
+import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
 import type {
   AdminCustomersQuery,
   Batch,
@@ -108,31 +119,50 @@ export class Context {
   }
 }
 
-/** What a route's request carries besides its method, route and options (see {@link CallSpec}). */
-type CallParts = Pick<CallSpec, "params" | "query" | "body" | "idempotent"> & { auth?: AuthKind };
+/** What an operation's request carries besides its id and options: path parameters, query, body. */
+export interface OperationParts<K extends OperationId> {
+  params?: PathParams<K>;
+  query?: Record<string, string | number | undefined>;
+  body?: RequestBody<K>;
+  /** repeating the request has no further effect (retried on 503 and connection failures) */
+  idempotent?: boolean;
+}
+
+/** The transport's call of one catalog operation: its method, path template and credential from the catalog. */
+export function callOf<K extends OperationId>(id: K, parts: OperationParts<K>, options: RequestOptions | undefined): Call {
+  const { method, path, auth } = OPERATIONS[id] as OperationDecl;
+  const { params, ...rest } = parts;
+  return {
+    method: method.toUpperCase() as Call["method"],
+    route: path,
+    auth,
+    ...(params ? { params: params as Record<string, string> } : {}),
+    ...rest,
+    options,
+  };
+}
 
 /**
- * A namespace of the client: the routes of one resource, over the shared {@link Context}. Its routes take
- * the credential `auth` (customer key unless a namespace says otherwise; a route may override it).
+ * A namespace of the client: the operations of one resource, over the shared {@link Context}. Each method
+ * calls one operation of the route catalog (@labelgate/api/routes) by id: its method, path and credential
+ * come from there, its body and answer are typed by the catalog's schemas.
  */
 export abstract class Namespace {
-  protected readonly auth: AuthKind = "customer";
-
   constructor(protected readonly ctx: Context) {}
 
-  /** One request to `route` (a template with `{name}` placeholders filled from `parts.params`): its JSON body. */
-  protected call<T>(method: CallSpec["method"], route: string, parts: CallParts, options: RequestOptions | undefined): Promise<T> {
-    return this.ctx.json({ method, route, auth: this.auth, ...parts, options });
+  /** One request of operation `id`: its JSON body (the operation's 2xx body types). */
+  protected op<K extends OperationId>(id: K, parts: OperationParts<K>, options: RequestOptions | undefined): Promise<SuccessBody<K>> {
+    return this.ctx.json(callOf(id, parts, options));
   }
 
-  /** `GET route` with `page` (from 1) and `per_page` (1..100): one page of a list route. */
-  protected page<T>(route: string, query: PageQuery, options: RequestOptions | undefined): Promise<Page<T>> {
-    return this.call("GET", route, { query: { page: query.page, per_page: query.per_page } }, options);
+  /** One page of a list operation, `page` from 1 and `per_page` 1..100. */
+  protected page<K extends OperationId>(id: K, query: PageQuery, options: RequestOptions | undefined): Promise<SuccessBody<K>> {
+    return this.op(id, { query: { page: query.page, per_page: query.per_page } }, options);
   }
 
-  /** `GET route` of one resource, `route` having an `{id}` parameter. */
-  protected byId<T>(route: string, id: string, options: RequestOptions | undefined): Promise<T> {
-    return this.call("GET", route, { params: { id } }, options);
+  /** An operation on one resource, its path having an `{id}` parameter. */
+  protected byId<K extends OperationId>(id: K, resourceId: string, options: RequestOptions | undefined): Promise<SuccessBody<K>> {
+    return this.op(id, { params: { id: resourceId } as PathParams<K> }, options);
   }
 }
 
@@ -140,12 +170,12 @@ export abstract class Namespace {
 export class CustomersApi extends Namespace {
   /** Registers a customer (no auth). The returned `api_key` is shown only once. @throws ConflictError `email already registered` */
   register(body: RegisterCustomerRequest, options?: RequestOptions): Promise<RegisteredCustomer> {
-    return this.call("POST", "/v1/customers", { body, auth: "none" }, options);
+    return this.op("registerCustomer", { body }, options);
   }
 
   /** The calling customer's profile and remaining quota. @throws AuthenticationError */
   me(options?: RequestOptions): Promise<CustomerProfile> {
-    return this.call("GET", "/v1/customers/me", {}, options);
+    return this.op("getCurrentCustomer", {}, options);
   }
 }
 
@@ -156,7 +186,7 @@ export class CustomersApi extends Namespace {
 export class SettingsApi extends Namespace {
   /** The calling customer's settings, every field present (unset: null). */
   get(options?: RequestOptions): Promise<Settings> {
-    return this.call("GET", "/v1/customers/me/settings", {}, options);
+    return this.op("getSettings", {}, options);
   }
 
   /**
@@ -164,7 +194,7 @@ export class SettingsApi extends Namespace {
    * @throws ValidationError (e.g. task defaults with `max_labels` below `consensus_threshold`)
    */
   update(patch: SettingsPatchRequest, options?: RequestOptions): Promise<Settings> {
-    return this.call("PATCH", "/v1/customers/me/settings", { body: patch }, options);
+    return this.op("updateSettings", { body: patch }, options);
   }
 }
 
@@ -184,7 +214,7 @@ export class TasksApi extends Namespace {
    * @throws ValidationError (400, `details`), ForbiddenError `quota exhausted`, PayloadTooLargeError, UnprocessableError (key reuse)
    */
   create(task: TaskRequest, options?: RequestOptions): Promise<TaskAccepted> {
-    return this.call("POST", "/v1/tasks", { body: task }, this.ctx.keyed(options, task.idempotency_key));
+    return this.op("createTask", { body: task }, this.ctx.keyed(options, task.idempotency_key));
   }
 
   /**
@@ -193,12 +223,12 @@ export class TasksApi extends Namespace {
    * @throws ValidationError (details `tasks.<i>.<field>`), ForbiddenError, PayloadTooLargeError (> 10 MB), UnprocessableError
    */
   createBatch(batch: BatchRequest, options?: RequestOptions): Promise<BatchAccepted> {
-    return this.call("POST", "/v1/tasks/batch", { body: batch }, this.ctx.keyed(options, batch.idempotency_key));
+    return this.op("createTaskBatch", { body: batch }, this.ctx.keyed(options, batch.idempotency_key));
   }
 
   /** A task with its status and, once settled, its consensus. @throws NotFoundError `task not found` */
   get(taskId: string, options?: RequestOptions): Promise<Task> {
-    return this.byId("/v1/tasks/{id}", taskId, options);
+    return this.byId("getTask", taskId, options);
   }
 
   /**
@@ -206,7 +236,7 @@ export class TasksApi extends Namespace {
    * labeling progress (HTTP 202) while open. @throws NotFoundError, ConflictError `task canceled`
    */
   result(taskId: string, options?: RequestOptions): Promise<TaskResult> {
-    return this.byId("/v1/tasks/{id}/result", taskId, options);
+    return this.byId("getTaskResult", taskId, options);
   }
 
   /**
@@ -226,7 +256,7 @@ export class TasksApi extends Namespace {
 
   /** Cancels an open task; its unused reserved quota is returned. @throws NotFoundError, ConflictError `task cannot be canceled` */
   cancel(taskId: string, options?: RequestOptions): Promise<Task> {
-    return this.call("POST", "/v1/tasks/{id}/cancel", { params: { id: taskId }, idempotent: true }, options);
+    return this.op("cancelTask", { params: { id: taskId }, idempotent: true }, options);
   }
 }
 
@@ -237,12 +267,12 @@ export class BatchesApi extends Namespace {
    * of {@link get}). @throws ValidationError for a `page` below 1 or a `per_page` outside 1..100
    */
   list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Batch>> {
-    return this.page("/v1/batches", query, options);
+    return this.page("listBatches", query, options);
   }
 
   /** A batch's status and its tasks' counts by status. @throws NotFoundError `batch not found` */
   get(batchId: string, options?: RequestOptions): Promise<Batch> {
-    return this.byId("/v1/batches/{id}", batchId, options);
+    return this.byId("getBatch", batchId, options);
   }
 }
 
@@ -253,24 +283,23 @@ export class WebhooksApi extends Namespace {
    * @throws ValidationError (secret, event, URL not allowed), ConflictError (an active webhook already uses the URL)
    */
   create(body: WebhookCreateRequest, options?: RequestOptions): Promise<WebhookCreated> {
-    return this.call("POST", "/v1/webhooks", { body }, options);
+    return this.op("createWebhook", { body }, options);
   }
 
   /** Every webhook of the customer, newest first, deleted ones included. */
   list(options?: RequestOptions): Promise<Webhook[]> {
-    return this.call("GET", "/v1/webhooks", {}, options);
+    return this.op("listWebhooks", {}, options);
   }
 
   /** Soft-deletes a webhook (again: same answer). @throws NotFoundError `webhook not found` */
   delete(webhookId: string, options?: RequestOptions): Promise<Webhook> {
-    return this.call("DELETE", "/v1/webhooks/{id}", { params: { id: webhookId } }, options);
+    return this.op("deleteWebhook", { params: { id: webhookId } }, options);
   }
 
   /** A page of the webhook's deliveries with every attempt, newest first. @throws NotFoundError, ValidationError */
   deliveries(webhookId: string, query: DeliveriesQuery = {}, options?: RequestOptions): Promise<Page<Delivery>> {
-    return this.call(
-      "GET",
-      "/v1/webhooks/{id}/deliveries",
+    return this.op(
+      "listWebhookDeliveries",
       { params: { id: webhookId }, query: { status: query.status, page: query.page, per_page: query.per_page } },
       options,
     );
@@ -281,12 +310,7 @@ export class WebhooksApi extends Namespace {
    * @throws NotFoundError `webhook not found` / `delivery not found`, ConflictError `webhook is not active`
    */
   redeliver(webhookId: string, deliveryId: string, options?: RequestOptions): Promise<RedeliveryQueued> {
-    return this.call(
-      "POST",
-      "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
-      { params: { id: webhookId, delivery_id: deliveryId } },
-      options,
-    );
+    return this.op("redeliverWebhookDelivery", { params: { id: webhookId, deliveryId } }, options);
   }
 }
 
@@ -297,17 +321,17 @@ export class JobsApi extends Namespace {
    * @throws ValidationError (URL scheme, missing or mismatched credentials, label_spec), ForbiddenError
    */
   create(body: JobCreateRequest, options?: RequestOptions): Promise<JobAccepted> {
-    return this.call("POST", "/v1/jobs", { body }, options);
+    return this.op("createJob", { body }, options);
   }
 
   /** A page of the customer's jobs, newest first. */
   list(query: PageQuery = {}, options?: RequestOptions): Promise<Page<Job>> {
-    return this.page("/v1/jobs", query, options);
+    return this.page("listJobs", query, options);
   }
 
   /** A job's status and progress. @throws NotFoundError `job not found` */
   get(jobId: string, options?: RequestOptions): Promise<Job> {
-    return this.byId("/v1/jobs/{id}", jobId, options);
+    return this.byId("getJob", jobId, options);
   }
 
   /**
@@ -317,7 +341,7 @@ export class JobsApi extends Namespace {
    * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
    */
   async exportBody(jobId: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
-    const res = await this.ctx.stream({ method: "GET", route: "/v1/jobs/{id}/export", params: { id: jobId }, auth: this.auth, options });
+    const res = await this.ctx.stream(callOf("exportJob", { params: { id: jobId } }, options));
     return res.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
   }
 }
@@ -326,12 +350,12 @@ export class JobsApi extends Namespace {
 export class BillingApi extends Namespace {
   /** Usage of a UTC month (`YYYY-MM`), priced per tier. @throws ValidationError (details path `month`) */
   usage(month: string, options?: RequestOptions): Promise<Usage> {
-    return this.call("GET", "/v1/billing/usage", { query: { month } }, options);
+    return this.op("getUsage", { query: { month } }, options);
   }
 
   /** Invoices, newest month first; the current month is `open`. */
   invoices(options?: RequestOptions): Promise<InvoiceList> {
-    return this.call("GET", "/v1/billing/invoices", {}, options);
+    return this.op("listInvoices", {}, options);
   }
 }
 
@@ -339,14 +363,13 @@ export class BillingApi extends Namespace {
 export class DashboardApi extends Namespace {
   /** Tasks by status, labels this month, quota, median time to settle, webhook success rate. */
   overview(options?: RequestOptions): Promise<DashboardOverview> {
-    return this.call("GET", "/v1/dashboard/overview", {}, options);
+    return this.op("getDashboardOverview", {}, options);
   }
 
   /** A page of the customer's tasks, filtered by status and sorted. @throws ValidationError */
   tasks(query: DashboardTasksQuery = {}, options?: RequestOptions): Promise<Page<Task>> {
-    return this.call(
-      "GET",
-      "/v1/dashboard/tasks",
+    return this.op(
+      "listDashboardTasks",
       { query: { page: query.page, per_page: query.per_page, status: query.status, sort: query.sort } },
       options,
     );
@@ -354,24 +377,22 @@ export class DashboardApi extends Namespace {
 
   /** Quality of the tasks settled in the last 90 days, and the calibration of `confidence` measured on gold tasks. */
   quality(options?: RequestOptions): Promise<DashboardQuality> {
-    return this.call("GET", "/v1/dashboard/quality", {}, options);
+    return this.op("getDashboardQuality", {}, options);
   }
 
   /** The labelers of the customer's label spaces: labels, gold record, estimated accuracy, excluded or active. */
   labelers(options?: RequestOptions): Promise<LabelerQualityList> {
-    return this.call("GET", "/v1/dashboard/labelers", {}, options);
+    return this.op("getDashboardLabelers", {}, options);
   }
 
   /** Labels per UTC day over the last 30 days, oldest first. */
   usage(options?: RequestOptions): Promise<DashboardUsage> {
-    return this.call("GET", "/v1/dashboard/usage", {}, options);
+    return this.op("getDashboardUsage", {}, options);
   }
 }
 
 /** `/v1/labeling` (labeler key): claims and labels. */
 export class LabelingApi extends Namespace {
-  protected override readonly auth = "labeler";
-
   /**
    * Claims a task: the named one, or the oldest open task this labeler may label. Resolves to null when
    * nothing is open for this labeler (HTTP 204). Retry-safe: `options.idempotencyKey` is sent as
@@ -381,13 +402,8 @@ export class LabelingApi extends Namespace {
    * @throws NotFoundError `task not found`, ValidationError, UnprocessableError (the key's live claim is of another task)
    */
   async claim(taskId?: string, options?: RequestOptions): Promise<Claim | null> {
-    const r = await this.ctx.withStatus<Claim | undefined>({
-      method: "POST",
-      route: "/v1/labeling/claims",
-      body: taskId === undefined ? {} : { task_id: taskId },
-      auth: this.auth,
-      options: this.ctx.keyed(options, undefined),
-    });
+    const body = taskId === undefined ? {} : { task_id: taskId };
+    const r = await this.ctx.withStatus<SuccessBody<"claimTask">>(callOf("claimTask", { body }, this.ctx.keyed(options, undefined)));
     return r.status === 204 || r.data === undefined ? null : r.data;
   }
 
@@ -396,13 +412,7 @@ export class LabelingApi extends Namespace {
    * claim, succeeds too. @throws NotFoundError (not this labeler's claim) | ConflictError (already labeled)
    */
   async release(claimId: string, options?: RequestOptions): Promise<void> {
-    await this.ctx.withStatus<undefined>({
-      method: "DELETE",
-      route: "/v1/labeling/claims/{claimId}",
-      params: { claimId },
-      auth: this.auth,
-      options,
-    });
+    await this.ctx.withStatus<SuccessBody<"releaseClaim">>(callOf("releaseClaim", { params: { claimId } }, options));
   }
 
   /**
@@ -411,27 +421,25 @@ export class LabelingApi extends Namespace {
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
    */
   label(claimId: string, label: string, options?: RequestOptions): Promise<RecordedLabel> {
-    return this.call("POST", "/v1/labeling/claims/{claim_id}/label", { params: { claim_id: claimId }, body: { label } }, options);
+    return this.op("labelClaim", { params: { claimId }, body: { label } }, options);
   }
 }
 
 /** `/v1/admin` (ADMIN_TOKEN): labelers, customers, quota, upgrades. */
 export class AdminApi extends Namespace {
-  protected override readonly auth = "admin";
-
   /** Creates a labeler; the returned `lk_` key is shown only once. @throws AuthenticationError, ValidationError */
   createLabeler(name: string, options?: RequestOptions): Promise<LabelerCreated> {
-    return this.call("POST", "/v1/admin/labelers", { body: { name } }, options);
+    return this.op("createLabeler", { body: { name } }, options);
   }
 
   /** A page of customers, newest first, optionally of one tier. */
   listCustomers(query: AdminCustomersQuery = {}, options?: RequestOptions): Promise<Page<CustomerProfile>> {
-    return this.call("GET", "/v1/admin/customers", { query: { page: query.page, per_page: query.per_page, tier: query.tier } }, options);
+    return this.op("listCustomers", { query: { page: query.page, per_page: query.per_page, tier: query.tier } }, options);
   }
 
   /** Sets a customer's label quota (an absolute value: safe to retry). @throws NotFoundError `customer not found` */
   updateCustomer(customerId: string, body: { label_quota: number }, options?: RequestOptions): Promise<CustomerProfile> {
-    return this.call("PATCH", "/v1/admin/customers/{id}", { params: { id: customerId }, body, idempotent: true }, options);
+    return this.op("setCustomerQuota", { params: { id: customerId }, body, idempotent: true }, options);
   }
 
   /**
@@ -439,7 +447,7 @@ export class AdminApi extends Namespace {
    * default, sandbox keys revoked unless `keep_sandbox_key`. @throws NotFoundError, ConflictError (already production)
    */
   upgradeCustomer(customerId: string, body: { keep_sandbox_key?: boolean } = {}, options?: RequestOptions): Promise<UpgradedCustomer> {
-    return this.call("POST", "/v1/admin/customers/{id}/upgrade", { params: { id: customerId }, body }, options);
+    return this.op("upgradeCustomer", { params: { id: customerId }, body }, options);
   }
 }
 
@@ -508,11 +516,11 @@ export class LabelgateClientBase {
    * answers 503: ServiceUnavailableError, whose `body.checks` names the failing dependency.
    */
   health(options?: RequestOptions): Promise<Health> {
-    return this.ctx.json({ method: "GET", route: "/v1/health", auth: "none", options });
+    return this.ctx.json(callOf("getHealth", {}, options));
   }
 
   /** `GET /v1/openapi.json` (no auth): the gateway's OpenAPI 3.1 document. */
   openapi(options?: RequestOptions): Promise<OpenApiDocument> {
-    return this.ctx.json({ method: "GET", route: "/v1/openapi.json", auth: "none", options });
+    return this.ctx.json(callOf("getOpenApiDocument", {}, options));
   }
 }

@@ -9,9 +9,10 @@ import { createInterface } from "node:readline";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { OPERATIONS } from "@labelgate/api/operations";
 import { type ClientOptions, type Context, type Credentials, JobsApi, LabelgateClientBase } from "./client";
 import { ResponseError } from "./errors";
-import type { RequestOptions, Transport } from "./transport";
+import { type RequestOptions, Transport } from "./transport";
 import type { ExportLine } from "./types";
 
 /** What {@link NodeJobsApi.exportToFile} wrote. */
@@ -52,7 +53,7 @@ export class NodeJobsApi extends JobsApi {
             status: 200,
             error: `export line ${n} is not JSON`,
             method: "GET",
-            path: `/v1/jobs/${jobId}/export`,
+            path: Transport.path(OPERATIONS.exportJob.path, { id: jobId }),
             cause: err,
           });
         }
@@ -63,7 +64,7 @@ export class NodeJobsApi extends JobsApi {
         status: 200,
         error: `export cut short after ${n} lines`,
         method: "GET",
-        path: `/v1/jobs/${jobId}/export`,
+        path: Transport.path(OPERATIONS.exportJob.path, { id: jobId }),
         cause: err,
       });
     } finally {

@@ -1,7 +1,9 @@
 /**
  * What both entries (`@labelgate/sdk` and `@labelgate/sdk/browser`) export besides their client: the typed
- * errors, the transport's options, hooks and helpers, and the wire types.
+ * errors, the transport's options, hooks and helpers, the wire types, and the route catalog (each operation's
+ * method, path, auth and schemas, by operation id).
  */
+export { OPERATIONS, type OperationId, type RequestBody, type SuccessBody } from "@labelgate/api/operations";
 export * from "./errors";
 export {
   type AttemptEvent,

@@ -3,10 +3,10 @@
  * stored), labelers and the operator's changes (quota, tier upgrade). Key lookups run on every request:
  * they are batched (one statement on the unique key_hash index for the concurrent requests of a process).
  */
-import { ApiError, type Tier } from "@labelgate/api";
+import type { Tier } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import type { Db } from "./database";
-import { isUniqueViolation } from "./errors";
+import { isUniqueViolation, StoreError } from "./errors";
 import { newestFirstPage } from "./fragments";
 import type { Customer, Labeler } from "./generated/client";
 import { Prisma } from "./generated/client";
@@ -87,7 +87,7 @@ export function accountsStore(db: Db) {
     ),
 
     /**
-     * Registers a sandbox customer with its first key. @throws ApiError emailTaken (409).
+     * Registers a sandbox customer with its first key. @throws StoreError emailTaken (409).
      */
     async register(input: { name: string; email: string; labelQuota: number; key: IssuedKey }): Promise<Customer> {
       try {
@@ -102,22 +102,22 @@ export function accountsStore(db: Db) {
           },
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError("emailTaken");
+        if (isUniqueViolation(err)) throw new StoreError("emailTaken");
         throw err;
       }
     },
 
-    /** A customer and its newest key's hint. @throws ApiError customerNotFound */
+    /** A customer and its newest key's hint. @throws StoreError customerNotFound */
     async profile(customerId: string): Promise<CustomerWithHint> {
       const customer = await prisma.customer.findUnique({ where: { id: customerId } });
-      if (!customer) throw new ApiError("customerNotFound");
+      if (!customer) throw new StoreError("customerNotFound");
       return { customer, hint: await latestHint(customerId) };
     },
 
-    /** The customer's current tier. @throws ApiError unauthorized when the customer vanished */
+    /** The customer's current tier. @throws StoreError customerGone when the customer vanished */
     async tier(customerId: string): Promise<Tier> {
       const found = await prisma.customer.findUnique({ where: { id: customerId }, select: { tier: true } });
-      if (!found) throw new ApiError("unauthorized");
+      if (!found) throw new StoreError("customerGone");
       return found.tier;
     },
 
@@ -132,10 +132,10 @@ export function accountsStore(db: Db) {
       return { total, items: rows.map((customer, i) => ({ customer, hint: hints[i] ?? null })) };
     },
 
-    /** Sets a customer's label quota. @throws ApiError customerNotFound */
+    /** Sets a customer's label quota. @throws StoreError customerNotFound */
     async setQuota(customerId: string, labelQuota: number): Promise<CustomerWithHint> {
       const updated = await prisma.customer.updateMany({ where: { id: customerId }, data: { labelQuota } });
-      if (updated.count === 0) throw new ApiError("customerNotFound");
+      if (updated.count === 0) throw new StoreError("customerNotFound");
       const customer = await prisma.customer.findUniqueOrThrow({ where: { id: customerId } });
       return { customer, hint: await latestHint(customerId) };
     },
@@ -143,7 +143,7 @@ export function accountsStore(db: Db) {
     /**
      * Upgrades a customer to production (../shared/spec/SPEC.md §5.3): stores the new `sk_live_` key, raises the quota to
      * `productionLabelQuota` if below it, and revokes the sandbox key(s) unless `keepSandboxKey`.
-     * @throws ApiError customerNotFound | alreadyProduction
+     * @throws StoreError customerNotFound | alreadyProduction
      */
     async upgrade(
       customerId: string,
@@ -155,8 +155,8 @@ export function accountsStore(db: Db) {
           Prisma.sql`SELECT tier::text AS tier, label_quota FROM customers WHERE id = ${customerId}`,
         ]);
         const current = rows[0];
-        if (!current) throw new ApiError("customerNotFound");
-        if (current.tier === "production") throw new ApiError("alreadyProduction");
+        if (!current) throw new StoreError("customerNotFound");
+        if (current.tier === "production") throw new StoreError("alreadyProduction");
         const [, , revokedKeys] = await run<[object, object, { id: string }]>(
           [
             Prisma.sql`UPDATE customers SET tier = 'production', label_quota = GREATEST(label_quota, ${options.productionLabelQuota}::int)

@@ -15,11 +15,12 @@
  */
 import { type AnchorBatch, anchorBatch, canonicalJson, type Hex, toHex } from "@labelgate/chain";
 import { newId } from "@labelgate/core";
+import type { FollowUps } from "@labelgate/queue";
 import type { PoolClient } from "pg";
 import type { Db } from "./database";
 import { type Anchor, Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
-import type { TaskSettledPayload } from "./settlement";
+import { settledFollowUps, type TaskSettledPayload } from "./settlement";
 import { queryRows, withTransaction } from "./sql";
 
 /** advisory lock key of the anchorer's leadership ("lganchor" as int64) */
@@ -49,6 +50,8 @@ export interface AnchorConfirmation {
    * any whose job is lost)
    */
   redeliveries: string[];
+  /** what must follow the commit (settledFollowUps): the events to route, the deliveries to send again, the exports */
+  followUps: FollowUps;
 }
 
 /** The anchor of a settled record, for its result's `settlement` (DESIGN §5). */
@@ -279,14 +282,17 @@ export function anchorsStore(db: Db) {
         const inserted = new Map((rows[2] as { id: string; task_id: string }[]).map((e) => [e.task_id, e.id]));
         const completedJobIds = jobIds.filter((_, i) => (rows[4 + 2 * i + 1] ?? []).length > 0);
         const [moved] = (rows[3] ?? []) as { retargeted: number; redeliveries: string[] }[];
+        const settled = tasks.flatMap((t) => {
+          const eventId = inserted.get(t.id);
+          return eventId ? [{ taskId: t.id, eventId, recordedAt: new Date(t.settled_at) }] : [];
+        });
+        const redeliveries = moved?.redeliveries ?? [];
         return {
-          settled: tasks.flatMap((t) => {
-            const eventId = inserted.get(t.id);
-            return eventId ? [{ taskId: t.id, eventId, recordedAt: new Date(t.settled_at) }] : [];
-          }),
+          settled,
           completedJobIds,
           retargeted: moved?.retargeted ?? 0,
-          redeliveries: moved?.redeliveries ?? [],
+          redeliveries,
+          followUps: settledFollowUps({ eventIds: settled.map((e) => e.eventId), completedJobIds, redeliveries }),
         };
       });
     },

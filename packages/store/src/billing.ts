@@ -8,9 +8,10 @@
  * tests can EXPLAIN exactly what the routes run.
  */
 
-import { ApiError, type InvoiceStatus, type Tier } from "@labelgate/api";
+import type { InvoiceStatus, Tier } from "@labelgate/api";
 import { newId } from "@labelgate/core";
 import type { Db } from "./database";
+import { StoreError } from "./errors";
 import { Prisma, type PrismaClient } from "./generated/client";
 
 export interface BillingConfig {
@@ -183,7 +184,7 @@ export async function materializeInvoices(prisma: PrismaClient, customerId: stri
     { now: Date; registered_at: Date; first_label_at: Date | null; last_finalized: string | null; open_months: string[] }[]
   >(invoiceStateSql(customerId));
   const state = states[0];
-  if (!state) throw new ApiError("unauthorized"); // the key's customer vanished: customers are never deleted
+  if (!state) throw new StoreError("customerGone"); // the key's customer vanished: customers are never deleted
   const current = monthIndex(monthOf(state.now));
   const invoiced = [...state.open_months.map(monthIndex), ...(state.last_finalized ? [monthIndex(state.last_finalized) + 1] : [])];
   const from = Math.min(
@@ -227,14 +228,14 @@ export function billingStore(db: Db) {
   return {
     /**
      * A month's usage priced (labels by the tier they were recorded under), with the customer's current
-     * tier. @throws ApiError unauthorized when the customer vanished (customers are never deleted)
+     * tier. @throws StoreError customerGone when the customer vanished (customers are never deleted)
      */
     async usage(customerId: string, month: string, billing: BillingConfig) {
       const [usage, customer] = await Promise.all([
         usageByMonth(db.prisma, customerId, monthStart(month), monthEnd(month)),
         db.prisma.customer.findUnique({ where: { id: customerId }, select: { tier: true } }),
       ]);
-      if (!customer) throw new ApiError("unauthorized");
+      if (!customer) throw new StoreError("customerGone");
       return { tier: customer.tier as Tier, ...price(usage.get(month) ?? emptyUsage(month), billing) };
     },
     /** Brings the customer's invoices up to date and returns them, newest month first (see `materializeInvoices`). */

@@ -38,3 +38,46 @@ export function isUniqueViolation(err: unknown): boolean {
   if (e.code === "P2002" || e.code === "23505") return true;
   return e.code === "P2010" && e.meta?.driverAdapterError?.cause?.originalCode === "23505";
 }
+
+/**
+ * Why the store refused an operation: a domain outcome, not an HTTP answer. The gateway maps each kind to
+ * an error kind of the API's error table once (services/gateway/src/errors.ts `STORE_ERROR_KINDS`).
+ * - `customerGone`: an authenticated customer's row is gone (customers are never deleted);
+ * - `invalid`: a value the store cannot accept (a label that is not an option, task defaults that make no
+ *   consistent policy), with `details` naming the fields.
+ */
+export const STORE_ERROR_KINDS = [
+  "emailTaken",
+  "customerNotFound",
+  "customerGone",
+  "alreadyProduction",
+  "quotaExhausted",
+  "idempotencyMismatch",
+  "taskNotFound",
+  "taskNotCancelable",
+  "taskNotOpen",
+  "claimNotFound",
+  "claimAlreadyLabeled",
+  "claimExpired",
+  "webhookExists",
+  "invalid",
+] as const;
+export type StoreErrorKind = (typeof STORE_ERROR_KINDS)[number];
+
+/** A field a refusal names: its path in the request (`label`, `task_defaults.max_labels`) and why. */
+export interface StoreErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** A refusal of the store (see {@link StoreErrorKind}); `extra` are facts for the answer (e.g. the task's status). */
+export class StoreError extends Error {
+  constructor(
+    readonly kind: StoreErrorKind,
+    readonly details?: StoreErrorDetail[],
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(details?.length ? `${kind}: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}` : kind);
+    this.name = "StoreError";
+  }
+}

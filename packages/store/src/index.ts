@@ -5,8 +5,9 @@
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
  * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
- * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Errors meant for
- * clients are `ApiError`s of @labelgate/api; database outages surface as the driver's errors (`isDatabaseUnavailable`).
+ * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
+ * `StoreError`s (a domain kind, errors.ts; the gateway maps them to HTTP answers); database outages surface as
+ * the driver's errors (`isDatabaseUnavailable`).
  */
 import { type AccountsStore, accountsStore } from "./accounts";
 import { type AnchorsStore, anchorsStore } from "./anchors";
@@ -62,7 +63,14 @@ export {
 /** The raw database handles (migration tooling and tests that inspect rows; application code uses the store). */
 export { createDb, type Db, type DbOptions } from "./database";
 export type { AttemptRecord, DeliveryRow, PendingDelivery } from "./deliveries";
-export { isDatabaseUnavailable, isUniqueViolation } from "./errors";
+export {
+  isDatabaseUnavailable,
+  isUniqueViolation,
+  STORE_ERROR_KINDS,
+  StoreError,
+  type StoreErrorDetail,
+  type StoreErrorKind,
+} from "./errors";
 export type {
   ApiKey,
   Batch,
@@ -80,13 +88,13 @@ export type {
 } from "./generated/client";
 export { Prisma } from "./generated/client";
 export type { IngestingJob, ManifestChunk } from "./jobs";
-export type { ClaimResult, RecordedLabel } from "./labeling";
+export type { ClaimResult, LabelRecord } from "./labeling";
 export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
 export * from "./lifecycle";
 export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
 export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
-export { mergeSettings, type QualitySettings, type StoredSettings, settingsView, storedSettingsOf } from "./settings";
+export { mergeSettings, type QualitySettings, type StoredSettings, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
 export { calibrationSummary, labelSpaceId } from "./spaces";
 export { type CreatedBatch, type CreatedTask, type NewTask, requestFingerprint } from "./tasks";

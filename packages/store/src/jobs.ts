@@ -10,9 +10,11 @@
  * with a fresh snapshot that sees the first's commit, so the job always completes. The job row is the last
  * lock any caller takes (task → ledger → job). Gold tasks never appear in the export.
  */
+
 import { Readable } from "node:stream";
 import { type JobStatus, reservedLabels } from "@labelgate/api";
 import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { newestFirstPage, statusIn } from "./fragments";
 import type { Job } from "./generated/client";
@@ -85,8 +87,11 @@ export type IngestingJob = Pick<
 export function jobsStore(db: Db) {
   const { prisma, pool } = db;
   return {
-    /** Creates a queued job (the credentials arrive sealed). */
-    create: (data: Prisma.JobUncheckedCreateInput): Promise<Job> => prisma.job.create({ data }),
+    /** Creates a queued job (the credentials arrive sealed); its ingestion follows (`followUps`, for the caller to dispatch). */
+    create: async (data: Prisma.JobUncheckedCreateInput): Promise<{ job: Job; followUps: FollowUps }> => {
+      const job = await prisma.job.create({ data });
+      return { job, followUps: { manifestIngest: [{ manifestJobId: job.id }] } };
+    },
 
     /** A customer's job with its settled task count, or undefined. */
     async get(customerId: string, jobId: string): Promise<{ job: Job; tasksSettled: number } | undefined> {

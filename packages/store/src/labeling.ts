@@ -33,7 +33,8 @@
  * labels of a batch in turn, each seeing the writes of those before it, so a batch checks and counts
  * exactly as its requests one after the other would.
  */
-import { ApiError, OPEN_TASK_STATUSES } from "@labelgate/api";
+
+import { OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import {
   decide,
@@ -44,7 +45,9 @@ import {
   type SpaceParams,
   type TaskDecision,
 } from "@labelgate/quality";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
+import { StoreError } from "./errors";
 import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
@@ -269,19 +272,20 @@ interface ClaimAttemptResult {
 
 // --- labels -------------------------------------------------------------------------------------------
 
-/** A label as the route answers it. */
-export interface RecordedLabel {
-  label_id: string;
-  claim_id: string;
-  task_id: string;
-  label: string;
-  created_at: string;
+/** A label as recorded (the gateway's views shape its answer). */
+export interface LabelRecord {
+  id: string;
+  claimId: string;
+  taskId: string;
+  /** the option chosen */
+  value: string;
+  createdAt: Date;
   /** 0 exactly when this label decided the task; otherwise the most labels the task may still take (≥ 1) */
-  labels_needed: number;
+  labelsNeeded: number;
 }
 
 /** The outcome of one label request: recorded (and whether it decided its task), or refused. */
-export type LabelOutcome = { kind: "recorded"; label: RecordedLabel; decided: boolean } | { kind: "refused"; error: ApiError };
+export type LabelOutcome = { kind: "recorded"; label: LabelRecord; decided: boolean } | { kind: "refused"; error: StoreError };
 
 interface LabelRequest {
   labelId: string;
@@ -482,16 +486,16 @@ function labelWriteSql(
 }
 
 /** The error of a label that cannot be recorded, from the states the transaction read (undefined: acceptable). */
-function refusal(request: LabelRequest, claim: ClaimState | undefined, task: LabelingTask | undefined): ApiError | undefined {
-  if (!claim || !task) return new ApiError("claimNotFound");
-  if (claim.status === "labeled") return new ApiError("claimAlreadyLabeled");
+function refusal(request: LabelRequest, claim: ClaimState | undefined, task: LabelingTask | undefined): StoreError | undefined {
+  if (!claim || !task) return new StoreError("claimNotFound");
+  if (claim.status === "labeled") return new StoreError("claimAlreadyLabeled");
   if (!(OPEN_TASK_STATUSES as readonly string[]).includes(task.status))
-    return new ApiError("taskNotOpen", undefined, { status: task.status });
-  if (claim.expired) return new ApiError("claimExpired");
+    return new StoreError("taskNotOpen", undefined, { status: task.status });
+  if (claim.expired) return new StoreError("claimExpired");
   if (!task.options.includes(request.value)) {
-    return new ApiError("validation", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
+    return new StoreError("invalid", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
   }
-  if (task.votes.some((v) => v.labelerId === request.labelerId)) return new ApiError("claimAlreadyLabeled");
+  if (task.votes.some((v) => v.labelerId === request.labelerId)) return new StoreError("claimAlreadyLabeled");
   return undefined;
 }
 
@@ -573,7 +577,7 @@ export function labelingStore(db: Db) {
           const claim = claims.get(request.claimId);
           const task = claim ? tasks.get(claim.task_id) : undefined;
           const error = refusal(request, claim, task);
-          if (error || !claim || !task) return { kind: "refused", error: error ?? new ApiError("claimNotFound") };
+          if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
           const model = models.get(task.label_space_id);
           if (!model) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
           const before = task.votes.length;
@@ -644,12 +648,12 @@ export function labelingStore(db: Db) {
             kind: "recorded",
             decided: o.decision.done,
             label: {
-              label_id: request.labelId,
-              claim_id: request.claimId,
-              task_id: o.taskId,
-              label: request.value,
-              created_at: at.toISOString(),
-              labels_needed: o.decision.labelsNeeded,
+              id: request.labelId,
+              claimId: request.claimId,
+              taskId: o.taskId,
+              value: request.value,
+              createdAt: at,
+              labelsNeeded: o.decision.labelsNeeded,
             },
           };
         });
@@ -707,7 +711,7 @@ export function labelingStore(db: Db) {
      * anew). Without one, a named task on which the labeler holds a live claim returns that claim. A live
      * claim is neither labeled, released nor expired.
      * @param ttlSeconds how long the claim holds its slot
-     * @throws ApiError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
+     * @throws StoreError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
      * claim is of another task than `taskId`.
      */
     async claim(
@@ -727,7 +731,7 @@ export function labelingStore(db: Db) {
             // the insert may have stopped on the key's claim
             const keyed = await claimOfKey(labelerId, idempotencyKey);
             if (keyed?.live) {
-              if (taskId !== undefined && keyed.claim.task_id !== taskId) throw new ApiError("idempotencyMismatch");
+              if (taskId !== undefined && keyed.claim.task_id !== taskId) throw new StoreError("idempotencyMismatch");
               return keyed.claim;
             }
             if (keyed && !keyFreed) {
@@ -736,7 +740,7 @@ export function labelingStore(db: Db) {
               continue;
             }
           }
-          if (taskId) throw new ApiError("taskNotFound");
+          if (taskId) throw new StoreError("taskNotFound");
           return undefined;
         }
         if (row.ok) {
@@ -751,7 +755,7 @@ export function labelingStore(db: Db) {
     /**
      * Releases a labeler's unlabeled claim (skip): its slot returns at once. Releasing a claim again, or
      * one that expired, answers the same (idempotent).
-     * @throws ApiError claimNotFound (no such claim of this labeler) | claimAlreadyLabeled
+     * @throws StoreError claimNotFound (no such claim of this labeler) | claimAlreadyLabeled
      */
     async release(labelerId: string, claimId: string): Promise<void> {
       const [, rows] = await transactionRows<[object, { status: string }]>(pool, [
@@ -763,23 +767,29 @@ export function labelingStore(db: Db) {
           SELECT status FROM c`,
       ]);
       const claim = rows[0];
-      if (!claim) throw new ApiError("claimNotFound");
-      if (claim.status === "labeled") throw new ApiError("claimAlreadyLabeled");
+      if (!claim) throw new StoreError("claimNotFound");
+      if (claim.status === "labeled") throw new StoreError("claimAlreadyLabeled");
     },
 
     /**
      * Records a label on a claim, with the decision of the rule taken in the same transaction: one label
      * per claim, the value one of the task's options. Charges one quota unit when the task's reservation is
      * already used (../shared/DESIGN.md §6; an in-flight task always finishes, even past the quota). `decided`: this
-     * label decided the task (it is now `settling`): the caller enqueues its settlement.
-     * @throws ApiError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | validation
+     * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
+     * to dispatch once this returns.
+     * @throws StoreError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | invalid
      */
-    async label(labelerId: string, claimId: string, value: string): Promise<{ label: RecordedLabel; decided: boolean }> {
+    async label(
+      labelerId: string,
+      claimId: string,
+      value: string,
+    ): Promise<{ label: LabelRecord; decided: boolean; followUps: FollowUps }> {
       // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
-      if (value.includes("\0")) throw new ApiError("validation", [{ path: "label", message: "must be one of the task's options" }]);
+      if (value.includes("\0")) throw new StoreError("invalid", [{ path: "label", message: "must be one of the task's options" }]);
       const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, value });
       if (outcome.kind === "refused") throw outcome.error;
-      return { label: outcome.label, decided: outcome.decided };
+      const { label, decided } = outcome;
+      return { label, decided, followUps: { consensus: decided ? [{ taskId: label.taskId, labelId: label.id }] : [] } };
     },
   };
 }

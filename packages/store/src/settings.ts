@@ -9,9 +9,9 @@
  * the new ones gets tasks again, and the reverse.
  */
 import { ApiError, type PolicyFields, resolvePolicy, type SettingsPatch } from "@labelgate/api";
-import type * as wire from "@labelgate/api/types";
 import { type ExclusionSettings, isExcluded } from "@labelgate/quality";
 import type { Db } from "./database";
+import { StoreError } from "./errors";
 import { Prisma } from "./generated/client";
 import { withTransaction } from "./sql";
 
@@ -64,25 +64,6 @@ export function exclusionSettingsOf(quality: QualitySettings | undefined): Exclu
   return { minLabelerAccuracy: quality?.min_labeler_accuracy, minGoldAnswers: quality?.min_gold_answers };
 }
 
-/** The wire form: every field present, unset ones null. */
-export function settingsView(stored: StoredSettings): wire.Settings {
-  const d = stored.task_defaults ?? {};
-  const q = stored.quality ?? {};
-  return {
-    task_defaults: {
-      consensus_threshold: d.consensus_threshold ?? null,
-      confidence_target: d.confidence_target ?? null,
-      min_labels: d.min_labels ?? null,
-      max_labels: d.max_labels ?? null,
-    },
-    quality: {
-      gold_rate: q.gold_rate ?? null,
-      min_labeler_accuracy: q.min_labeler_accuracy ?? null,
-      min_gold_answers: q.min_gold_answers ?? null,
-    },
-  };
-}
-
 /** `stored` with `patch` merged: a field given replaces, `null` clears. */
 export function mergeSettings(stored: StoredSettings, patch: SettingsPatch): StoredSettings {
   const merge = <T extends object>(base: T | undefined, changes: Record<string, unknown> | undefined): T => {
@@ -99,26 +80,31 @@ export function mergeSettings(stored: StoredSettings, patch: SettingsPatch): Sto
 
 export function settingsStore(db: Db) {
   return {
-    /** A customer's settings (wire form). @throws ApiError customerNotFound */
-    async get(customerId: string): Promise<wire.Settings> {
+    /** A customer's settings as stored (the gateway's settingsView renders them). @throws StoreError customerNotFound */
+    async get(customerId: string): Promise<StoredSettings> {
       const customer = await db.prisma.customer.findUnique({ where: { id: customerId }, select: { settings: true } });
-      if (!customer) throw new ApiError("customerNotFound");
-      return settingsView(storedSettingsOf(customer.settings));
+      if (!customer) throw new StoreError("customerNotFound");
+      return storedSettingsOf(customer.settings);
     },
 
     /**
      * Merges `patch` into a customer's settings under the customer's row lock, and re-evaluates the
      * exclusion of every labeler of its label spaces when a quality field changed.
-     * @throws ApiError customerNotFound | validation (the merged task defaults are not a consistent policy,
+     * @throws StoreError customerNotFound | invalid (the merged task defaults are not a consistent policy,
      *   e.g. `max_labels` below `consensus_threshold`)
      */
-    async patch(customerId: string, patch: SettingsPatch): Promise<wire.Settings> {
+    async patch(customerId: string, patch: SettingsPatch): Promise<StoredSettings> {
       return withTransaction(db.pool, async (run) => {
         const [rows] = await run<[{ settings: unknown }]>([Prisma.sql`SELECT settings FROM customers WHERE id = ${customerId} FOR UPDATE`]);
         const row = rows[0];
-        if (!row) throw new ApiError("customerNotFound");
+        if (!row) throw new StoreError("customerNotFound");
         const merged = mergeSettings(storedSettingsOf(row.settings), patch);
-        resolvePolicy([merged.task_defaults], "task_defaults.");
+        try {
+          resolvePolicy([merged.task_defaults], "task_defaults.");
+        } catch (err) {
+          if (err instanceof ApiError && err.kind === "validation") throw new StoreError("invalid", err.details);
+          throw err;
+        }
         const statements = [Prisma.sql`UPDATE customers SET settings = ${JSON.stringify(merged)}::jsonb WHERE id = ${customerId}`];
         if (patch.quality !== undefined) {
           const [models] = await run<
@@ -144,7 +130,7 @@ export function settingsStore(db: Db) {
           }
         }
         await run(statements, { commit: true });
-        return settingsView(merged);
+        return merged;
       });
     },
   };

@@ -14,6 +14,7 @@
 
 import type { TaskSettledEvent } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
@@ -46,6 +47,26 @@ export interface Settlement {
   completedJobId?: string;
   /** deciding label recorded → settled, seconds */
   lagSeconds?: number;
+}
+
+/** A local settlement with what must follow its commit. */
+export interface SettlementDone extends Settlement {
+  /** settledFollowUps of the settlement: its event and the job it completed */
+  followUps: FollowUps;
+}
+
+/**
+ * What follows settled tasks, written once for both ledgers (a local settlement, and an anchor's
+ * confirmation under LEDGER=evm): each new `task.settled` event is routed to its webhooks (`taskSettled`),
+ * each delivery moved to a re-signed anchor is sent again (`webhookDelivery`), each manifest job whose last
+ * task settled writes its export (`manifestExport`, a no-op for a job without `output_url`).
+ */
+export function settledFollowUps(done: { eventIds: string[]; completedJobIds: string[]; redeliveries?: string[] }): FollowUps {
+  return {
+    taskSettled: done.eventIds.map((eventId) => ({ eventId })),
+    webhookDelivery: (done.redeliveries ?? []).map((deliveryId) => ({ deliveryId })),
+    manifestExport: done.completedJobIds.map((manifestJobId) => ({ manifestJobId })),
+  };
 }
 
 /** The decision's fields of a ledger record, as the task row holds them. */
@@ -187,8 +208,18 @@ export function settlementStore(db: Db) {
   const local = batcherOf("local");
   const evm = batcherOf("evm");
   return {
-    /** Settles a decided task (`settling`), LEDGER=local. Safe to run any number of times, concurrently. */
-    settle: (taskId: string): Promise<Settlement> => local.call(taskId),
+    /**
+     * Settles a decided task (`settling`), LEDGER=local, and returns what must follow (its event, the job it
+     * completed). Safe to run any number of times, concurrently.
+     */
+    settle: async (taskId: string): Promise<SettlementDone> => {
+      const done = await local.call(taskId);
+      const followUps = settledFollowUps({
+        eventIds: done.outcome === "settled" && done.eventId ? [done.eventId] : [],
+        completedJobIds: done.completedJobId ? [done.completedJobId] : [],
+      });
+      return { ...done, followUps };
+    },
     /**
      * LEDGER=evm: appends a decided task's ledger record (outcome `recorded`); the task stays `settling`
      * until the anchorer confirms its anchor. Safe to run any number of times, concurrently: a task with a

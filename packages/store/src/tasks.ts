@@ -5,21 +5,15 @@
  * submission, manifest ingestion and the label transaction all derive it from `decide`. Each task names its
  * label space (spaces.ts), inserted by the same statement when it is new.
  */
+
 import { createHash } from "node:crypto";
-import {
-  ApiError,
-  type BatchInput,
-  reservedLabels,
-  type TaskCounts,
-  type TaskInput,
-  type TaskPolicy,
-  zeroTaskCounts,
-} from "@labelgate/api";
+import { type BatchInput, reservedLabels, type TaskCounts, type TaskInput, type TaskPolicy, zeroTaskCounts } from "@labelgate/api";
 import { canonicalJson } from "@labelgate/canonical-json";
 import { Batcher, newId } from "@labelgate/core";
 import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
+import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
-import { isUniqueViolation } from "./errors";
+import { isUniqueViolation, StoreError } from "./errors";
 import type { Batch, LedgerEntry, Task } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
@@ -202,7 +196,7 @@ export function tasksStore(db: Db) {
      * Creates one task (POST /v1/tasks). With an idempotency key, a repeat of the same request returns the
      * original task (`created: false`); the same key with another request is 422. The insert and its quota
      * reservation are one statement shared with the concurrent submissions of this process.
-     * @throws ApiError quotaExhausted | idempotencyMismatch
+     * @throws StoreError quotaExhausted | idempotencyMismatch
      */
     async create(customerId: string, task: NewTask, idempotencyKey: string | undefined): Promise<{ task: CreatedTask; created: boolean }> {
       const { input } = task;
@@ -211,7 +205,7 @@ export function tasksStore(db: Db) {
         const fingerprint = requestFingerprint(input);
         const existing = await prisma.task.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
         if (!existing) return undefined;
-        if (existing.requestHash !== fingerprint || existing.batchId) throw new ApiError("idempotencyMismatch");
+        if (existing.requestHash !== fingerprint || existing.batchId) throw new StoreError("idempotencyMismatch");
         return { task: { id: existing.id, status: existing.status, createdAt: existing.createdAt }, created: false };
       };
       const earlier = await replay();
@@ -222,7 +216,7 @@ export function tasksStore(db: Db) {
         if (grouped) return { task: grouped, created: true };
         // the customer's quota did not cover all its tasks of the group: this one alone, exactly
         const [alone] = await insertGroup(db, [record]);
-        if (!alone) throw new ApiError("quotaExhausted");
+        if (!alone) throw new StoreError("quotaExhausted");
         return { task: alone, created: true };
       } catch (err) {
         // Two identical requests raced: the loser answers with the winner's task.
@@ -240,7 +234,7 @@ export function tasksStore(db: Db) {
      * policies, in order (the batch's top-level policy fields are one of their layers). A batch-level
      * idempotency key replays the original batch; a task-level key that already exists is 422 (a batch
      * never adopts tasks).
-     * @throws ApiError quotaExhausted | idempotencyMismatch
+     * @throws StoreError quotaExhausted | idempotencyMismatch
      */
     async createBatch(
       customerId: string,
@@ -255,7 +249,7 @@ export function tasksStore(db: Db) {
         if (!idempotencyKey) return undefined;
         const existing = await prisma.batch.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
         if (!existing) return undefined;
-        if (existing.requestHash !== fingerprint) throw new ApiError("idempotencyMismatch");
+        if (existing.requestHash !== fingerprint) throw new StoreError("idempotencyMismatch");
         const tasks = await prisma.task.findMany({ where: { batchId: existing.id }, select: { id: true }, orderBy: { createdAt: "asc" } });
         return { batchId: existing.id, taskIds: tasks.map((t) => t.id), createdAt: existing.createdAt, created: false };
       };
@@ -309,12 +303,12 @@ export function tasksStore(db: Db) {
           tasks AS (${insertTasksSql(Prisma.sql`r`)})
           SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`,
         );
-        if (!done?.reserved) throw new ApiError("quotaExhausted");
+        if (!done?.reserved) throw new StoreError("quotaExhausted");
       } catch (err) {
         if (isUniqueViolation(err)) {
           const raced = await replay();
           if (raced) return raced;
-          throw new ApiError("idempotencyMismatch", [
+          throw new StoreError("idempotencyMismatch", [
             { path: "tasks.idempotency_key", message: "a task with this idempotency_key already exists" },
           ]);
         }
@@ -338,10 +332,11 @@ export function tasksStore(db: Db) {
     /**
      * Cancels an open task (pending or labeling): active claims expire, the unused part of the quota
      * reservation is returned. Canceling a canceled task answers it again. When it was the last open task
-     * of a manifest job, the job completes in the same transaction (`completedJobId`).
-     * @throws ApiError taskNotFound | taskNotCancelable (settling, settled)
+     * of a manifest job, the job completes in the same transaction (`completedJobId`) and its export follows
+     * (`followUps`, for the caller to dispatch).
+     * @throws StoreError taskNotFound | taskNotCancelable (settling, settled)
      */
-    async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string }> {
+    async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string; followUps: FollowUps }> {
       const completedJobId = await withTransaction(pool, async (run) => {
         const [, rows] = await run<
           [object, { status: TaskStatus; job_id: string | null; quota_reserved: number; labels_collected: number }]
@@ -350,10 +345,10 @@ export function tasksStore(db: Db) {
           Prisma.sql`SELECT status::text AS status, job_id, quota_reserved, labels_collected FROM tasks WHERE id = ${taskId} AND customer_id = ${customerId}`,
         ]);
         const row = rows[0];
-        if (!row) throw new ApiError("taskNotFound");
+        if (!row) throw new StoreError("taskNotFound");
         if (row.status === "canceled") return undefined;
         if (!(CANCELABLE_STATUSES as readonly TaskStatus[]).includes(row.status)) {
-          throw new ApiError("taskNotCancelable", undefined, { status: row.status });
+          throw new StoreError("taskNotCancelable", undefined, { status: row.status });
         }
         assertTransition(row.status, "canceled");
         const done = await run<object[]>(
@@ -368,7 +363,8 @@ export function tasksStore(db: Db) {
         return row.job_id && (done[4]?.length ?? 0) > 0 ? row.job_id : undefined;
       });
       const task = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-      return completedJobId ? { task, completedJobId } : { task };
+      const followUps: FollowUps = { manifestExport: completedJobId ? [{ manifestJobId: completedJobId }] : [] };
+      return completedJobId ? { task, completedJobId, followUps } : { task, followUps };
     },
 
     /** A customer's batch with its tasks other than gold tasks counted by status, and its gold tasks; or undefined. */

@@ -2,8 +2,9 @@
  * Webhooks (../shared/spec/SPEC.md §4, ../shared/DESIGN.md §7): registration (the secret arrives sealed and is stored so),
  * the list, soft delete, the delivery log of every attempt, and the lookups of routing and redelivery.
  */
-import { ApiError, type DeliveryStatus, type WebhookEventType } from "@labelgate/api";
+import type { DeliveryStatus, WebhookEventType } from "@labelgate/api";
 import type { Db } from "./database";
+import { StoreError } from "./errors";
 import { newestFirstPage } from "./fragments";
 import type { Delivery, DeliveryAttempt, Webhook } from "./generated/client";
 import { Prisma } from "./generated/client";
@@ -18,7 +19,7 @@ export function webhooksStore(db: Db) {
      * Registers a webhook. One active webhook per callback_url and customer (routing by callback_url must
      * pick one secret): concurrent registrations of one URL are serialized by an advisory lock.
      * @param sealSecret seals the secret with the new webhook's id as context
-     * @throws ApiError webhookExists (409)
+     * @throws StoreError webhookExists (409)
      */
     async create(
       customerId: string,
@@ -29,7 +30,7 @@ export function webhooksStore(db: Db) {
           Prisma.sql`SELECT pg_advisory_xact_lock(hashtext(${`${customerId} ${input.callbackUrl}`}))`,
           Prisma.sql`SELECT id FROM webhooks WHERE customer_id = ${customerId} AND callback_url = ${input.callbackUrl} AND active LIMIT 1`,
         ]);
-        if (clash[0]) throw new ApiError("webhookExists", undefined, { webhook_id: clash[0].id });
+        if (clash[0]) throw new StoreError("webhookExists", undefined, { webhook_id: clash[0].id });
         await run(
           [
             Prisma.sql`INSERT INTO webhooks (id, customer_id, callback_url, secret_ciphertext, events)

@@ -150,7 +150,7 @@ it("the label transaction answers what the pure rule answers, and the settlement
         votes.push({ labelerId, value });
         const pure = decide(rule, votes, model);
         expect(recorded.decided).toBe(pure.done);
-        expect(recorded.label.labels_needed).toBe(pure.labelsNeeded);
+        expect(recorded.label.labelsNeeded).toBe(pure.labelsNeeded);
         const row = await store.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
         expect(row.claimCap).toBe(pure.claimCap);
         expect(row.labelCounts).toEqual(pure.counts);

@@ -24,7 +24,7 @@ import type { AnchorClient, AnchorTxStatus } from "@labelgate/chain/node";
 import { createAnchorClient } from "@labelgate/chain/node";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Anchor, LeaderLock, Store } from "@labelgate/store";
 import Piscina from "piscina";
 import type { Hex } from "viem";
@@ -381,27 +381,17 @@ export class Anchorer {
       },
       "anchor confirmed",
     );
-    for (const s of result.settled) {
-      await this.o.queue.enqueue("taskSettled", { eventId: s.eventId }).catch((err: unknown) => {
-        this.o.logger.warn({ err: describe(err), event_id: s.eventId }, "task.settled enqueue deferred to reconciliation");
-      });
-    }
     if (result.retargeted > 0) {
       this.o.logger.warn(
         { anchor: String(anchor.id), tx: mined.txHash, tasks: result.retargeted, redeliveries: result.redeliveries.length },
         "settled tasks moved to the re-signed anchor transaction: their task.settled deliveries are sent again",
       );
     }
-    for (const deliveryId of result.redeliveries) {
-      await this.o.queue.requeue("webhookDelivery", { deliveryId }, { attempts: this.o.webhookRetryMax }).catch((err: unknown) => {
-        this.o.logger.warn({ err: describe(err), delivery_id: deliveryId }, "redelivery requeue deferred to reconciliation");
-      });
-    }
-    for (const jobId of result.completedJobIds) {
-      await this.o.queue.enqueue("manifestExport", { manifestJobId: jobId }).catch((err: unknown) => {
-        this.o.logger.warn({ err: describe(err), job_id: jobId }, "export enqueue deferred to reconciliation");
-      });
-    }
+    // the events, the deliveries sent again with the new txid, the exports (settledFollowUps, written once in
+    // the store); a redelivery re-runs the delivery's schedule with every attempt
+    await dispatch(this.o.queue, result.followUps, this.o.logger, {
+      webhookDelivery: { requeue: true, attempts: this.o.webhookRetryMax },
+    });
   }
 }
 

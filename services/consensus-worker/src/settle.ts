@@ -7,7 +7,7 @@
  */
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { LedgerMode, Settlement, Store } from "@labelgate/store";
 
 export interface SettlementDeps {
@@ -38,15 +38,8 @@ export async function settleTask(deps: SettlementDeps, taskId: string): Promise<
     deps.logger.info({ task_id: taskId, event_id: result.eventId }, "task settled");
     deps.metrics?.tasksSettled.inc();
     if (result.lagSeconds !== undefined) deps.metrics?.consensusLag.observe(result.lagSeconds);
-    await deps.queue.enqueue("taskSettled", { eventId: result.eventId }).catch((err: unknown) => {
-      deps.logger.warn({ err, event_id: result.eventId }, "task.settled enqueue deferred to reconciliation");
-    });
   }
-  if (result.completedJobId) {
-    // The job's last task: its export goes to output_url now (a no-op for jobs without one).
-    await deps.queue.enqueue("manifestExport", { manifestJobId: result.completedJobId }).catch((err: unknown) => {
-      deps.logger.warn({ err, job_id: result.completedJobId }, "export enqueue deferred to reconciliation");
-    });
-  }
+  // its event and, for a manifest job's last task, the job's export (settledFollowUps, written once in the store)
+  await dispatch(deps.queue, result.followUps, deps.logger);
   return result.outcome;
 }

@@ -148,7 +148,13 @@ describe("LEDGER=evm", () => {
         blockHash: first.blockHash as `0x${string}`,
         gasUsed: first.gasUsed,
       });
-      expect(again).toEqual({ settled: [], completedJobIds: [], retargeted: 0, redeliveries: [] });
+      expect(again).toEqual({
+        settled: [],
+        completedJobIds: [],
+        retargeted: 0,
+        redeliveries: [],
+        followUps: { taskSettled: [], webhookDelivery: [], manifestExport: [] },
+      });
       expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
 
       // the events go out (no webhook configured: recorded by the webhook worker)

@@ -283,18 +283,18 @@ describe("issue 27: the threshold policy settles on the stored model's leader", 
     expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
     // the reliable labeler says no, the two spammers say yes twice... and a third spammer vote would reach 3
     const rejected = await s.task({ consensus_threshold: 2, max_labels: 5 });
-    expect((await s.label(s.ids[2] as string, rejected, "no")).labels_needed).toBeGreaterThan(0);
-    expect((await s.label(s.ids[0] as string, rejected, "yes")).labels_needed).toBeGreaterThan(0);
+    expect((await s.label(s.ids[2] as string, rejected, "no")).labelsNeeded).toBeGreaterThan(0);
+    expect((await s.label(s.ids[0] as string, rejected, "yes")).labelsNeeded).toBeGreaterThan(0);
     const third = await s.label(s.ids[1] as string, rejected, "yes");
     // "yes" holds 2 = consensus_threshold, but the model puts "no" ahead: the task keeps collecting labels
-    expect(third.labels_needed).toBe(2);
+    expect(third.labelsNeeded).toBe(2);
     const open = await store.db.prisma.task.findUniqueOrThrow({ where: { id: rejected } });
     expect(open.status).toBe("labeling");
     // three labelers the model knows nothing about agree: they settle at the threshold
     const fresh = await s.task();
     const answers = [];
     for (const i of [3, 4, 5]) answers.push(await s.label(s.ids[i] as string, fresh, "no"));
-    expect(answers.map((a) => a.labels_needed)).toEqual([expect.any(Number), expect.any(Number), 0]);
+    expect(answers.map((a) => a.labelsNeeded)).toEqual([expect.any(Number), expect.any(Number), 0]);
     const settled = await store.db.prisma.task.findUniqueOrThrow({ where: { id: fresh } });
     expect(settled).toMatchObject({ status: "settling", consensusLabel: "no", resolution: "consensus" });
   });

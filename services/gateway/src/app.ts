@@ -1,11 +1,12 @@
 /**
  * The gateway's express app: `createApp(deps)` wires the middleware (request ids, access log, metrics, body
- * limits, authentication, rate limits) and mounts one router per resource (routes/*.ts), whose handlers are
- * plain functions over the store and the queue. No slow work happens inline: requests touch Postgres and
+ * limits, authentication, rate limits) and registers one handler per operation of the route catalog
+ * (operations.ts; handlers in routes/*.ts, plain functions over the store and the queue). No slow work happens inline: requests touch Postgres and
  * enqueue BullMQ jobs, nothing else (../shared/DESIGN.md §1).
  */
 import { randomUUID } from "node:crypto";
 import { ApiError } from "@labelgate/api";
+import { OPERATIONS } from "@labelgate/api/routes";
 import type { Logger, SecretBox } from "@labelgate/core";
 import { httpMetrics, type Metrics } from "@labelgate/metrics";
 import type { QueueClient } from "@labelgate/queue";
@@ -16,17 +17,18 @@ import { pinoHttp } from "pino-http";
 import { requireAdmin, requireCustomer, requireLabeler } from "./auth";
 import { errorHandler } from "./errors";
 import { DOCS_PATH, docsRouter } from "./openapi";
+import { type Handlers, registerOperations } from "./operations";
 import { QUEUE_DASHBOARD_PATH, queueDashboard, requireAdminOrBasic } from "./queue-dashboard";
 import { createRateLimits, type RateLimitConfig } from "./ratelimit";
-import { adminRoutes } from "./routes/admin";
-import { billingRoutes } from "./routes/billing";
-import { customerRoutes } from "./routes/customers";
-import { dashboardRoutes } from "./routes/dashboard";
-import { jobRoutes } from "./routes/jobs";
-import { labelingRoutes } from "./routes/labeling";
-import { systemRoutes } from "./routes/system";
-import { batchRoutes, taskRoutes } from "./routes/tasks";
-import { webhookRoutes } from "./routes/webhooks";
+import { adminHandlers } from "./routes/admin";
+import { billingHandlers } from "./routes/billing";
+import { customerHandlers } from "./routes/customers";
+import { dashboardHandlers } from "./routes/dashboard";
+import { jobHandlers } from "./routes/jobs";
+import { labelingHandlers } from "./routes/labeling";
+import { systemHandlers } from "./routes/system";
+import { batchHandlers, taskHandlers } from "./routes/tasks";
+import { webhookHandlers } from "./routes/webhooks";
 import { VIEW_URL_MAX_TTL_SECONDS, viewUrlSigner } from "./view-url";
 import { webRouter } from "./web";
 
@@ -91,7 +93,7 @@ export function createApp(deps: GatewayDeps): express.Express {
       logger,
       genReqId: (_req, res) => String(res.getHeader("X-Request-Id")),
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
-      autoLogging: { ignore: (req) => req.url === "/v1/health" },
+      autoLogging: { ignore: (req) => req.url === OPERATIONS.getHealth.path },
       // Access lines carry what an operator reads (request id, method, URL, client, status, Retry-After), not
       // the headers: no credential can reach them, and a line costs a third of the CPU of a full serialization.
       serializers: {
@@ -132,41 +134,28 @@ export function createApp(deps: GatewayDeps): express.Express {
   const labeler = requireLabeler(store);
   const admin = requireAdmin(config.adminToken);
 
-  const v1 = Router();
-  v1.use(systemRoutes({ store, queue, serviceName: config.serviceName }));
-  v1.use("/customers", customerRoutes({ store, sandboxLabelQuota: config.sandboxLabelQuota }, limits.registration, customer, json));
-  v1.use("/tasks", taskRoutes({ store, queue, logger }, customer, json, jsonBatch));
-  v1.use("/batches", batchRoutes({ store }, customer));
-  v1.use(
-    "/webhooks",
-    webhookRoutes(
-      {
-        store,
-        queue,
-        secretBox: deps.secretBox,
-        allowPrivateUrls: config.allowPrivateUrls,
-        webhookRetryMax: config.webhookRetryMax,
-        resolve: deps.resolve,
-      },
-      customer,
-      json,
-    ),
-  );
-  v1.use(
-    "/jobs",
-    jobRoutes({ store, queue, secretBox: deps.secretBox, allowPrivateUrls: config.allowPrivateUrls, logger }, customer, json),
-  );
-  v1.use("/billing", billingRoutes({ store, billing: config.billing }, customer));
-  v1.use("/dashboard", dashboardRoutes({ store }, customer));
   const viewUrls = viewUrlSigner({
     store,
     secretBox: deps.secretBox,
     logger,
     ttlSeconds: Math.min(VIEW_URL_MAX_TTL_SECONDS, config.claimTtlSeconds),
   });
-  v1.use("/labeling", labelingRoutes({ store, queue, claimTtlSeconds: config.claimTtlSeconds, viewUrls }, labeler, json));
-  v1.use("/admin", adminRoutes({ store, productionLabelQuota: config.productionLabelQuota }, admin, json));
-
+  const { secretBox, resolve } = deps;
+  const { allowPrivateUrls } = config;
+  const handlers: Handlers = {
+    ...systemHandlers({ store, queue, serviceName: config.serviceName }),
+    ...customerHandlers({ store, sandboxLabelQuota: config.sandboxLabelQuota }),
+    ...taskHandlers({ store, queue, logger }),
+    ...batchHandlers({ store }),
+    ...webhookHandlers({ store, queue, secretBox, allowPrivateUrls, webhookRetryMax: config.webhookRetryMax, resolve }),
+    ...jobHandlers({ store, queue, secretBox, allowPrivateUrls, logger }),
+    ...billingHandlers({ store, billing: config.billing }),
+    ...dashboardHandlers({ store }),
+    ...labelingHandlers({ store, queue, claimTtlSeconds: config.claimTtlSeconds, viewUrls }),
+    ...adminHandlers({ store, productionLabelQuota: config.productionLabelQuota }),
+  };
+  const v1 = Router();
+  registerOperations(v1, "/v1", handlers, { customer, labeler, admin, perAddress: limits.registration, json, jsonLarge: jsonBatch });
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());
   // the labeler app at /label/ and the customer console at /console/ (web.ts); the console's "verify" button

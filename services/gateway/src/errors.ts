@@ -10,7 +10,7 @@ import type { Duplex } from "node:stream";
 import { ApiError, ERRORS, type ErrorDetail, type ErrorKind } from "@labelgate/api";
 import type { Logger } from "@labelgate/core";
 import { QueueUnavailableError } from "@labelgate/queue";
-import { isDatabaseUnavailable } from "@labelgate/store";
+import { isDatabaseUnavailable, StoreError, type StoreErrorKind } from "@labelgate/store";
 import type { ErrorRequestHandler } from "express";
 import { ZodError, type z } from "zod";
 
@@ -71,12 +71,36 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S
 }
 
 /**
- * Maps any thrown value to an ApiError: known kinds pass through, the client errors of body-parser and the
+ * The error kind (errors table of @labelgate/api) each refusal of the store answers with: the one place a
+ * store outcome becomes an HTTP status and message.
+ */
+export const STORE_ERROR_KINDS: Record<StoreErrorKind, ErrorKind> = {
+  emailTaken: "emailTaken",
+  customerNotFound: "customerNotFound",
+  // an authenticated customer whose row is gone: its key names no one any more
+  customerGone: "unauthorized",
+  alreadyProduction: "alreadyProduction",
+  quotaExhausted: "quotaExhausted",
+  idempotencyMismatch: "idempotencyMismatch",
+  taskNotFound: "taskNotFound",
+  taskNotCancelable: "taskNotCancelable",
+  taskNotOpen: "taskNotOpen",
+  claimNotFound: "claimNotFound",
+  claimAlreadyLabeled: "claimAlreadyLabeled",
+  claimExpired: "claimExpired",
+  webhookExists: "webhookExists",
+  invalid: "validation",
+};
+
+/**
+ * Maps any thrown value to an ApiError: known kinds pass through, store refusals map through
+ * STORE_ERROR_KINDS, the client errors of body-parser and the
  * router (a body that is not JSON or cut short, a path parameter that does not decode) become their 4xx,
  * outages become 503, the rest 500.
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof StoreError) return new ApiError(STORE_ERROR_KINDS[err.kind], err.details, err.extra);
   if (err instanceof ZodError) return new ApiError("validation", zodDetails(err));
   const e = err as { type?: string; status?: number };
   if (e?.type === "entity.too.large") return new ApiError("payloadTooLarge");

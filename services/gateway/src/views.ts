@@ -2,8 +2,22 @@
  * Response bodies: database rows → wire shapes of ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §3, each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
+import { WEBHOOK_EVENTS } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import { type AnchoredRecord, type Batch, type Customer, evmSettlementOf, type LedgerEntry, type Task } from "@labelgate/store";
+import {
+  type AnchoredRecord,
+  type Batch,
+  type Customer,
+  type DeliveryWithAttempts,
+  evmSettlementOf,
+  type InvoiceRow,
+  type Job,
+  type LabelRecord,
+  type LedgerEntry,
+  type StoredSettings,
+  type Task,
+  type Webhook,
+} from "@labelgate/store";
 
 /** A task's status as customers see it. @throws on the retired `staged`, which no row takes. */
 export function visibleStatus(status: Task["status"]): wire.TaskStatus {
@@ -136,5 +150,126 @@ export function batchView(b: Batch, counts: TaskCounts, goldTasks: number): wire
     created_at: b.createdAt.toISOString(),
     counts,
     gold_tasks: goldTasks,
+  };
+}
+
+/** `POST /v1/labeling/claims/{claimId}/label` body: the recorded label and the labels its task may still take. */
+export function labelView(l: LabelRecord): wire.RecordedLabel {
+  return {
+    label_id: l.id,
+    claim_id: l.claimId,
+    task_id: l.taskId,
+    label: l.value,
+    created_at: l.createdAt.toISOString(),
+    labels_needed: l.labelsNeeded,
+  };
+}
+
+/** A stored webhook's events (validated at registration). @throws on a value no schema allows (a broken invariant). */
+function storedEvents(events: string[]): wire.WebhookEventType[] {
+  for (const e of events) if (!(WEBHOOK_EVENTS as readonly string[]).includes(e)) throw new Error(`stored webhook event ${e} is unknown`);
+  return events as wire.WebhookEventType[];
+}
+
+/** A webhook as the webhook routes answer it. */
+export function webhookView(w: Webhook): wire.Webhook {
+  return {
+    webhook_id: w.id,
+    callback_url: w.callbackUrl,
+    events: storedEvents(w.events),
+    active: w.active,
+    created_at: w.createdAt.toISOString(),
+    deleted_at: w.deletedAt ? w.deletedAt.toISOString() : null,
+  };
+}
+
+/** A delivery with its attempt log (newest first), as `GET /v1/webhooks/{id}/deliveries` lists it. */
+export function deliveryView(d: DeliveryWithAttempts): wire.Delivery {
+  return {
+    delivery_id: d.id,
+    event_id: d.eventId,
+    event: "task.settled",
+    task_id: d.taskId,
+    status: d.status,
+    attempts: d.attempts,
+    last_status_code: d.lastStatusCode,
+    last_error: d.lastError,
+    created_at: d.createdAt.toISOString(),
+    updated_at: d.updatedAt.toISOString(),
+    delivered_at: d.deliveredAt ? d.deliveredAt.toISOString() : null,
+    attempt_log: d.attemptsLog.map((a) => ({
+      attempt_id: a.id,
+      attempt: a.attempt,
+      manual: a.manual,
+      success: a.success,
+      status_code: a.statusCode,
+      error: a.error,
+      latency_ms: a.latencyMs,
+      started_at: a.startedAt.toISOString(),
+      finished_at: a.finishedAt.toISOString(),
+    })),
+  };
+}
+
+/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks other than gold tasks (0..1). Credentials never appear. */
+export function jobView(j: Job, tasksSettled: number): wire.Job {
+  return {
+    job_id: j.id,
+    status: j.status,
+    manifest_url: j.manifestUrl,
+    label_spec: { question: j.question, options: j.options },
+    type: j.taskType,
+    consensus_threshold: j.consensusThreshold,
+    max_labels: j.maxLabels,
+    confidence_target: j.confidenceTarget,
+    min_labels: j.minLabels,
+    callback_url: j.callbackUrl,
+    output_url: j.outputUrl,
+    task_count: j.taskCount,
+    gold_tasks: j.goldTaskCount,
+    lines_ingested: j.linesIngested,
+    tasks_settled: tasksSettled,
+    progress: j.taskCount > j.goldTaskCount ? Math.round((tasksSettled / (j.taskCount - j.goldTaskCount)) * 10_000) / 10_000 : 0,
+    error: j.error,
+    created_at: j.createdAt.toISOString(),
+    started_at: j.startedAt?.toISOString() ?? null,
+    ingested_at: j.ingestedAt?.toISOString() ?? null,
+    completed_at: j.completedAt?.toISOString() ?? null,
+    export_written_at: j.exportWrittenAt?.toISOString() ?? null,
+  };
+}
+
+/** `GET /v1/billing/invoices` item. */
+export function invoiceView(r: InvoiceRow): wire.Invoice {
+  return {
+    invoice_id: r.id,
+    month: r.month,
+    status: r.status,
+    currency: r.currency,
+    labels_collected: r.labels_collected,
+    tasks_settled: r.tasks_settled,
+    amount_cents: Number(r.amount_cents),
+    line_items: r.line_items,
+    created_at: r.created_at.toISOString(),
+    finalized_at: r.finalized_at ? r.finalized_at.toISOString() : null,
+  };
+}
+
+/** `GET`/`PATCH /v1/customers/me/settings` body: every field present, unset ones null. */
+export function settingsView(stored: StoredSettings): wire.Settings {
+  const d = stored.task_defaults ?? {};
+  const q = stored.quality ?? {};
+  return {
+    task_defaults: {
+      consensus_threshold: d.consensus_threshold ?? null,
+      confidence_target: d.confidence_target ?? null,
+      min_labels: d.min_labels ?? null,
+      max_labels: d.max_labels ?? null,
+    },
+    quality: {
+      gold_rate: q.gold_rate ?? null,
+      min_labeler_accuracy: q.min_labeler_accuracy ?? null,
+      min_gold_answers: q.min_gold_answers ?? null,
+    },
   };
 }

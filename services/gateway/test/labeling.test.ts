@@ -7,7 +7,8 @@
  * file's generic claim could take a slot of one of our tasks, assertions account for such foreign claims.
  */
 
-import type { ClaimResult, RecordedLabel } from "@labelgate/store";
+import type { RecordedLabel } from "@labelgate/api/types";
+import type { ClaimResult } from "@labelgate/store";
 import {
   type ApiResponse,
   createLabeler,

@@ -4,7 +4,7 @@
  */
 import net from "node:net";
 import { reconcile } from "@labelgate/consensus-worker";
-import { QueueClient } from "@labelgate/queue";
+import { dispatch, mergeFollowUps, QueueClient } from "@labelgate/queue";
 import {
   createLabeler,
   createTask,
@@ -89,6 +89,35 @@ describe("Redis unavailable", () => {
     await expect(queue.enqueue("consensus", { taskId: "tsk_x", labelId: "lab_x" })).rejects.toThrow(/enqueue consensus/);
     expect(Date.now() - started).toBeLessThan(2000);
     await queue.close();
+  });
+
+  it("dispatch sends follow-ups, and logs those it cannot enqueue as deferred to the reconciliation", async () => {
+    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+    const sink = { warn: (fields: Record<string, unknown>, message: string) => void warnings.push({ fields, message }) };
+    const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const work = mergeFollowUps(
+      { manifestExport: [{ manifestJobId: `job_a${suffix}` }] },
+      { manifestExport: [{ manifestJobId: `job_b${suffix}` }], taskSettled: [] },
+    );
+    expect(work).toEqual({ manifestExport: [{ manifestJobId: `job_a${suffix}` }, { manifestJobId: `job_b${suffix}` }] });
+
+    // the healthy queue takes both (no worker runs here: they wait)
+    expect(await dispatch(healthy.queue, work, sink)).toEqual({ sent: 2, deferred: 0 });
+    expect(await healthy.queue.requeue("manifestExport", { manifestJobId: `job_a${suffix}` })).toBe("pending");
+    expect(warnings).toEqual([]);
+
+    // Redis down: neither is enqueued, each is logged, nothing is thrown
+    const dead = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
+    try {
+      expect(await dispatch(dead, work, sink)).toEqual({ sent: 0, deferred: 2 });
+    } finally {
+      await dead.close();
+    }
+    expect(warnings.map((w) => w.message)).toEqual([
+      "manifest-export enqueue deferred to reconciliation",
+      "manifest-export enqueue deferred to reconciliation",
+    ]);
+    expect(warnings[1]?.fields).toMatchObject({ queue: "manifest-export", payload: { manifestJobId: `job_b${suffix}` } });
   });
 });
 

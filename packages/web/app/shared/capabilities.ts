@@ -3,23 +3,30 @@
  * apps show a feature only when the route behind it exists (the batch list, releasing a claim, settings,
  * the labelers table arrive with newer gateways), instead of failing with a 404 when it is used.
  */
+import { OPERATIONS, type OperationId } from "@labelgate/sdk/browser";
 import { useQuery } from "@tanstack/react-query";
 
-/** `METHOD /path` as in the document, e.g. `DELETE /v1/labeling/claims/{claim_id}`. */
+/** `METHOD /path` as in the document, e.g. `DELETE /v1/labeling/claims/{claimId}`. */
 export type RouteKey = string;
 
+/** The `METHOD /path` key of a catalog operation. */
+function routeKey(id: OperationId): RouteKey {
+  return `${OPERATIONS[id].method.toUpperCase()} ${OPERATIONS[id].path}`;
+}
+
 export const ROUTE = {
-  releaseClaim: "DELETE /v1/labeling/claims/{claimId}",
-  listBatches: "GET /v1/batches",
-  settings: "GET /v1/customers/me/settings",
-  updateSettings: "PATCH /v1/customers/me/settings",
-  labelers: "GET /v1/dashboard/labelers",
+  releaseClaim: routeKey("releaseClaim"),
+  listBatches: routeKey("listBatches"),
+  settings: routeKey("getSettings"),
+  updateSettings: routeKey("updateSettings"),
+  labelers: routeKey("getDashboardLabelers"),
 } as const;
 
 /** The routes of the document as `METHOD /path` keys. @throws Error when the document cannot be read */
 export async function fetchRoutes(): Promise<Set<RouteKey>> {
-  const res = await fetch("/v1/openapi.json", { headers: { accept: "application/json" } });
-  if (!res.ok) throw new Error(`GET /v1/openapi.json answered ${res.status}`);
+  const path = OPERATIONS.getOpenApiDocument.path;
+  const res = await fetch(path, { headers: { accept: "application/json" } });
+  if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
   const doc = (await res.json()) as { paths?: Record<string, Record<string, unknown>> };
   const keys = new Set<RouteKey>();
   for (const [path, ops] of Object.entries(doc.paths ?? {}))

@@ -6,8 +6,9 @@ import { ApiError, customerPatchBody, customersQuery, labelerBody, pathId, upgra
 import type * as wire from "@labelgate/api/types";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
 import type { Store } from "@labelgate/store";
-import { type Request, type RequestHandler, Router } from "express";
+import type { Request } from "express";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 import { customerView } from "../views";
 
 export interface AdminRouteDeps {
@@ -22,58 +23,59 @@ function customerId(req: Request): string {
   return id;
 }
 
-export function adminRoutes(deps: AdminRouteDeps, admin: RequestHandler, json: RequestHandler): Router {
+export function adminHandlers(
+  deps: AdminRouteDeps,
+): Pick<Handlers, "createLabeler" | "listCustomers" | "setCustomerQuota" | "upgradeCustomer"> {
   const { store } = deps;
-  const router = Router();
 
-  router.post("/labelers", admin, json, async (req, res) => {
-    const body = parse(labelerBody, req.body);
-    const key = issueKey(KEY_PREFIX.labeler);
-    const created = await store.accounts.createLabeler(body.name, key);
-    const view: wire.LabelerCreated = {
-      labeler_id: created.id,
-      name: created.name,
-      api_key: key.key,
-      created_at: created.createdAt.toISOString(),
-    };
-    res.status(201).json(view);
-  });
+  return {
+    createLabeler: async (req, res) => {
+      const body = parse(labelerBody, req.body);
+      const key = issueKey(KEY_PREFIX.labeler);
+      const created = await store.accounts.createLabeler(body.name, key);
+      const view: wire.LabelerCreated = {
+        labeler_id: created.id,
+        name: created.name,
+        api_key: key.key,
+        created_at: created.createdAt.toISOString(),
+      };
+      res.status(201).json(view);
+    },
 
-  router.get("/customers", admin, async (req, res) => {
-    const q = parse(customersQuery, req.query);
-    const { total, items } = await store.accounts.list({ page: q.page, perPage: q.per_page, tier: q.tier || undefined });
-    res.json({ page: q.page, per_page: q.per_page, total, items: items.map((c) => customerView(c.customer, c.hint)) });
-  });
+    listCustomers: async (req, res) => {
+      const q = parse(customersQuery, req.query);
+      const { total, items } = await store.accounts.list({ page: q.page, perPage: q.per_page, tier: q.tier || undefined });
+      res.json({ page: q.page, per_page: q.per_page, total, items: items.map((c) => customerView(c.customer, c.hint)) });
+    },
 
-  router.patch("/customers/:id", admin, json, async (req, res) => {
-    const id = customerId(req);
-    const body = parse(customerPatchBody, req.body);
-    const { customer, hint } = await store.accounts.setQuota(id, body.label_quota);
-    res.json(customerView(customer, hint));
-  });
+    setCustomerQuota: async (req, res) => {
+      const id = customerId(req);
+      const body = parse(customerPatchBody, req.body);
+      const { customer, hint } = await store.accounts.setQuota(id, body.label_quota);
+      res.json(customerView(customer, hint));
+    },
 
-  /**
-   * Upgrade to production (../shared/spec/SPEC.md §5.3): issues an `sk_live_` key (returned once), raises the quota to the
-   * production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key` is true.
-   * 409 when the customer is already on production (live-key rotation is a support matter, ../shared/spec/SPEC.md §5.7).
-   */
-  router.post("/customers/:id/upgrade", admin, json, async (req, res) => {
-    const id = customerId(req);
-    const body = parse(upgradeBody, req.body);
-    const key = issueKey(KEY_PREFIX.production);
-    const { customer, revoked } = await store.accounts.upgrade(id, {
-      key,
-      productionLabelQuota: deps.productionLabelQuota,
-      keepSandboxKey: body.keep_sandbox_key,
-    });
-    const view: wire.UpgradedCustomer = {
-      ...customerView(customer, key.hint),
-      api_key: key.key,
-      sandbox_keys_revoked: revoked,
-      message: "Store this live API key now: it is shown only once and cannot be retrieved again.",
-    };
-    res.json(view);
-  });
-
-  return router;
+    /**
+     * Upgrade to production (../shared/spec/SPEC.md §5.3): issues an `sk_live_` key (returned once), raises the quota to the
+     * production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key` is true.
+     * 409 when the customer is already on production (live-key rotation is a support matter, ../shared/spec/SPEC.md §5.7).
+     */
+    upgradeCustomer: async (req, res) => {
+      const id = customerId(req);
+      const body = parse(upgradeBody, req.body);
+      const key = issueKey(KEY_PREFIX.production);
+      const { customer, revoked } = await store.accounts.upgrade(id, {
+        key,
+        productionLabelQuota: deps.productionLabelQuota,
+        keepSandboxKey: body.keep_sandbox_key,
+      });
+      const view: wire.UpgradedCustomer = {
+        ...customerView(customer, key.hint),
+        api_key: key.key,
+        sandbox_keys_revoked: revoked,
+        message: "Store this live API key now: it is shown only once and cannot be retrieved again.",
+      };
+      res.json(view);
+    },
+  };
 }

@@ -6,10 +6,10 @@ import { registrationBody, settingsPatchBody } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
 import type { Store } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
-import { customerView } from "../views";
+import type { Handlers } from "../operations";
+import { customerView, settingsView } from "../views";
 
 export interface CustomerRouteDeps {
   store: Store;
@@ -17,45 +17,46 @@ export interface CustomerRouteDeps {
   sandboxLabelQuota: number;
 }
 
-/** Routes under /v1/customers: `registration` limits registrations per client address, `auth` authenticates. */
-export function customerRoutes(deps: CustomerRouteDeps, registration: RequestHandler, auth: RequestHandler, json: RequestHandler): Router {
+/** Handlers of the operations under /v1/customers (authentication and body parsing are done before them, operations.ts). */
+export function customerHandlers(
+  deps: CustomerRouteDeps,
+): Pick<Handlers, "registerCustomer" | "getCurrentCustomer" | "getSettings" | "updateSettings"> {
   const { store } = deps;
-  const router = Router();
 
-  router.post("/", registration, json, async (req, res) => {
-    const body = parse(registrationBody, req.body);
-    const key = issueKey(KEY_PREFIX.sandbox);
-    const created = await store.accounts.register({ name: body.name, email: body.email, labelQuota: deps.sandboxLabelQuota, key });
-    const view: wire.RegisteredCustomer = {
-      customer_id: created.id,
-      name: created.name,
-      email: created.email,
-      api_key: key.key,
-      tier: "sandbox",
-      label_quota: created.labelQuota,
-      created_at: Math.floor(created.createdAt.getTime() / 1000),
-      message: "Store this API key now: it is shown only once and cannot be retrieved again.",
-    };
-    res.status(201).json(view);
-  });
+  return {
+    registerCustomer: async (req, res) => {
+      const body = parse(registrationBody, req.body);
+      const key = issueKey(KEY_PREFIX.sandbox);
+      const created = await store.accounts.register({ name: body.name, email: body.email, labelQuota: deps.sandboxLabelQuota, key });
+      const view: wire.RegisteredCustomer = {
+        customer_id: created.id,
+        name: created.name,
+        email: created.email,
+        api_key: key.key,
+        tier: "sandbox",
+        label_quota: created.labelQuota,
+        created_at: Math.floor(created.createdAt.getTime() / 1000),
+        message: "Store this API key now: it is shown only once and cannot be retrieved again.",
+      };
+      res.status(201).json(view);
+    },
 
-  router.get("/me", auth, async (_req, res) => {
-    const { customerId } = customerOf(res);
-    const { customer, hint } = await store.accounts.profile(customerId);
-    res.json(customerView(customer, hint));
-  });
+    getCurrentCustomer: async (_req, res) => {
+      const { customerId } = customerOf(res);
+      const { customer, hint } = await store.accounts.profile(customerId);
+      res.json(customerView(customer, hint));
+    },
 
-  router.get("/me/settings", auth, async (_req, res) => {
-    const { customerId } = customerOf(res);
-    const body: wire.Settings = await store.settings.get(customerId);
-    res.json(body);
-  });
+    getSettings: async (_req, res) => {
+      const { customerId } = customerOf(res);
+      const body: wire.Settings = settingsView(await store.settings.get(customerId));
+      res.json(body);
+    },
 
-  router.patch("/me/settings", auth, json, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const body: wire.Settings = await store.settings.patch(customerId, parse(settingsPatchBody, req.body));
-    res.json(body);
-  });
-
-  return router;
+    updateSettings: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const body: wire.Settings = settingsView(await store.settings.patch(customerId, parse(settingsPatchBody, req.body)));
+      res.json(body);
+    },
+  };
 }

@@ -6,9 +6,9 @@
 import { ApiError, noQuery, TASK_STATUSES, tasksQuery, zeroTaskCounts } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { QUALITY_WINDOW_DAYS, type Store } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 import { taskView } from "../views";
 
 export interface DashboardRouteDeps {
@@ -26,73 +26,74 @@ function round(value: number | null, decimals: number): number | null {
   return Math.round(value * f) / f;
 }
 
-/** Routes under /v1/dashboard; `auth` is the customer authentication. */
-export function dashboardRoutes(deps: DashboardRouteDeps, auth: RequestHandler): Router {
+/** Handlers of the operations under /v1/dashboard (authentication and body parsing are done before them, operations.ts). */
+export function dashboardHandlers(
+  deps: DashboardRouteDeps,
+): Pick<Handlers, "getDashboardOverview" | "listDashboardTasks" | "getDashboardQuality" | "getDashboardLabelers" | "getDashboardUsage"> {
   const { store } = deps;
-  const router = Router();
 
-  router.get("/overview", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const row = await store.dashboard.overview(customerId);
-    if (!row) throw new ApiError("unauthorized");
-    const counts = zeroTaskCounts();
-    for (const s of TASK_STATUSES) counts[s] = row.tasks_by_status[s] ?? 0;
-    const body: wire.DashboardOverview = {
-      tasks_by_status: counts,
-      labels_this_month: row.labels_this_month,
-      label_quota: row.label_quota,
-      label_quota_remaining: Math.max(0, row.label_quota - row.quota_used),
-      median_seconds_to_settle: round(row.median_seconds_to_settle, 3),
-      webhook_delivery_success_rate: share(row.deliveries_delivered, row.deliveries_delivered + row.deliveries_failed),
-    };
-    res.json(body);
-  });
+  return {
+    getDashboardOverview: async (req, res) => {
+      const { customerId } = customerOf(res);
+      parse(noQuery, req.query);
+      const row = await store.dashboard.overview(customerId);
+      if (!row) throw new ApiError("unauthorized");
+      const counts = zeroTaskCounts();
+      for (const s of TASK_STATUSES) counts[s] = row.tasks_by_status[s] ?? 0;
+      const body: wire.DashboardOverview = {
+        tasks_by_status: counts,
+        labels_this_month: row.labels_this_month,
+        label_quota: row.label_quota,
+        label_quota_remaining: Math.max(0, row.label_quota - row.quota_used),
+        median_seconds_to_settle: round(row.median_seconds_to_settle, 3),
+        webhook_delivery_success_rate: share(row.deliveries_delivered, row.deliveries_delivered + row.deliveries_failed),
+      };
+      res.json(body);
+    },
 
-  router.get("/tasks", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const q = parse(tasksQuery, req.query);
-    const { total, items } = await store.dashboard.tasks(customerId, {
-      status: q.status || undefined,
-      sort: q.sort,
-      limit: q.per_page,
-      offset: (q.page - 1) * q.per_page,
-    });
-    res.json({ page: q.page, per_page: q.per_page, total, items: items.map(taskView) });
-  });
+    listDashboardTasks: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const q = parse(tasksQuery, req.query);
+      const { total, items } = await store.dashboard.tasks(customerId, {
+        status: q.status || undefined,
+        sort: q.sort,
+        limit: q.per_page,
+        offset: (q.page - 1) * q.per_page,
+      });
+      res.json({ page: q.page, per_page: q.per_page, total, items: items.map(taskView) });
+    },
 
-  router.get("/quality", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const [row, calibration] = await Promise.all([store.dashboard.quality(customerId), store.spaces.calibration(customerId)]);
-    const body: wire.DashboardQuality = {
-      window_days: QUALITY_WINDOW_DAYS,
-      tasks_settled: row.tasks_settled,
-      mean_confidence: round(row.mean_confidence, 4),
-      resolution: {
-        consensus: { tasks: row.consensus, share: share(row.consensus, row.tasks_settled) },
-        confidence: { tasks: row.confidence, share: share(row.confidence, row.tasks_settled) },
-        max_labels: { tasks: row.max_labels, share: share(row.max_labels, row.tasks_settled) },
-      },
-      labels_per_task: row.labels_per_task,
-      agreement_rate: share(row.agreeing, row.labels),
-      calibration,
-    };
-    res.json(body);
-  });
+    getDashboardQuality: async (req, res) => {
+      const { customerId } = customerOf(res);
+      parse(noQuery, req.query);
+      const [row, calibration] = await Promise.all([store.dashboard.quality(customerId), store.spaces.calibration(customerId)]);
+      const body: wire.DashboardQuality = {
+        window_days: QUALITY_WINDOW_DAYS,
+        tasks_settled: row.tasks_settled,
+        mean_confidence: round(row.mean_confidence, 4),
+        resolution: {
+          consensus: { tasks: row.consensus, share: share(row.consensus, row.tasks_settled) },
+          confidence: { tasks: row.confidence, share: share(row.confidence, row.tasks_settled) },
+          max_labels: { tasks: row.max_labels, share: share(row.max_labels, row.tasks_settled) },
+        },
+        labels_per_task: row.labels_per_task,
+        agreement_rate: share(row.agreeing, row.labels),
+        calibration,
+      };
+      res.json(body);
+    },
 
-  router.get("/labelers", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    const body: wire.LabelerQualityList = { items: await store.spaces.labelers(customerId) };
-    res.json(body);
-  });
+    getDashboardLabelers: async (req, res) => {
+      const { customerId } = customerOf(res);
+      parse(noQuery, req.query);
+      const body: wire.LabelerQualityList = { items: await store.spaces.labelers(customerId) };
+      res.json(body);
+    },
 
-  router.get("/usage", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    parse(noQuery, req.query);
-    res.json({ days: await store.dashboard.usageDays(customerId) });
-  });
-
-  return router;
+    getDashboardUsage: async (req, res) => {
+      const { customerId } = customerOf(res);
+      parse(noQuery, req.query);
+      res.json({ days: await store.dashboard.usageDays(customerId) });
+    },
+  };
 }

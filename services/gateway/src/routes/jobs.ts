@@ -5,14 +5,15 @@
  */
 
 import { ApiError, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
-import type * as wire from "@labelgate/api/types";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
-import type { Job, Store } from "@labelgate/store";
-import { type Request, type RequestHandler, Router } from "express";
+import { dispatch, type QueueClient } from "@labelgate/queue";
+import type { Store } from "@labelgate/store";
+import type { Request } from "express";
 import { customerOf } from "../auth";
+import { requireWebhooksFor } from "../callbacks";
 import { parse } from "../errors";
-import { requireWebhooksFor } from "./webhooks";
+import type { Handlers } from "../operations";
+import { jobView } from "../views";
 
 /** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
 export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" | "https" {
@@ -41,37 +42,8 @@ export interface JobRouteDeps {
   logger: Logger;
 }
 
-/** `GET /v1/jobs/{id}` body. `progress` = settled share of the tasks other than gold tasks (0..1). Credentials never appear. */
-export function jobView(j: Job, tasksSettled: number): wire.Job {
-  return {
-    job_id: j.id,
-    status: j.status,
-    manifest_url: j.manifestUrl,
-    label_spec: { question: j.question, options: j.options },
-    type: j.taskType,
-    consensus_threshold: j.consensusThreshold,
-    max_labels: j.maxLabels,
-    confidence_target: j.confidenceTarget,
-    min_labels: j.minLabels,
-    callback_url: j.callbackUrl,
-    output_url: j.outputUrl,
-    task_count: j.taskCount,
-    gold_tasks: j.goldTaskCount,
-    lines_ingested: j.linesIngested,
-    tasks_settled: tasksSettled,
-    progress: j.taskCount > j.goldTaskCount ? Math.round((tasksSettled / (j.taskCount - j.goldTaskCount)) * 10_000) / 10_000 : 0,
-    error: j.error,
-    created_at: j.createdAt.toISOString(),
-    started_at: j.startedAt?.toISOString() ?? null,
-    ingested_at: j.ingestedAt?.toISOString() ?? null,
-    completed_at: j.completedAt?.toISOString() ?? null,
-    export_written_at: j.exportWrittenAt?.toISOString() ?? null,
-  };
-}
-
-export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: RequestHandler): Router {
+export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "listJobs" | "getJob" | "exportJob"> {
   const { store, queue, secretBox } = deps;
-  const router = Router();
 
   const ownJob = async (req: Request, customerId: string) => {
     const id = req.params.id;
@@ -81,99 +53,97 @@ export function jobRoutes(deps: JobRouteDeps, auth: RequestHandler, json: Reques
     return found;
   };
 
-  router.post("/", auth, json, async (req, res) => {
-    const { customerId, settings } = customerOf(res);
-    const body = parse(jobBody, req.body);
-    const credentials = body.credentials ?? body.s3_credentials;
-    const details: { path: string; message: string }[] = [];
-    const checkStorage = (path: "manifest_url" | "output_url", raw: string | undefined) => {
-      if (raw === undefined) return;
-      try {
-        const scheme = storageScheme(raw, deps.allowPrivateUrls);
-        if (path === "output_url" && scheme === "https") details.push({ path, message: "must be s3://bucket/key or gs://bucket/key" });
-        if (scheme === "s3" && !(credentials && "access_key_id" in credentials)) {
-          details.push({ path: "credentials", message: `${path} is on S3: give access_key_id, secret_access_key and region` });
+  return {
+    createJob: async (req, res) => {
+      const { customerId, settings } = customerOf(res);
+      const body = parse(jobBody, req.body);
+      const credentials = body.credentials ?? body.s3_credentials;
+      const details: { path: string; message: string }[] = [];
+      const checkStorage = (path: "manifest_url" | "output_url", raw: string | undefined) => {
+        if (raw === undefined) return;
+        try {
+          const scheme = storageScheme(raw, deps.allowPrivateUrls);
+          if (path === "output_url" && scheme === "https") details.push({ path, message: "must be s3://bucket/key or gs://bucket/key" });
+          if (scheme === "s3" && !(credentials && "access_key_id" in credentials)) {
+            details.push({ path: "credentials", message: `${path} is on S3: give access_key_id, secret_access_key and region` });
+          }
+          if (scheme === "gs" && !(credentials && "service_account_json" in credentials)) {
+            details.push({ path: "credentials", message: `${path} is on GCS: give service_account_json` });
+          }
+        } catch (err) {
+          if (!(err instanceof OutboundUrlError)) throw err;
+          details.push({ path, message: err.message });
         }
-        if (scheme === "gs" && !(credentials && "service_account_json" in credentials)) {
-          details.push({ path: "credentials", message: `${path} is on GCS: give service_account_json` });
+      };
+      checkStorage("manifest_url", body.manifest_url);
+      checkStorage("output_url", body.output_url);
+      if (credentials && "endpoint" in credentials && credentials.endpoint !== undefined) {
+        try {
+          checkUrlForm(credentials.endpoint, deps.allowPrivateUrls);
+        } catch (err) {
+          if (!(err instanceof OutboundUrlError)) throw err;
+          details.push({ path: "credentials.endpoint", message: err.message });
         }
-      } catch (err) {
-        if (!(err instanceof OutboundUrlError)) throw err;
-        details.push({ path, message: err.message });
       }
-    };
-    checkStorage("manifest_url", body.manifest_url);
-    checkStorage("output_url", body.output_url);
-    if (credentials && "endpoint" in credentials && credentials.endpoint !== undefined) {
+      // the job body, then the customer's task defaults (../shared/DESIGN.md §10): every task of the job gets this policy
+      let policy: TaskPolicy | undefined;
       try {
-        checkUrlForm(credentials.endpoint, deps.allowPrivateUrls);
+        policy = resolvePolicy([body, settings.task_defaults]);
       } catch (err) {
-        if (!(err instanceof OutboundUrlError)) throw err;
-        details.push({ path: "credentials.endpoint", message: err.message });
+        if (!(err instanceof ApiError && err.details)) throw err;
+        details.push(...err.details);
       }
-    }
-    // the job body, then the customer's task defaults (../shared/DESIGN.md §10): every task of the job gets this policy
-    let policy: TaskPolicy | undefined;
-    try {
-      policy = resolvePolicy([body, settings.task_defaults]);
-    } catch (err) {
-      if (!(err instanceof ApiError && err.details)) throw err;
-      details.push(...err.details);
-    }
-    if (details.length > 0 || !policy) throw new ApiError("validation", details);
-    await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
+      if (details.length > 0 || !policy) throw new ApiError("validation", details);
+      await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
 
-    const id = newId("job");
-    const job = await store.jobs.create({
-      id,
-      customerId,
-      manifestUrl: body.manifest_url,
-      taskType: body.type,
-      question: body.label_spec.question,
-      options: body.label_spec.options,
-      consensusThreshold: policy.consensus_threshold,
-      maxLabels: policy.max_labels,
-      confidenceTarget: policy.confidence_target,
-      minLabels: policy.min_labels,
-      callbackUrl: body.callback_url ?? null,
-      outputUrl: body.output_url ?? null,
-      credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
-    });
-    // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
-    await queue.enqueue("manifestIngest", { manifestJobId: id }).catch((err: unknown) => {
-      deps.logger.warn({ err, job_id: id }, "manifest ingestion enqueue deferred to reconciliation");
-    });
-    res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
-  });
+      const id = newId("job");
+      const { job, followUps } = await store.jobs.create({
+        id,
+        customerId,
+        manifestUrl: body.manifest_url,
+        taskType: body.type,
+        question: body.label_spec.question,
+        options: body.label_spec.options,
+        consensusThreshold: policy.consensus_threshold,
+        maxLabels: policy.max_labels,
+        confidenceTarget: policy.confidence_target,
+        minLabels: policy.min_labels,
+        callbackUrl: body.callback_url ?? null,
+        outputUrl: body.output_url ?? null,
+        credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
+      });
+      // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
+      await dispatch(queue, followUps, deps.logger);
+      res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
+    },
 
-  router.get("/", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const q = parse(jobsQuery, req.query);
-    const { total, items } = await store.jobs.list(customerId, q.page, q.per_page);
-    res.json({ page: q.page, per_page: q.per_page, total, items: items.map((j) => jobView(j.job, j.tasksSettled)) });
-  });
+    listJobs: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const q = parse(jobsQuery, req.query);
+      const { total, items } = await store.jobs.list(customerId, q.page, q.per_page);
+      res.json({ page: q.page, per_page: q.per_page, total, items: items.map((j) => jobView(j.job, j.tasksSettled)) });
+    },
 
-  router.get("/:id", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const { job, tasksSettled } = await ownJob(req, customerId);
-    res.json(jobView(job, tasksSettled));
-  });
+    getJob: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const { job, tasksSettled } = await ownJob(req, customerId);
+      res.json(jobView(job, tasksSettled));
+    },
 
-  router.get("/:id/export", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const { job } = await ownJob(req, customerId);
-    if (job.status !== "completed") throw new ApiError("jobNotCompleted", undefined, { status: job.status });
-    res.status(200);
-    res.setHeader("Content-Type", "application/x-ndjson; charset=utf-8");
-    res.setHeader("Content-Disposition", `attachment; filename="${job.id}.jsonl"`);
-    const stream = store.jobs.exportStream(job.id);
-    stream.on("error", (err) => {
-      // Headers are sent: the only honest signal left is to cut the response short.
-      deps.logger.error({ err, job_id: job.id }, "export failed mid-stream");
-      res.destroy(err);
-    });
-    stream.pipe(res);
-  });
-
-  return router;
+    exportJob: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const { job } = await ownJob(req, customerId);
+      if (job.status !== "completed") throw new ApiError("jobNotCompleted", undefined, { status: job.status });
+      res.status(200);
+      res.setHeader("Content-Type", "application/x-ndjson; charset=utf-8");
+      res.setHeader("Content-Disposition", `attachment; filename="${job.id}.jsonl"`);
+      const stream = store.jobs.exportStream(job.id);
+      stream.on("error", (err) => {
+        // Headers are sent: the only honest signal left is to cut the response short.
+        deps.logger.error({ err, job_id: job.id }, "export failed mid-stream");
+        res.destroy(err);
+      });
+      stream.pipe(res);
+    },
+  };
 }

@@ -7,12 +7,13 @@
  */
 import { claimBody, labelBody } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
-import { type RequestHandler, Router } from "express";
 import { labelerOf } from "../auth";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 import type { ViewUrlSigner } from "../view-url";
+import { labelView } from "../views";
 import { idempotencyKeyOf, pathParam } from "./tasks";
 
 export interface LabelingRouteDeps {
@@ -24,52 +25,47 @@ export interface LabelingRouteDeps {
   viewUrls: ViewUrlSigner;
 }
 
-/** Routes under /v1/labeling; `auth` is the labeler authentication. */
-export function labelingRoutes(deps: LabelingRouteDeps, auth: RequestHandler, json: RequestHandler): Router {
+/** Handlers of the operations under /v1/labeling (authentication and body parsing are done before them, operations.ts). */
+export function labelingHandlers(deps: LabelingRouteDeps): Pick<Handlers, "claimTask" | "releaseClaim" | "labelClaim"> {
   const { store, queue } = deps;
-  const router = Router();
 
-  router.post("/claims", auth, json, async (req, res) => {
-    const { labelerId } = labelerOf(res);
-    const body = parse(claimBody, req.body);
-    const key = idempotencyKeyOf(req, undefined);
-    const claim = await store.labeling.claim(labelerId, body.task_id, deps.claimTtlSeconds, key);
-    if (!claim) {
+  return {
+    claimTask: async (req, res) => {
+      const { labelerId } = labelerOf(res);
+      const body = parse(claimBody, req.body);
+      const key = idempotencyKeyOf(req, undefined);
+      const claim = await store.labeling.claim(labelerId, body.task_id, deps.claimTtlSeconds, key);
+      if (!claim) {
+        res.status(204).end();
+        return;
+      }
+      const viewUrl = await deps.viewUrls.viewUrl(claim);
+      const out: wire.Claim = {
+        claim_id: claim.claim_id,
+        task_id: claim.task_id,
+        task_type: claim.task_type,
+        data_url: claim.data_url,
+        ...(viewUrl ? { view_url: viewUrl } : {}),
+        label_spec: claim.label_spec,
+        expires_at: claim.expires_at,
+      };
+      res.status(201).json(out);
+    },
+
+    releaseClaim: async (req, res) => {
+      const { labelerId } = labelerOf(res);
+      await store.labeling.release(labelerId, pathParam(req, "claimId", "clm_", "claimNotFound"));
       res.status(204).end();
-      return;
-    }
-    const viewUrl = await deps.viewUrls.viewUrl(claim);
-    const out: wire.Claim = {
-      claim_id: claim.claim_id,
-      task_id: claim.task_id,
-      task_type: claim.task_type,
-      data_url: claim.data_url,
-      ...(viewUrl ? { view_url: viewUrl } : {}),
-      label_spec: claim.label_spec,
-      expires_at: claim.expires_at,
-    };
-    res.status(201).json(out);
-  });
+    },
 
-  router.delete("/claims/:claimId", auth, async (req, res) => {
-    const { labelerId } = labelerOf(res);
-    await store.labeling.release(labelerId, pathParam(req, "claimId", "clm_", "claimNotFound"));
-    res.status(204).end();
-  });
-
-  router.post("/claims/:claimId/label", auth, json, async (req, res) => {
-    const { labelerId } = labelerOf(res);
-    const claimId = pathParam(req, "claimId", "clm_", "claimNotFound");
-    const body = parse(labelBody, req.body);
-    const { label, decided } = await store.labeling.label(labelerId, claimId, body.label);
-    if (decided) {
+    labelClaim: async (req, res) => {
+      const { labelerId } = labelerOf(res);
+      const claimId = pathParam(req, "claimId", "clm_", "claimNotFound");
+      const body = parse(labelBody, req.body);
+      const { label, followUps } = await store.labeling.label(labelerId, claimId, body.label);
       // The decision is committed. If the queue is down, the reconciliation enqueues the settlement later.
-      await queue.enqueue("consensus", { taskId: label.task_id, labelId: label.label_id }).catch((err: unknown) => {
-        req.log.warn({ err, task_id: label.task_id, label_id: label.label_id }, "settlement enqueue deferred to reconciliation");
-      });
-    }
-    res.status(201).json(label);
-  });
-
-  return router;
+      await dispatch(queue, followUps, req.log);
+      res.status(201).json(labelView(label));
+    },
+  };
 }

@@ -15,13 +15,14 @@ import {
 } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import type { Logger } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
-import { type Request, type RequestHandler, type Response, Router } from "express";
+import type { Request, Response } from "express";
 import { customerOf } from "../auth";
+import { requireWebhooksFor } from "../callbacks";
 import { parse } from "../errors";
+import type { Handlers } from "../operations";
 import { batchView, resultView, taskView } from "../views";
-import { requireWebhooksFor } from "./webhooks";
 
 export interface TaskRouteDeps {
   store: Store;
@@ -49,10 +50,11 @@ export function idempotencyKeyOf(req: Request, bodyKey: string | undefined): str
   return parsed.data;
 }
 
-/** Routes under /v1/tasks; `auth` is the customer authentication, `json` and `jsonBatch` the body parsers. */
-export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: RequestHandler, jsonBatch: RequestHandler): Router {
+/** Handlers of the operations under /v1/tasks (authentication and body parsing are done before them, operations.ts). */
+export function taskHandlers(
+  deps: TaskRouteDeps,
+): Pick<Handlers, "createTask" | "createTaskBatch" | "getTask" | "getTaskResult" | "cancelTask"> {
   const { store, queue } = deps;
-  const router = Router();
 
   const ownTask = async (req: Request, res: Response) => {
     const { customerId } = customerOf(res);
@@ -61,109 +63,109 @@ export function taskRoutes(deps: TaskRouteDeps, auth: RequestHandler, json: Requ
     return task;
   };
 
-  router.post("/", auth, json, async (req, res) => {
-    const { customerId, settings } = customerOf(res);
-    const input = parse(taskBody, req.body);
-    // the task body, then the customer's task defaults (../shared/DESIGN.md §10)
-    const policy = resolvePolicy([input, settings.task_defaults]);
-    await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
-    const { task } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
-    const body: wire.TaskAccepted = { task_id: task.id, status: task.status as wire.TaskStatus, created_at: task.createdAt.toISOString() };
-    res.status(202).json(body);
-  });
-
-  router.post("/batch", auth, jsonBatch, async (req, res) => {
-    const { customerId, settings } = customerOf(res);
-    const input = parse(batchBody, req.body);
-    // each task body, then the batch's top level, then the customer's task defaults; every task's problem reported
-    const details: ErrorDetail[] = [];
-    const policies = input.tasks.flatMap((t, i): TaskPolicy[] => {
-      try {
-        return [resolvePolicy([t, input, settings.task_defaults], `tasks.${i}.`)];
-      } catch (err) {
-        if (err instanceof ApiError && err.details) details.push(...err.details);
-        else throw err;
-        return [];
-      }
-    });
-    if (details.length > 0) throw new ApiError("validation", details);
-    await requireWebhooksFor(
-      store,
-      customerId,
-      input.tasks.flatMap((t, i) => {
-        const url = t.callback_url ?? input.callback_url;
-        return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
-      }),
-    );
-    const batch = await store.tasks.createBatch(customerId, input, policies, idempotencyKeyOf(req, input.idempotency_key));
-    const body: wire.BatchAccepted = {
-      batch_id: batch.batchId,
-      task_count: batch.taskIds.length,
-      status: "accepted",
-      created_at: batch.createdAt.toISOString(),
-      task_ids: batch.taskIds,
-    };
-    res.status(202).json(body);
-  });
-
-  router.get("/:id", auth, async (req, res) => {
-    res.json(taskView(await ownTask(req, res)));
-  });
-
-  router.get("/:id/result", auth, async (req, res) => {
-    const task = await ownTask(req, res);
-    if (task.goldLabel !== null) throw new ApiError("goldHasNoResult", undefined, { task_id: task.id });
-    if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
-    if (task.status !== "settled") {
-      const body: wire.PendingResult = {
+  return {
+    createTask: async (req, res) => {
+      const { customerId, settings } = customerOf(res);
+      const input = parse(taskBody, req.body);
+      // the task body, then the customer's task defaults (../shared/DESIGN.md §10)
+      const policy = resolvePolicy([input, settings.task_defaults]);
+      await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
+      const { task } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
+      const body: wire.TaskAccepted = {
         task_id: task.id,
-        status: task.status === "staged" ? "pending" : task.status,
-        labels_collected: task.labelsCollected,
-        consensus_threshold: task.consensusThreshold,
+        status: task.status as wire.TaskStatus,
+        created_at: task.createdAt.toISOString(),
       };
       res.status(202).json(body);
-      return;
-    }
-    const entry = await store.tasks.ledgerRecord(task);
-    // a txid other than the record's own: settled by an anchor (LEDGER=evm), whose proof is read from its rows
-    const anchored = task.ledgerTxid !== entry.txid ? await store.anchors.anchoredRecord(task.id) : undefined;
-    res.json(resultView(task, entry, anchored));
-  });
+    },
 
-  router.post("/:id/cancel", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const { task, completedJobId } = await store.tasks.cancel(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
-    if (completedJobId) {
-      await queue.enqueue("manifestExport", { manifestJobId: completedJobId }).catch((err: unknown) => {
-        req.log.warn({ err, job_id: completedJobId }, "export enqueue deferred to reconciliation");
+    createTaskBatch: async (req, res) => {
+      const { customerId, settings } = customerOf(res);
+      const input = parse(batchBody, req.body);
+      // each task body, then the batch's top level, then the customer's task defaults; every task's problem reported
+      const details: ErrorDetail[] = [];
+      const policies = input.tasks.flatMap((t, i): TaskPolicy[] => {
+        try {
+          return [resolvePolicy([t, input, settings.task_defaults], `tasks.${i}.`)];
+        } catch (err) {
+          if (err instanceof ApiError && err.details) details.push(...err.details);
+          else throw err;
+          return [];
+        }
       });
-    }
-    res.json(taskView(task));
-  });
+      if (details.length > 0) throw new ApiError("validation", details);
+      await requireWebhooksFor(
+        store,
+        customerId,
+        input.tasks.flatMap((t, i) => {
+          const url = t.callback_url ?? input.callback_url;
+          return url ? [{ path: t.callback_url ? `tasks.${i}.callback_url` : "callback_url", url }] : [];
+        }),
+      );
+      const batch = await store.tasks.createBatch(customerId, input, policies, idempotencyKeyOf(req, input.idempotency_key));
+      const body: wire.BatchAccepted = {
+        batch_id: batch.batchId,
+        task_count: batch.taskIds.length,
+        status: "accepted",
+        created_at: batch.createdAt.toISOString(),
+        task_ids: batch.taskIds,
+      };
+      res.status(202).json(body);
+    },
 
-  return router;
+    getTask: async (req, res) => {
+      res.json(taskView(await ownTask(req, res)));
+    },
+
+    getTaskResult: async (req, res) => {
+      const task = await ownTask(req, res);
+      if (task.goldLabel !== null) throw new ApiError("goldHasNoResult", undefined, { task_id: task.id });
+      if (task.status === "canceled") throw new ApiError("taskCanceled", undefined, { task_id: task.id, status: task.status });
+      if (task.status !== "settled") {
+        const body: wire.PendingResult = {
+          task_id: task.id,
+          status: task.status === "staged" ? "pending" : task.status,
+          labels_collected: task.labelsCollected,
+          consensus_threshold: task.consensusThreshold,
+        };
+        res.status(202).json(body);
+        return;
+      }
+      const entry = await store.tasks.ledgerRecord(task);
+      // a txid other than the record's own: settled by an anchor (LEDGER=evm), whose proof is read from its rows
+      const anchored = task.ledgerTxid !== entry.txid ? await store.anchors.anchoredRecord(task.id) : undefined;
+      res.json(resultView(task, entry, anchored));
+    },
+
+    cancelTask: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const { task, followUps } = await store.tasks.cancel(customerId, pathParam(req, "id", "tsk_", "taskNotFound"));
+      await dispatch(queue, followUps, req.log);
+      res.json(taskView(task));
+    },
+  };
 }
 
-/** Routes under /v1/batches: the list (newest first, paged) and one batch. */
-export function batchRoutes(deps: { store: Store }, auth: RequestHandler): Router {
-  const router = Router();
-  router.get("/", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const q = parse(batchesQuery, req.query);
-    const { total, items } = await deps.store.batches.list(customerId, q.page, q.per_page);
-    const body: wire.BatchPage = {
-      page: q.page,
-      per_page: q.per_page,
-      total,
-      items: items.map((b) => batchView(b.batch, b.counts, b.goldTasks)),
-    };
-    res.json(body);
-  });
-  router.get("/:id", auth, async (req, res) => {
-    const { customerId } = customerOf(res);
-    const found = await deps.store.tasks.batch(customerId, pathParam(req, "id", "bat_", "batchNotFound"));
-    if (!found) throw new ApiError("batchNotFound");
-    res.json(batchView(found.batch, found.counts, found.goldTasks));
-  });
-  return router;
+/** Handlers of the operations under /v1/batches: the list (newest first, paged) and one batch. */
+export function batchHandlers(deps: { store: Store }): Pick<Handlers, "listBatches" | "getBatch"> {
+  return {
+    listBatches: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const q = parse(batchesQuery, req.query);
+      const { total, items } = await deps.store.batches.list(customerId, q.page, q.per_page);
+      const body: wire.BatchPage = {
+        page: q.page,
+        per_page: q.per_page,
+        total,
+        items: items.map((b) => batchView(b.batch, b.counts, b.goldTasks)),
+      };
+      res.json(body);
+    },
+    getBatch: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const found = await deps.store.tasks.batch(customerId, pathParam(req, "id", "bat_", "batchNotFound"));
+      if (!found) throw new ApiError("batchNotFound");
+      res.json(batchView(found.batch, found.counts, found.goldTasks));
+    },
+  };
 }
