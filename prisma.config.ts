@@ -1,6 +1,6 @@
 /**
  * Prisma CLI configuration. Prisma 6.19 runs fully offline with its WASM schema engine (`engine: "js"`)
- * and the pg driver adapter; see ../shared/notes/platform.md for why. The adapter is wrapped so that
+ * and the pg driver adapter; see docs/decisions/README.md (Platform) for why. The adapter is wrapped so that
  * catalog columns of built-in types it cannot deserialize (`name`, `"char"`, ...) are read as text,
  * the workaround for prisma/orm#27403. This wrapper is only used by the CLI (migrations), never at runtime.
  */

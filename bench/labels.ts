@@ -2,7 +2,7 @@
  * `pnpm bench:labels [--seconds 10] [--runs 3] [--labelers 200] [--rate 1000] [--lag-seconds 15]
  *   [--existing-tasks 0] [--log-level info] [--pipeline-only] [--hold-ms 0]`
  *
- * Recorded labels per second through claims and labels (../shared/DESIGN.md §4: `POST /v1/labeling/claims`, then
+ * Recorded labels per second through claims and labels (docs/contract.md, DESIGN §4: `POST /v1/labeling/claims`, then
  * `POST /v1/labeling/claims/{id}/label`), with `--labelers` concurrent labelers (one key each, created with
  * the admin route), against the real gateway, consensus-worker and webhook-worker processes:
  *  (a) closed loop: every labeler claims, labels (85% "cat", else "dog"), and claims again, for `--seconds`;

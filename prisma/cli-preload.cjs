@@ -1,5 +1,5 @@
 // Preloaded into the Prisma CLI (NODE_OPTIONS=--require): Prisma's WASM schema engine arms a 10 s timer
-// that keeps `prisma migrate` alive after it has finished (../shared/notes/platform.md). Timers of
+// that keeps `prisma migrate` alive after it has finished (docs/decisions/README.md (Platform)). Timers of
 // 10 s or more are unref'd so the CLI exits as soon as its work is done.
 const original = global.setTimeout;
 global.setTimeout = function setTimeoutUnrefLong(fn, ms, ...args) {

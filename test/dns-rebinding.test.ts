@@ -1,5 +1,5 @@
 /**
- * DNS rebinding (../shared/DESIGN.md §9): a host that resolves to a public address when the URL is checked
+ * DNS rebinding (docs/contract.md, DESIGN §9): a host that resolves to a public address when the URL is checked
  * and to a private one when the client connects must never be reached. The check runs on the address each
  * connection really uses (core's `guardedLookup` in the runtime's dispatchers), not only before the request.
  * The resolver here changes its answer between calls (public first, loopback after), as a rebinding DNS

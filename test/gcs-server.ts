@@ -1,6 +1,6 @@
 /**
  * A small local server implementing the subset of the GCS JSON API that @google-cloud/storage 7.22 calls
- * (no GCS emulator installs on this platform: /work/shared/notes/platform.md). Point the library at it with
+ * (no GCS emulator installs on this platform: docs/decisions/README.md (Platform)). Point the library at it with
  * `apiEndpoint: server.url`. Implemented:
  * - object metadata: `GET /storage/v1/b/{bucket}/o/{object}` (objects carry base64 `md5Hash` and `crc32c`);
  * - media download: `GET /storage/v1/b/{bucket}/o/{object}?alt=media` (what `File#createReadStream` calls)

@@ -1,5 +1,5 @@
 /**
- * Label quality end to end (../shared/DESIGN.md §10, docs/decisions.md "Label quality"), through the HTTP API
+ * Label quality end to end (docs/contract.md, DESIGN §10, docs/decisions.md "Label quality"), through the HTTP API
  * with every worker running on real Postgres and Redis: customer settings and the precedence of the policy
  * layers, the confidence policy and the quota it returns, gold tasks (never settled, delivered or exported;
  * mixed into generic claims at the gold rate), the exclusion of a bad labeler, the background refit and the

@@ -1,5 +1,5 @@
 /**
- * The console's "verify" button on a real chain (../shared/DESIGN.md §5 and §11): a real labelgate with
+ * The console's "verify" button on a real chain (docs/contract.md, DESIGN §5 and §11): a real labelgate with
  * LEDGER=evm on an anvil chain started here (the anchorer deploys the contract on first start), a batch
  * submitted through the API and labeled until settled on chain; in Debian's Chromium the customer opens the
  * settled task in the console and presses "verify", which runs the SDK's `verifySettlement` in the browser

@@ -1,5 +1,5 @@
 /**
- * A task's consensus policy and where it comes from (../shared/DESIGN.md §10 "Where the policy is set"):
+ * A task's consensus policy and where it comes from (docs/contract.md, DESIGN §10 "Where the policy is set"):
  * each field is taken from the most specific layer that sets it (the task body, then the batch's top level,
  * then the manifest job body, then the customer's task defaults), else the system default. The result is
  * what a task stores and what its GET shows: the effective policy, wherever it came from.
@@ -32,15 +32,15 @@ export interface TaskPolicy {
   min_labels: number | null;
 }
 
-/** The system's default quorum (../shared/spec/SPEC.md §4: "default 3"). */
+/** The system's default quorum (docs/contract.md, SPEC §4: "default 3"). */
 export const DEFAULT_CONSENSUS_THRESHOLD = 3;
-/** Labels before the confidence target may decide a task, when nothing sets it (../shared/DESIGN.md §10). */
+/** Labels before the confidence target may decide a task, when nothing sets it (docs/contract.md, DESIGN §10). */
 export const DEFAULT_MIN_LABELS = 1;
-/** Bounds of `confidence_target` (../shared/DESIGN.md §10). */
+/** Bounds of `confidence_target` (docs/contract.md, DESIGN §10). */
 export const CONFIDENCE_TARGET_MIN = 0.5;
 export const CONFIDENCE_TARGET_MAX = 0.999;
 
-/** default `max_labels` for a threshold: 2t+1, capped at 50 (../shared/DESIGN.md §2) */
+/** default `max_labels` for a threshold: 2t+1, capped at 50 (docs/contract.md, DESIGN §2) */
 export function defaultMaxLabels(threshold: number): number {
   return Math.min(2 * threshold + 1, 50);
 }
@@ -76,7 +76,7 @@ export function resolvePolicy(layers: readonly (PolicyFields | undefined)[], pre
   return { consensus_threshold: threshold, max_labels: maxLabels, confidence_target: target, min_labels: minLabels };
 }
 
-/** The quota a task reserves at submission: `consensus_threshold` labels (../shared/DESIGN.md §6), never more than it may take. */
+/** The quota a task reserves at submission: `consensus_threshold` labels (docs/contract.md, DESIGN §6), never more than it may take. */
 export function reservedLabels(policy: TaskPolicy): number {
   return Math.min(policy.consensus_threshold, policy.max_labels);
 }

@@ -2,7 +2,7 @@
  * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
  * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types
  * (each declared right after its schema: a body's `z.input`, a query's `z.output`; gathered by types.ts).
- * Wire names follow ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §2. Unknown fields are rejected so typos surface as 400s.
+ * Wire names follow docs/contract.md (SPEC §4) and docs/contract.md (DESIGN §2). Unknown fields are rejected so typos surface as 400s.
  */
 import { z } from "zod";
 import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
@@ -100,7 +100,7 @@ export function jsonDepth(value: unknown): number {
   return max;
 }
 
-/** The policy fields (../shared/DESIGN.md §10): absent = from a less specific layer (policy.ts `resolvePolicy`). */
+/** The policy fields (docs/contract.md, DESIGN §10): absent = from a less specific layer (policy.ts `resolvePolicy`). */
 export const consensusThreshold = z.number().int().min(1).max(25);
 export const maxLabels = z.number().int().min(1).max(50);
 export const confidenceTarget = z.number().min(CONFIDENCE_TARGET_MIN).max(CONFIDENCE_TARGET_MAX);
@@ -184,7 +184,7 @@ export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) })
 export const customerPatchBody = z.object({ label_quota: z.number().int().min(0).max(1_000_000_000) }).strict();
 
 /**
- * `PATCH /v1/customers/me/settings` (../shared/DESIGN.md §10): merges what it is given; `null` clears a field.
+ * `PATCH /v1/customers/me/settings` (docs/contract.md, DESIGN §10): merges what it is given; `null` clears a field.
  * The merged task defaults must make a consistent policy (policy.ts `resolvePolicy`).
  */
 export const settingsPatchBody = z

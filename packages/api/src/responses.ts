@@ -4,7 +4,7 @@
  * (services/gateway/src/openapi.ts) and of the SDK's response types: each schema's output type is declared
  * right after it (`export type Task = z.output<typeof Task>`) and gathered by types.ts. Objects are strict,
  * so a field a handler adds without documenting it makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
- * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, ../shared/spec/SPEC.md §4).
+ * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, docs/contract.md (SPEC §4)).
  */
 import { z } from "zod";
 import {
@@ -77,11 +77,11 @@ export const EXAMPLE = {
 
 const E = EXAMPLE;
 
-// --- errors (../shared/spec/SPEC.md §7) -------------------------------------------------------------------------------
+// --- errors (docs/contract.md, SPEC §7) -------------------------------------------------------------------------------
 
 const errorMessages = Object.values(ERRORS).map((e) => e.message);
 
-/** `{"error": message}`: the only error body (../shared/spec/SPEC.md §7), messages from the error table (errors.ts). */
+/** `{"error": message}`: the only error body (docs/contract.md, SPEC §7), messages from the error table (errors.ts). */
 export const ErrorBody = documented(
   z.strictObject({
     error: z.enum(errorMessages as [string, ...string[]]).describe("the message of the error kind (services/gateway/src/errors.ts)"),
@@ -96,7 +96,7 @@ export const ErrorBody = documented(
     status: z.string().optional().describe("409 task/job state conflicts: the current status"),
     webhook_id: z.string().optional().describe("409 `an active webhook already uses this callback_url`: that webhook"),
   }),
-  "Error body (../shared/spec/SPEC.md §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
+  "Error body (docs/contract.md, SPEC §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
   { error: "validation failed", details: [{ path: "label_spec.options", message: "Too small: expected array to have >=2 items" }] },
 );
 
@@ -369,7 +369,7 @@ const localSettlement = z.strictObject({
   recorded_at: time,
 });
 
-/** LEDGER=evm (../shared/DESIGN.md §5): the record is a leaf of a Merkle tree whose root is anchored on an EVM chain. */
+/** LEDGER=evm (docs/contract.md, DESIGN §5): the record is a leaf of a Merkle tree whose root is anchored on an EVM chain. */
 const evmSettlement = z.strictObject({
   ledger: z.literal("evm").describe("anchored on an EVM chain"),
   ledger_txid: hex32.describe("hash of the anchor transaction"),

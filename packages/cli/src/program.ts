@@ -291,7 +291,9 @@ async function buildProgram(io: CliIo) {
       }
     });
 
-  const settings = program.command("settings").description("the customer's settings: task defaults and quality (../shared/DESIGN.md §10)");
+  const settings = program
+    .command("settings")
+    .description("the customer's settings: task defaults and quality (docs/contract.md, DESIGN §10)");
   settings
     .command("get")
     .description("print the settings (unset fields are null)")

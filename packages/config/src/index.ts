@@ -26,10 +26,10 @@ export const commonEnv = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** allow loopback/private/link-local URLs for outbound calls (development and tests only) */
   ALLOW_PRIVATE_URLS: bool,
-  /** total webhook delivery attempts, default 3 (../shared/spec/SPEC.md §6) */
+  /** total webhook delivery attempts, default 3 (docs/contract.md, SPEC §6) */
   WEBHOOK_RETRY_MAX: int(3, 1, 20),
   /**
-   * a delivery attempt succeeds on a 2xx within this time, ms (../shared/DESIGN.md §7: 10 s); the webhook
+   * a delivery attempt succeeds on a 2xx within this time, ms (docs/contract.md, DESIGN §7: 10 s); the webhook
    * worker's timeout, and the consensus worker's measure of how long a delivery may stay pending untouched
    */
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
@@ -109,9 +109,9 @@ export const gatewayEnv = commonEnv.extend({
   HOST: z.string().default("0.0.0.0"),
   /** bearer token of the admin routes; when unset, admin routes answer 401 */
   ADMIN_TOKEN: z.string().min(16).optional(),
-  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, ../shared/DESIGN.md §4) */
+  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, docs/contract.md (DESIGN §4)) */
   CLAIM_TTL_SECONDS: int(600, 1, 86400),
-  /** label quota of a newly registered sandbox customer (../shared/spec/SPEC.md §8) */
+  /** label quota of a newly registered sandbox customer (docs/contract.md, SPEC §8) */
   SANDBOX_LABEL_QUOTA: int(500, 0, 1_000_000_000),
   /** label quota a customer is raised to on upgrade to production (if below) */
   PRODUCTION_LABEL_QUOTA: int(100_000, 0, 1_000_000_000),
@@ -121,7 +121,7 @@ export const gatewayEnv = commonEnv.extend({
   RATE_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
   /** registrations per hour and client address */
   RATE_LIMIT_REGISTRATIONS_PER_HOUR: int(20, 1, 1_000_000_000),
-  /** billing (../shared/DESIGN.md §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
+  /** billing (docs/contract.md, DESIGN §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
   PRICE_PER_LABEL_CENTS_SANDBOX: int(0, 0, 1_000_000),
   PRICE_PER_LABEL_CENTS_PRODUCTION: int(8, 0, 1_000_000),
   /** ISO 4217 code of invoices and usage, lower case */
@@ -143,11 +143,11 @@ export const consensusWorkerEnv = commonEnv.extend({
   RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
   /** a task or event untouched this long is considered lost by the queue, ms */
   RECONCILE_GRACE_MS: int(3000, 0, 3_600_000),
-  /** how often the label spaces due for a refit of their model are looked for, ms (../shared/DESIGN.md §10) */
+  /** how often the label spaces due for a refit of their model are looked for, ms (docs/contract.md, DESIGN §10) */
   REFIT_INTERVAL_MS: int(1000, 100, 3_600_000),
   /** label space refits at once per consensus-worker process (each fit runs in a worker thread of its own) */
   REFIT_CONCURRENCY: int(1, 1, 16),
-  /** which ledger settles (../shared/DESIGN.md §5): `evm` (default when EVM_RPC_URL is set) or `local`; see `ledgerMode` */
+  /** which ledger settles (docs/contract.md, DESIGN §5): `evm` (default when EVM_RPC_URL is set) or `local`; see `ledgerMode` */
   LEDGER: z.enum(["local", "evm"]).optional(),
   /** JSON-RPC (http) endpoint of the EVM chain the anchors go to */
   EVM_RPC_URL: z.string().url().optional(),

@@ -1,6 +1,6 @@
 /**
  * Crowd datasets for the quality benches: a folder with answers.csv (`item,worker,label`) and optionally gold.csv
- * (`item,label`), the layout of ../shared/data/crowd/* and of `pnpm replay`. Labels become option indexes of the
+ * (`item,label`), the layout of data/crowd/* and of `pnpm replay`. Labels become option indexes of the
  * dataset's distinct labels, sorted numerically when all are numeric (the replay's rule).
  */
 import { existsSync, readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The decision rule (../shared/DESIGN.md §3, §10) over a label space's Dawid-Skene model: pure functions, no
+ * The decision rule (docs/contract.md, DESIGN §3, §10) over a label space's Dawid-Skene model: pure functions, no
  * infrastructure. The model's own tests are packages/quality/test; these check the rule's policies, ties,
  * claim caps, gold tasks and errors.
  */

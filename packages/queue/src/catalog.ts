@@ -82,7 +82,7 @@ export const catalog = {
    */
   refitSweep: scheduledQueue("refit-sweep"),
   /**
-   * refit one label space's Dawid-Skene model (../shared/DESIGN.md §10), read at `version`: one job per
+   * refit one label space's Dawid-Skene model (docs/contract.md, DESIGN §10), read at `version`: one job per
    * space and version (a sweep that sees the same version again adds nothing); the write is a compare-and-set
    * on the version, so a duplicate or concurrent run is dropped. Failed jobs are not kept: the next sweep
    * retries the space.

@@ -181,7 +181,7 @@ export class CustomersApi extends Namespace {
 
 /**
  * `GET` and `PATCH /v1/customers/me/settings`: task defaults (the least specific layer of a task's policy)
- * and quality settings (gold rate, labeler exclusion), ../shared/DESIGN.md §10.
+ * and quality settings (gold rate, labeler exclusion), docs/contract.md (DESIGN §10).
  */
 export class SettingsApi extends Namespace {
   /** The calling customer's settings, every field present (unset: null). */

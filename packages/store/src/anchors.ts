@@ -1,5 +1,5 @@
 /**
- * Anchor batches of LEDGER=evm (../shared/DESIGN.md §5) as rows: the anchorer of the consensus worker
+ * Anchor batches of LEDGER=evm (docs/contract.md, DESIGN §5) as rows: the anchorer of the consensus worker
  * (services/consensus-worker/src/anchorer.ts) drives them; everything it decides is stored here first.
  *
  * - A batch is a run of consecutive ledger records after the last anchored one (`close`): its row holds the
@@ -405,7 +405,7 @@ export function leafHexOf(payload: unknown): Hex {
 }
 
 /**
- * The result's `settlement` object of a record anchored on chain (../shared/DESIGN.md §5), from the stored
+ * The result's `settlement` object of a record anchored on chain (docs/contract.md, DESIGN §5), from the stored
  * rows: the anchor (`anchored`) and the ledger record (`entry`: its payload, sequence and previous hash).
  */
 export function evmSettlementOf(anchored: AnchoredRecord, entry: { payload: unknown; seq: bigint | number; prevHash: string }) {

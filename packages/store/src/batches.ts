@@ -1,6 +1,6 @@
 /**
  * Batches: the customer's list of batches, newest first, each with its tasks counted by status
- * (`GET /v1/batches`, ../shared/DESIGN.md §2). One statement reads a page of batches and the counts of all
+ * (`GET /v1/batches`, docs/contract.md (DESIGN §2)). One statement reads a page of batches and the counts of all
  * of them (`tasks_batch_id_status_idx`); the page itself walks `batches_customer_id_created_at_id_idx`.
  */
 import { type TaskCounts, zeroTaskCounts } from "@labelgate/api";

@@ -1,5 +1,5 @@
 /**
- * Dashboard (../shared/spec/SPEC.md §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
+ * Dashboard (docs/contract.md, SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
  * Every statement is answered from an index range of that customer (docs/decisions.md "Billing and
  * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id) and
  * (customer_id, settled_at, id) (both of settled tasks only), and (customer_id, created_at); labels (customer_id, created_at); deliveries

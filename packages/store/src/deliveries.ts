@@ -1,5 +1,5 @@
 /**
- * Deliveries of `task.settled` events (../shared/DESIGN.md §7): routing an event to its webhooks (one
+ * Deliveries of `task.settled` events (docs/contract.md, DESIGN §7): routing an event to its webhooks (one
  * `deliveries` row per event × webhook), the read before an attempt and the write after it (the attempt
  * log, the delivery's state, and the task's `webhook_status`), and ending the delivery of a deleted webhook.
  * The statements of concurrent attempts of a process are batched (core's `Batcher`, members of the store).
@@ -17,7 +17,7 @@ import { Prisma } from "./generated/client";
 import { transactionRows, withTransaction } from "./sql";
 
 /**
- * The one rule of a task's `webhook_status` (../shared/spec/SPEC.md §3 `webhook_fail` = `failed`): failed if any of its
+ * The one rule of a task's `webhook_status` (docs/contract.md, SPEC §3 `webhook_fail` = `failed`): failed if any of its
  * deliveries failed, delivered if all were delivered, else pending. A CTE body over `deliveries` (a
  * relation with `task_id` and `status`), one row per task: `(task_id, status)`.
  */

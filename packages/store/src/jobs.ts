@@ -1,5 +1,5 @@
 /**
- * Manifest jobs (../shared/DESIGN.md §8): creation, reads, the writes of ingestion (chunks of tasks with
+ * Manifest jobs (docs/contract.md, DESIGN §8): creation, reads, the writes of ingestion (chunks of tasks with
  * their quota reservation and the resume point, opening the job, failing it), completion, and the JSONL
  * export read page by page.
  *

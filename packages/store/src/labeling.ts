@@ -1,5 +1,5 @@
 /**
- * Claims and labels (../shared/DESIGN.md §4, §10): the labelers' hot path.
+ * Claims and labels (docs/contract.md, DESIGN §4, §10): the labelers' hot path.
  *
  * A task is claimable by a labeler when it is open (and, for a manifest job's task, its job is `labeling`:
  * a job still ingesting has pending tasks nobody may claim yet), the labeler has not labeled it nor holds a
@@ -705,7 +705,7 @@ export function labelingStore(db: Db) {
      * transaction, a named one has its own. A generic claim whose candidate fails the re-check tries the
      * next one, up to 8.
      *
-     * Retry-safe (../shared/DESIGN.md §4): with `idempotencyKey`, the labeler's live claim made with that key
+     * Retry-safe (docs/contract.md, DESIGN §4): with `idempotencyKey`, the labeler's live claim made with that key
      * is returned instead of a new one (found only when the insert stopped on it, so a first request costs
      * no extra statement; a claim of the key that expired by time is marked expired and the key claims
      * anew). Without one, a named task on which the labeler holds a live claim returns that claim. A live
@@ -774,7 +774,7 @@ export function labelingStore(db: Db) {
     /**
      * Records a label on a claim, with the decision of the rule taken in the same transaction: one label
      * per claim, the value one of the task's options. Charges one quota unit when the task's reservation is
-     * already used (../shared/DESIGN.md §6; an in-flight task always finishes, even past the quota). `decided`: this
+     * already used (docs/contract.md, DESIGN §6; an in-flight task always finishes, even past the quota). `decided`: this
      * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
      * to dispatch once this returns.
      * @throws StoreError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | invalid

@@ -1,5 +1,5 @@
 /**
- * The settlement ledger (../shared/DESIGN.md §5): an append-only, hash-chained table, one record per settled
+ * The settlement ledger (docs/contract.md, DESIGN §5): an append-only, hash-chained table, one record per settled
  * task. A record is the canonical JSON (object keys sorted, no whitespace: `canonicalJson` of @labelgate/canonical-json) of
  *   {confidence, consensus_label, label_counts, labels_collected, posterior, prev_hash, resolution, sequence,
  *    settled_at, task_id}

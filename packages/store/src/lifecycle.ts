@@ -1,5 +1,5 @@
 /**
- * The task state machine (../shared/DESIGN.md §3), defined once. Pure: no SQL, no I/O. The statements of
+ * The task state machine (docs/contract.md, DESIGN §3), defined once. Pure: no SQL, no I/O. The statements of
  * the store derive their status conditions from these lists (`statusList`), and the store checks every
  * transition it makes against `TASK_TRANSITIONS`.
  *

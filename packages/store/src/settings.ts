@@ -1,5 +1,5 @@
 /**
- * Customer settings (../shared/DESIGN.md §10): task defaults (the least specific layer of a task's policy,
+ * Customer settings (docs/contract.md, DESIGN §10): task defaults (the least specific layer of a task's policy,
  * @labelgate/api `resolvePolicy`) and quality settings (gold rate, labeler exclusion). Stored as one jsonb
  * column (`customers.settings`) holding only the fields that are set; read with the customer's key on every
  * request (accounts.ts), so a change applies from the next request on.

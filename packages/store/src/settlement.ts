@@ -1,5 +1,5 @@
 /**
- * Settlement of decided tasks (../shared/DESIGN.md §3, §5): a task the decision rule decided when its label
+ * Settlement of decided tasks (docs/contract.md, DESIGN §3, §5): a task the decision rule decided when its label
  * was recorded (status `settling`, its label, confidence, posterior and resolution stored) gets its ledger
  * record, becomes `settled`, and its `task.settled` event is written to the outbox. The settlement keeps
  * what was decided; it never decides again.
@@ -23,13 +23,13 @@ import { assertTransition } from "./lifecycle";
 import { type TransactionRun, withTransaction } from "./sql";
 
 /**
- * The `task.settled` payload of ../shared/spec/SPEC.md §6 as stored in the outbox, without `timestamp` (set at each delivery
+ * The `task.settled` payload of docs/contract.md (SPEC §6) as stored in the outbox, without `timestamp` (set at each delivery
  * attempt). Its shape is @labelgate/api's, the one customers verify with @labelgate/webhook-verify.
  */
 export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
 
 /**
- * Which ledger settles (../shared/DESIGN.md §5): `local` settles in the ledger's transaction; `evm` appends
+ * Which ledger settles (docs/contract.md, DESIGN §5): `local` settles in the ledger's transaction; `evm` appends
  * the ledger record only, the task staying `settling` until the anchorer confirms the record's anchor
  * (packages/store/src/anchors.ts `confirm`), which then settles it and writes its `task.settled` event.
  */

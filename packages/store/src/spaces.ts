@@ -1,5 +1,5 @@
 /**
- * Label spaces (../shared/DESIGN.md §10): a customer's (question, ordered options), and the Dawid-Skene model
+ * Label spaces (docs/contract.md, DESIGN §10): a customer's (question, ordered options), and the Dawid-Skene model
  * of its labels (packages/quality). The model is rows: the space's parameters (`label_spaces.model`) and one
  * row per labeler of the space (`labeler_models.params`), written together by a refit; the label transaction
  * reads only the space row and the rows of a task's labelers. Each labeler row also keeps the labeler's live

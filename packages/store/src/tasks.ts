@@ -1,5 +1,5 @@
 /**
- * Tasks: submission (single and batch, group commit), reads, cancellation (../shared/DESIGN.md §2, §3, §6, §10).
+ * Tasks: submission (single and batch, group commit), reads, cancellation (docs/contract.md, DESIGN §2, §3, §6, §10).
  * Quota is reserved in the same statement as the insert: `consensus_threshold` labels per task (never more
  * than `max_labels`). A new task's claim cap is the decision rule's answer for a task without labels, so
  * submission, manifest ingestion and the label transaction all derive it from `decide`. Each task names its

@@ -1,7 +1,7 @@
 /**
  * Splits a `postgres://user:pass@host:port/db?options` URL into node-postgres fields.
  * The Prisma pg adapter must get host/port/user/database separately: with a connection string the
- * shadow database of `migrate dev` silently becomes the main one (../shared/notes/platform.md).
+ * shadow database of `migrate dev` silently becomes the main one (docs/decisions/README.md (Platform)).
  * @throws TypeError when the URL cannot be parsed.
  */
 export interface PgConnectionConfig {

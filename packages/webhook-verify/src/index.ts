@@ -1,5 +1,5 @@
 /**
- * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (../shared/spec/SPEC.md §6, ../shared/DESIGN.md §7).
+ * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (docs/contract.md, SPEC §6, docs/contract.md (DESIGN §7)).
  *
  * Signature: `X-SVC-Signature: sha256=<hex>`, the HMAC-SHA256 (RFC 2104, SHA-256 per FIPS 180-4) of the
  * raw request body bytes, keyed with the webhook secret. Replay protection: the signed body carries
@@ -8,7 +8,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-/** Body of a `task.settled` delivery (../shared/spec/SPEC.md §6). Unknown extra fields are kept as sent. */
+/** Body of a `task.settled` delivery (docs/contract.md, SPEC §6). Unknown extra fields are kept as sent. */
 export interface TaskSettledEvent {
   event: "task.settled";
   task_id: string;

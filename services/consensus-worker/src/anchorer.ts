@@ -1,5 +1,5 @@
 /**
- * The anchorer (LEDGER=evm, ../shared/DESIGN.md §5): batches appended ledger records under a Merkle root,
+ * The anchorer (LEDGER=evm, docs/contract.md (DESIGN §5)): batches appended ledger records under a Merkle root,
  * anchors the root on an EVM chain with `anchor(root, first, last)` and, once the transaction has
  * EVM_CONFIRMATIONS, settles the batch's tasks and enqueues their `task.settled` events.
  *

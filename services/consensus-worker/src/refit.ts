@@ -1,5 +1,5 @@
 /**
- * Label space refits (../shared/DESIGN.md §10): the model of each label space is refitted in the background
+ * Label space refits (docs/contract.md, DESIGN §10): the model of each label space is refitted in the background
  * as labels arrive, never blocking a label.
  * - `refitSweep` (a scheduled job, every REFIT_INTERVAL_MS) finds the spaces due for a refit (the store's
  *   `spaces.due`: new labels since the last fit, in proportion to the space's size) and enqueues one

@@ -1,5 +1,5 @@
 /**
- * Settlement end to end (../shared/DESIGN.md §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
+ * Settlement end to end (docs/contract.md, DESIGN §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
  * all real. Exactly-once settlement under concurrency and duplicate jobs, the hash-chained ledger, and the
  * reconciliation of consensus jobs lost by Redis.
  *

@@ -2,7 +2,7 @@
  * The gateway's express app: `createApp(deps)` wires the middleware (request ids, access log, metrics, body
  * limits, authentication, rate limits) and registers one handler per operation of the route catalog
  * (operations.ts; handlers in routes/*.ts, plain functions over the store and the queue). No slow work happens inline: requests touch Postgres and
- * enqueue BullMQ jobs, nothing else (../shared/DESIGN.md §1).
+ * enqueue BullMQ jobs, nothing else (docs/contract.md, DESIGN §1).
  */
 import { randomUUID } from "node:crypto";
 import { ApiError } from "@labelgate/api";
@@ -71,7 +71,7 @@ export interface GatewayDeps {
   config: GatewayConfig;
 }
 
-/** Body limits (../shared/DESIGN.md §2): 1 MB for single requests, 10 MB for batches. */
+/** Body limits (docs/contract.md, DESIGN §2): 1 MB for single requests, 10 MB for batches. */
 export const BODY_LIMIT = { single: "1mb", batch: "10mb" } as const;
 
 export function createApp(deps: GatewayDeps): express.Express {

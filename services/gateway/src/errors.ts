@@ -14,7 +14,7 @@ import { isDatabaseUnavailable, StoreError, type StoreErrorKind } from "@labelga
 import type { ErrorRequestHandler } from "express";
 import { ZodError, type z } from "zod";
 
-/** zod issues → ../shared/DESIGN.md §2 `details` (`path` dotted, array indexes included). */
+/** zod issues → docs/contract.md (DESIGN §2) `details` (`path` dotted, array indexes included). */
 export function zodDetails(err: ZodError): ErrorDetail[] {
   return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }

@@ -1,6 +1,6 @@
 /**
  * The gateway's HTTP server. Every refusal is the app's, with the spec's error body and an X-Request-Id
- * (../shared/DESIGN.md §2): Node's own Host check (a bare 400) is off and the app makes it instead (`createApp`), and a
+ * (docs/contract.md, DESIGN §2): Node's own Host check (a bare 400) is off and the app makes it instead (`createApp`), and a
  * request that Node's HTTP parser refuses is answered by `clientErrorHandler`.
  */
 import http from "node:http";

@@ -1,5 +1,5 @@
 /**
- * Response bodies: database rows → wire shapes of ../shared/spec/SPEC.md §4 and ../shared/DESIGN.md §3, each typed by the
+ * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4) and docs/contract.md (DESIGN §3), each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import { WEBHOOK_EVENTS } from "@labelgate/api";
@@ -36,7 +36,7 @@ export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
-/** A task's gold fields (../shared/DESIGN.md §10): for a gold task its label, answers and their agreement with it. */
+/** A task's gold fields (docs/contract.md, DESIGN §10): for a gold task its label, answers and their agreement with it. */
 function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answers" | "gold_agreement"> {
   if (t.goldLabel === null) return { gold: false, gold_label: null, gold_answers: null, gold_agreement: null };
   const counts = objectOrNull<number>(t.labelCounts) ?? {};
@@ -49,7 +49,7 @@ function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answ
   };
 }
 
-/** `GET /v1/tasks/{id}` (../shared/spec/SPEC.md §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
+/** `GET /v1/tasks/{id}` (docs/contract.md, SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
 export function taskView(t: Task): wire.Task {
   return {
     task_id: t.id,
@@ -80,7 +80,7 @@ export function taskView(t: Task): wire.Task {
   };
 }
 
-/** `GET /v1/customers/me` (../shared/spec/SPEC.md §4) plus the quota left (../shared/DESIGN.md §6). */
+/** `GET /v1/customers/me` (docs/contract.md, SPEC §4) plus the quota left (docs/contract.md, DESIGN §6). */
 export function customerView(c: Customer, apiKeyHint: string | null): wire.CustomerProfile {
   return {
     customer_id: c.id,
@@ -100,7 +100,7 @@ export type { TaskCounts } from "@labelgate/api";
 import type { TaskCounts } from "@labelgate/api";
 
 /**
- * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (../shared/DESIGN.md
+ * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (docs/contract.md
  * §3, §5). @throws when the settled task lacks a decision field (a broken invariant, a 500).
  */
 export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecord): wire.SettledResult {

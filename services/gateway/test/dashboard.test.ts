@@ -1,5 +1,5 @@
 /**
- * Dashboard (../shared/spec/SPEC.md §4, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
+ * Dashboard (docs/contract.md, SPEC §4, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
  * filter, sorts), quality and daily usage; every error; isolation between customers; and EXPLAIN of every
  * statement on 100,000 tasks of one customer: no sequential scan of tasks, labels or deliveries.
  */

@@ -1,6 +1,6 @@
 /**
- * Labeler routes (../shared/DESIGN.md §4): claims and labels, the claim invariants under concurrency, claim expiry,
- * and quota charging of labels (../shared/DESIGN.md §6). Runs against this run's real Postgres and Redis.
+ * Labeler routes (docs/contract.md, DESIGN §4): claims and labels, the claim invariants under concurrency, claim expiry,
+ * and quota charging of labels (docs/contract.md, DESIGN §6). Runs against this run's real Postgres and Redis.
  *
  * The database is shared with every other test file of the run, and a generic claim `{}` may pick up any
  * open task in it. So tests on specific tasks use the named form `{"task_id": ...}`, and where another
@@ -25,7 +25,7 @@ import {
   taskBody,
 } from "../../../test/system";
 
-/** Error fields a response body may carry instead (../shared/DESIGN.md §2). */
+/** Error fields a response body may carry instead (docs/contract.md, DESIGN §2). */
 interface ErrorFields {
   error?: string;
   details?: { path: string; message: string }[];
@@ -248,7 +248,7 @@ describe("claim invariants", () => {
     // 3 live claims and 3 labels could decide it: a 4th distinct labeler gets nothing.
     expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204);
 
-    // labels_needed: the most labels the task may still take (max_labels 7 − labels), ../shared/DESIGN.md §10
+    // labels_needed: the most labels the task may still take (max_labels 7 − labels), docs/contract.md (DESIGN §10)
     const first = await labelClaim(sys, a.key, ca.claim_id, "cat");
     expect(first.status).toBe(201);
     expect(first.body.labels_needed).toBe(6);
@@ -459,7 +459,7 @@ describe("claim concurrency", () => {
   });
 });
 
-describe("retry-safe claims (Idempotency-Key, ../shared/DESIGN.md §4)", () => {
+describe("retry-safe claims (Idempotency-Key, docs/contract.md (DESIGN §4))", () => {
   // A system of its own: the generic claims here must meet only this describe's tasks.
   let own: System;
   beforeAll(async () => {
@@ -797,7 +797,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 });
 
-describe("quota charging (../shared/DESIGN.md §6)", () => {
+describe("quota charging (docs/contract.md, DESIGN §6)", () => {
   it("a task reserves consensus_threshold units; labels within it are free, each one beyond costs 1", async () => {
     const c = await registerCustomer(sys);
     expect(await quotaUsed(sys, c.key)).toBe(0);

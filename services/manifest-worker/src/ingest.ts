@@ -1,5 +1,5 @@
 /**
- * Manifest ingestion (../shared/DESIGN.md §8): stream the manifest, parse JSONL line by line (`data_url` or Ground
+ * Manifest ingestion (docs/contract.md, DESIGN §8): stream the manifest, parse JSONL line by line (`data_url` or Ground
  * Truth's `source-ref`; the whole line is kept as `source`), and create tasks in chunks, each chunk in one
  * transaction with its quota reservation and the new resume point (`jobs.lines_ingested`).
  *
@@ -40,7 +40,7 @@ const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
 /**
  * Parses one manifest line: `data_url` (or `source-ref`), and an optional `gold_label` (one of the job's
- * `options`: the line is a gold task, ../shared/DESIGN.md §10).
+ * `options`: the line is a gold task, docs/contract.md (DESIGN §10)).
  * @returns undefined for a blank line. @throws ManifestError naming the line.
  */
 export function parseManifestLine(

@@ -1,7 +1,7 @@
 /**
  * Manifest jobs over http (a local node:http server; ALLOW_PRIVATE_URLS=true): the whole lifecycle with
  * the export checked line by line, failures of the manifest (404, redirects, malformed lines) and quota.
- * Every failure must leave no task behind and give the reserved quota back (../shared/DESIGN.md §8).
+ * Every failure must leave no task behind and give the reserved quota back (docs/contract.md, DESIGN §8).
  * Chunks of 5 lines, so that a failing manifest has committed tasks before it fails.
  */
 import type http from "node:http";

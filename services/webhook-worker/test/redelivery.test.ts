@@ -131,7 +131,7 @@ it("404 for an unknown delivery and for another customer's webhook or delivery; 
 });
 
 /**
- * A redelivery between automatic attempts (issue 28, ../shared/DESIGN.md §7): it is an attempt of its own, and
+ * A redelivery between automatic attempts (issue 28, docs/contract.md (DESIGN §7)): it is an attempt of its own, and
  * the automatic schedule (WEBHOOK_RETRY_MAX=3: attempts 1 s and 4 s apart) is neither used up nor restarted.
  */
 describe("a redelivery while the automatic schedule runs", () => {

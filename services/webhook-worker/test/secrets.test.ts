@@ -1,5 +1,5 @@
 /**
- * Webhook secrets (../shared/DESIGN.md §7): write-only. Never in a response, never in a log line (the system logs at
+ * Webhook secrets (docs/contract.md, DESIGN §7): write-only. Never in a response, never in a log line (the system logs at
  * `trace` into memory here), never in plaintext in Postgres or Redis; sealed as `v1.` AES-256-GCM bound to
  * the webhook id. The requests sent to the receiver carry only the signature.
  */

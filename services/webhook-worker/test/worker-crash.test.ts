@@ -1,5 +1,5 @@
 /**
- * A webhook-worker replica killed mid-retry loses no event (../shared/DESIGN.md §1, §7): the worker runs as a real child
+ * A webhook-worker replica killed mid-retry loses no event (docs/contract.md, DESIGN §1, §7): the worker runs as a real child
  * process (`tsx services/webhook-worker/src/main.ts`), is SIGKILLed after a failed first attempt while the retry
  * waits in the queue, and a new replica delivers the retry. The gateway and the consensus worker run in-process.
  */

@@ -1,5 +1,5 @@
 /**
- * Dashboard routes (../shared/spec/SPEC.md §4 Dashboard): overview, the task list, quality and daily usage of the calling
+ * Dashboard routes (docs/contract.md, SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling
  * customer, read by the store (packages/store/src/dashboard.ts: every statement an index range of that
  * customer, periods bounded so their cost does not grow with the customer's history).
  */

@@ -1,5 +1,5 @@
 /**
- * Manifest batch jobs (../shared/spec/SPEC.md §4 Batch jobs, ../shared/DESIGN.md §8): create (validate, seal the credentials, enqueue the
+ * Manifest batch jobs (docs/contract.md, SPEC §4 Batch jobs, docs/contract.md (DESIGN §8)): create (validate, seal the credentials, enqueue the
  * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
@@ -85,7 +85,7 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
           details.push({ path: "credentials.endpoint", message: err.message });
         }
       }
-      // the job body, then the customer's task defaults (../shared/DESIGN.md §10): every task of the job gets this policy
+      // the job body, then the customer's task defaults (docs/contract.md, DESIGN §10): every task of the job gets this policy
       let policy: TaskPolicy | undefined;
       try {
         policy = resolvePolicy([body, settings.task_defaults]);

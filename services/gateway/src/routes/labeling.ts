@@ -1,5 +1,5 @@
 /**
- * Labeler routes (../shared/DESIGN.md §4): claim a task (generic or named; retry-safe with an
+ * Labeler routes (docs/contract.md, DESIGN §4): claim a task (generic or named; retry-safe with an
  * `Idempotency-Key`, and a named task the labeler holds returns its live claim), release a claim (skip), and
  * label it. A claim on a private item of a manifest job carries a presigned `view_url` (view-url.ts). The label is recorded with the decision of the rule in the same transaction
  * (packages/store/src/labeling.ts); a deciding label enqueues its task's settlement (labels that decide

@@ -1,5 +1,5 @@
 /**
- * Task routes (../shared/spec/SPEC.md §4 Tasks, ../shared/DESIGN.md §2, §3): submission (single and batch, idempotent),
+ * Task routes (docs/contract.md, SPEC §4 Tasks, docs/contract.md (DESIGN §2), §3): submission (single and batch, idempotent),
  * status, result, cancellation, and batch status. The store does the writes (packages/store/src/tasks.ts).
  */
 import {
@@ -38,7 +38,7 @@ export function pathParam(req: Request, name: string, prefix: string, notFound: 
 }
 
 /**
- * `Idempotency-Key` header (wins) or the body field (../shared/DESIGN.md §2).
+ * `Idempotency-Key` header (wins) or the body field (docs/contract.md, DESIGN §2).
  * @throws ApiError validation when the header is not 1..255 printable ASCII characters without spaces
  */
 export function idempotencyKeyOf(req: Request, bodyKey: string | undefined): string | undefined {
@@ -67,7 +67,7 @@ export function taskHandlers(
     createTask: async (req, res) => {
       const { customerId, settings } = customerOf(res);
       const input = parse(taskBody, req.body);
-      // the task body, then the customer's task defaults (../shared/DESIGN.md §10)
+      // the task body, then the customer's task defaults (docs/contract.md, DESIGN §10)
       const policy = resolvePolicy([input, settings.task_defaults]);
       await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
       const { task } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
