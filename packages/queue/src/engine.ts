@@ -5,8 +5,12 @@ import { catalog, type Handler, type HandlersFor, type Payload, type QueueKey, t
 export type QueueBackendConfig =
   /** Redis: every key under `prefix` */
   | { kind: "redis"; url: string; prefix: string }
-  /** BullMQ's Postgres backend: every table in `schema` of the database at `url` */
-  | { kind: "postgres"; url: string; schema: string };
+  /**
+   * BullMQ's Postgres backend: every table in `schema` of the database at `url`. `workerPoolMax` caps the pg
+   * pool of each worker (otherwise its concurrency + 2), so a process's pools fit the server's
+   * max_connections (the runtime plans it: @labelgate/runtime `planPools`).
+   */
+  | { kind: "postgres"; url: string; schema: string; workerPoolMax?: number };
 
 /**
  * Thrown by a handler to run its job again later without spending an attempt (e.g. a webhook already has
@@ -48,7 +52,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function postgresConnection(config: { url: string; schema: string }, max: number) {
+/**
+ * pg pool size of each producer queue on the Postgres backend (an add, a count and a scheduler check at
+ * once); the runtime's pool plan counts it (@labelgate/runtime `planPools`).
+ */
+export const PRODUCER_POOL_MAX = 2;
+
+function postgresConnection(config: { url: string; schema: string; workerPoolMax?: number }, max: number) {
   return { connectionString: config.url, schema: config.schema, migrate: true, max };
 }
 
@@ -106,7 +116,7 @@ export class QueueClient {
       if (this.config.kind === "redis") {
         q = new Queue(name, { connection: this.redis as Redis, prefix: this.config.prefix, skipWaitingForReady: true });
       } else {
-        q = new Queue(name, { connection: postgresConnection(this.config, 4) }, createPostgresBackend);
+        q = new Queue(name, { connection: postgresConnection(this.config, PRODUCER_POOL_MAX) }, createPostgresBackend);
       }
       // Connection errors surface as QueueUnavailableError on the call that needed the queue.
       q.on("error", () => undefined);
@@ -356,7 +366,12 @@ export function startWorkers<S extends ServiceName>(
       worker = new Worker(
         spec.name,
         processor,
-        { connection: postgresConnection(config, concurrency + 2), concurrency, settings, ...lock },
+        {
+          connection: postgresConnection(config, Math.min(concurrency + 2, config.workerPoolMax ?? Number.POSITIVE_INFINITY)),
+          concurrency,
+          settings,
+          ...lock,
+        },
         createPostgresBackend,
       );
     }
