@@ -137,6 +137,7 @@ async function startProcess(service: ServiceName | "standalone", script: string,
       if (gone) throw new Error(`${service} exited before starting:\n${output.join("")}`);
       return logs.find((l) => l.msg === START_MESSAGE);
     },
+    // scaled by `eventually` (TEST_TIME_SCALE)
     options.startTimeoutMs ?? 30000,
     `${service} to start (output: ${output.join("")})`,
   ).catch(async (err: unknown) => {

@@ -58,6 +58,25 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
  */
 export const PRODUCER_POOL_MAX = 2;
 
+/**
+ * Runs `call` until it does not fail with a QueueUnavailableError, waiting 100 ms, then twice as long each
+ * time up to 2 s, for at most `totalMs` in all. @throws the last error once `totalMs` has passed; any other
+ * error at once
+ */
+export async function retryUnavailable<T>(call: () => Promise<T>, totalMs: number): Promise<T> {
+  const deadline = Date.now() + totalMs;
+  let wait = 100;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof QueueUnavailableError) || Date.now() + wait > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, 2000);
+    }
+  }
+}
+
 function postgresConnection(config: { url: string; schema: string; workerPoolMax?: number }, max: number) {
   return { connectionString: config.url, schema: config.schema, migrate: true, max };
 }
@@ -72,9 +91,15 @@ export class QueueClient {
   /** the connection was lost (or never made) and is not back: calls fail at once instead of waiting */
   private down = false;
 
+  /**
+   * @param timeoutMs how long one call may take before it fails as unavailable (requests fail fast)
+   * @param startRetryMs how long the calls a process makes while it starts (`schedule`) retry a backend that
+   *   is slow or not there yet, with backoff (100 ms doubling to 2 s), before failing (default 30 s)
+   */
   constructor(
     private readonly config: QueueBackendConfig,
     private readonly timeoutMs = 2000,
+    private readonly startRetryMs = 30_000,
   ) {
     if (config.kind === "redis") {
       this.redis = new Redis(config.url, {
@@ -201,8 +226,17 @@ export class QueueClient {
     );
   }
 
-  /** Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. */
+  /**
+   * Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. Called while a
+   * process starts: a backend that does not answer within the timeout (a loaded machine, Redis still
+   * starting) is tried again with backoff for up to `startRetryMs` (issue 28 item 7: a start failed with
+   * "schedule timed out after 1000 ms"). @throws QueueUnavailableError once that bound has passed
+   */
   async schedule<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
+    await retryUnavailable(() => this.scheduleOnce(key, everyMs, payload), this.startRetryMs);
+  }
+
+  private async scheduleOnce<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
     const spec = catalog[key];
     await this.ready();
     await withTimeout(
@@ -231,7 +265,7 @@ export class QueueClient {
       try {
         await this.ready();
         const found = await withTimeout(this.queue(key).getJobScheduler(`${spec.name}-scheduler`), this.timeoutMs, "scheduler check");
-        if (!found) await this.schedule(key, everyMs, payload);
+        if (!found) await this.scheduleOnce(key, everyMs, payload);
       } catch (err) {
         onError(err as Error);
       } finally {
