@@ -7,7 +7,7 @@
  * A hostile label spec is shown as text. Every page: no console error or CSP violation, no serious or
  * critical axe-core violation, and no key in a request URL, in localStorage or in the gateway's logs.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -245,6 +245,7 @@ describe("customer console", () => {
         const api = await fetch(`${sys.baseUrl}/v1/jobs/${jobId}/export`, { headers: { authorization: `Bearer ${customerKey}` } });
         const expected = await api.text();
         const got = readFileSync(file, "utf8");
+        rmSync(path.dirname(file), { recursive: true, force: true });
         expect(got).toBe(expected);
         const parsed = got
           .trim()
