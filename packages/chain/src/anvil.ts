@@ -31,11 +31,6 @@ export interface AnvilOptions {
   binary?: string;
   /** give up when the RPC does not answer within this many ms; default 15,000 */
   startTimeoutMs?: number;
-  /**
-   * run anvil in a process group of its own, so a Ctrl-C in the terminal (sent to the whole foreground group)
-   * does not stop it while its parent still needs it; the parent stops it with `stop()` (default false)
-   */
-  detached?: boolean;
 }
 
 export interface Anvil {
@@ -100,7 +95,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<Anvil> {
   if (options.noMining) args.push("--no-mining");
   if (options.chainId !== undefined) args.push("--chain-id", String(options.chainId));
 
-  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"], detached: options.detached ?? false });
+  const child = spawn(options.binary ?? anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderrTail = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-4000);
