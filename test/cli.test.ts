@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chunkKey, InputError, parseCsv, parseJsonl } from "@labelgate/cli";
@@ -84,7 +84,10 @@ describe("labelgate CLI against a running gateway", () => {
     labeler = admin.withCredentials({ labelerKey: (await admin.admin.createLabeler("cli-labeler")).api_key });
     env = { LABELGATE_URL: sys.baseUrl, LABELGATE_API_KEY: registered.api_key };
   });
-  afterAll(() => sys.close());
+  afterAll(async () => {
+    await sys.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const totalTasks = async () => (await customer.dashboard.tasks({ per_page: 1 })).total;
 

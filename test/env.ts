@@ -21,3 +21,18 @@ export function testDatabaseUrl(): string {
 export function runPrefix(): string {
   return `lgtest:${runId()}`;
 }
+
+/**
+ * TEST_TIME_SCALE (default 1, at least 1): every deadline of the tests is multiplied by it (`eventually`,
+ * process start deadlines, jest's test and hook timeouts), so a loaded machine (CI beside other work) raises
+ * one setting instead of each deadline. `.ci/run` sets 3 when CI=true.
+ */
+export function timeScale(): number {
+  const value = Number(process.env.TEST_TIME_SCALE ?? "1");
+  return Number.isFinite(value) && value >= 1 ? value : 1;
+}
+
+/** `ms` times TEST_TIME_SCALE: a test's deadline. */
+export function scaled(ms: number): number {
+  return Math.round(ms * timeScale());
+}

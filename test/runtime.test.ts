@@ -26,9 +26,23 @@ const procs: ServiceProcess[] = [];
 
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.kill()));
+  // standalone's chain runs in a process group of its own: a SIGKILLed standalone leaves it (issue 28 item 9)
+  for (const p of procs) {
+    const pid = Number(p.logs.find((l) => l.msg === "local chain started")?.pid);
+    if (pid > 0) stopOrphan(pid);
+  }
   if (databaseUrl) await dropDatabase(databaseUrl);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** SIGKILLs `pid` when it still runs. */
+function stopOrphan(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
 
 /** The `labelgate_worker_setting` samples of a process's /metrics, by `queue setting`. */
 async function workerSettings(p: ServiceProcess): Promise<Map<string, number>> {

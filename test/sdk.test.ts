@@ -6,7 +6,7 @@
  * by some SDK method in this file (the express app's route layers, cross-checked with the OpenAPI ROUTES).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -346,6 +346,7 @@ describe("the SDK against a running gateway", () => {
       const written = await customer.jobs.exportToFile(created.job_id, file);
       expect(written).toMatchObject({ path: file, lines: 2 });
       const text = readFileSync(file, "utf8");
+      rmSync(path.dirname(file), { recursive: true, force: true });
       expect(written.bytes).toBe(Buffer.byteLength(text));
       expect(
         text

@@ -14,7 +14,7 @@ import { createRuntime, type RuntimeOptions } from "@labelgate/runtime";
 import { type Db, dropDatabase, migrateDatabase, type Store, withDatabase } from "@labelgate/store";
 import { webhookRole } from "@labelgate/webhook-worker";
 import type express from "express";
-import { REDIS_URL, runId, runPrefix, testDatabaseUrl } from "./env";
+import { REDIS_URL, runId, runPrefix, scaled, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 /** ENCRYPTION_KEY of the tests (64 hex characters) and the box it opens */
@@ -329,7 +329,9 @@ export async function label(sys: System, labelerKey: string, taskId: string, val
  * Polls `check` until it returns a value other than undefined, or fails after `timeoutMs` (default 30 s: in
  * full runs on 2 cores beside the chain chaos clusters, manifest ingestion waits passed 15 s).
  */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000, what = "condition"): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined>, baseTimeoutMs = 30_000, what = "condition"): Promise<T> {
+  // TEST_TIME_SCALE raises every deadline at once (test/env.ts)
+  const timeoutMs = scaled(baseTimeoutMs);
   const deadline = Date.now() + timeoutMs;
   let delay = 20;
   for (;;) {

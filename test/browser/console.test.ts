@@ -7,11 +7,12 @@
  * A hostile label spec is shown as text. Every page: no console error or CSP violation, no serious or
  * critical axe-core violation, and no key in a request URL, in localStorage or in the gateway's logs.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { serveManifest } from "../../services/manifest-worker/test/helpers";
+import { scaled } from "../env";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem } from "../system";
 import { type Receiver, receivers } from "../webhooks";
 import {
@@ -66,7 +67,7 @@ beforeAll(async () => {
   customerKey = (await registerCustomer(sys, 5000)).key;
   labelerKeys = [(await createLabeler(sys, "Ana")).key, (await createLabeler(sys, "Ben")).key];
   ({ context, page, watch } = await watchedPage(browser));
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await context?.close();
@@ -92,30 +93,34 @@ describe("customer console", () => {
     await audit("console-overview");
   });
 
-  it("submits a batch and follows it from submission to settled, task by task", async () => {
-    await nav("Batches");
-    await page.getByLabel("Question").fill("What animal is this?");
-    await page.getByLabel("Options").fill("cat\ndog\nbird");
-    await page.getByLabel("Item URLs").fill(Array.from({ length: 5 }, (_, i) => images.url(100 + i)).join("\n"));
-    await page.getByLabel("Consensus threshold").fill("2");
-    await audit("console-batches");
-    await page.getByRole("button", { name: "Submit batch" }).click();
-    await page.waitForURL(/\/console\/batches\/bat_[A-Za-z0-9]+$/);
-    const batchId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() as string);
-    const progress = page.getByTestId("batch-progress");
-    await progress.getByText("0 of 5 tasks settled").waitFor();
-    await audit("console-batch-accepted");
+  it(
+    "submits a batch and follows it from submission to settled, task by task",
+    async () => {
+      await nav("Batches");
+      await page.getByLabel("Question").fill("What animal is this?");
+      await page.getByLabel("Options").fill("cat\ndog\nbird");
+      await page.getByLabel("Item URLs").fill(Array.from({ length: 5 }, (_, i) => images.url(100 + i)).join("\n"));
+      await page.getByLabel("Consensus threshold").fill("2");
+      await audit("console-batches");
+      await page.getByRole("button", { name: "Submit batch" }).click();
+      await page.waitForURL(/\/console\/batches\/bat_[A-Za-z0-9]+$/);
+      const batchId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop() as string);
+      const progress = page.getByTestId("batch-progress");
+      await progress.getByText("0 of 5 tasks settled").waitFor();
+      await audit("console-batch-accepted");
 
-    const tasks = await taskIdsOf("batch_id", batchId);
-    expect(tasks).toHaveLength(5);
-    for (const [i, taskId] of tasks.entries()) {
-      for (const key of labelerKeys) expect((await label(sys, key, taskId, "dog")).status).toBe(201);
-      // the page follows on its own (polling): each settlement shows up without a reload
-      await progress.getByText(`${i + 1} of 5 tasks settled`).waitFor({ timeout: 20_000 });
-    }
-    await progress.getByText("batch completed").waitFor();
-    await audit("console-batch-completed");
-  }, 90_000);
+      const tasks = await taskIdsOf("batch_id", batchId);
+      expect(tasks).toHaveLength(5);
+      for (const [i, taskId] of tasks.entries()) {
+        for (const key of labelerKeys) expect((await label(sys, key, taskId, "dog")).status).toBe(201);
+        // the page follows on its own (polling): each settlement shows up without a reload
+        await progress.getByText(`${i + 1} of 5 tasks settled`).waitFor({ timeout: 20_000 });
+      }
+      await progress.getByText("batch completed").waitFor();
+      await audit("console-batch-completed");
+    },
+    scaled(90_000),
+  );
 
   it("lists tasks with filter, sort and pages, and shows a task's consensus and settlement proof", async () => {
     await nav("Tasks");
@@ -160,91 +165,100 @@ describe("customer console", () => {
     await audit("console-task-hostile");
   });
 
-  it("creates a webhook; its receiver fails, the attempt log shows why, and a redelivery gets through", async () => {
-    let status = 500;
-    const hook: Receiver = await rx(() => status);
-    await nav("Webhooks");
-    await page.getByLabel("Callback URL").fill(hook.url);
-    await page.getByLabel("Signing secret").fill("whsec-console-test-0123456789");
-    await page.getByRole("button", { name: "Create webhook" }).click();
-    await page.getByRole("table").getByRole("link", { name: hook.url }).waitFor();
-    await audit("console-webhooks");
+  it(
+    "creates a webhook; its receiver fails, the attempt log shows why, and a redelivery gets through",
+    async () => {
+      let status = 500;
+      const hook: Receiver = await rx(() => status);
+      await nav("Webhooks");
+      await page.getByLabel("Callback URL").fill(hook.url);
+      await page.getByLabel("Signing secret").fill("whsec-console-test-0123456789");
+      await page.getByRole("button", { name: "Create webhook" }).click();
+      await page.getByRole("table").getByRole("link", { name: hook.url }).waitFor();
+      await audit("console-webhooks");
 
-    const created = await sys.api<{ task_id: string }>("POST", "/v1/tasks", {
-      token: customerKey,
-      body: {
-        type: "image_classification",
-        data_url: images.url(200),
-        label_spec: { question: "Cat?", options: ["yes", "no"] },
-        consensus_threshold: 1,
-      },
-    });
-    const taskId = created.body.task_id;
-    expect((await label(sys, labelerKeys[0] as string, taskId, "yes")).status).toBe(201);
-    // three attempts, 1 s and 4 s apart, each answered 500
-    await eventually(async () => (hook.forTask(taskId).length === 3 ? true : undefined), 30_000, "3 failed attempts");
-
-    await page.getByRole("table").getByRole("link", { name: hook.url }).click();
-    const delivery = page.getByTestId("delivery").filter({ hasText: taskId });
-    await delivery.getByText("failed", { exact: true }).first().waitFor({ timeout: 20_000 });
-    await expect(delivery.getByTestId("attempt").count()).resolves.toBe(3);
-    await expect(delivery.getByTestId("attempt").filter({ hasText: "500" }).count()).resolves.toBe(3);
-    await audit("console-webhook-failed");
-
-    status = 200;
-    await delivery.getByRole("button", { name: `Redeliver the event of task ${taskId}` }).click();
-    await delivery.getByText("delivered", { exact: true }).first().waitFor({ timeout: 20_000 });
-    await delivery.getByTestId("attempt").filter({ hasText: "manual" }).filter({ hasText: "200" }).waitFor();
-    expect(hook.forTask(taskId)).toHaveLength(4);
-    await audit("console-webhook-redelivered");
-  }, 90_000);
-
-  it("downloads a manifest job's export through the streamed download", async () => {
-    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ data_url: images.url(300 + i), sku: `sku-${i}` }));
-    const manifest = await serveManifest(`${lines.join("\n")}\n`);
-    try {
-      const job = await sys.api<{ job_id: string }>("POST", "/v1/jobs", {
+      const created = await sys.api<{ task_id: string }>("POST", "/v1/tasks", {
         token: customerKey,
-        body: { manifest_url: manifest.url(), label_spec: { question: "Which?", options: ["a", "b"] }, consensus_threshold: 1 },
+        body: {
+          type: "image_classification",
+          data_url: images.url(200),
+          label_spec: { question: "Cat?", options: ["yes", "no"] },
+          consensus_threshold: 1,
+        },
       });
-      expect(job.status).toBe(202);
-      const jobId = job.body.job_id;
-      await nav("Jobs");
-      await page.getByRole("link", { name: jobId }).waitFor();
-      const tasks = await eventually(async () => {
-        const ids = await taskIdsOf("job_id", jobId);
-        const j = await sys.api<{ status: string }>("GET", `/v1/jobs/${jobId}`, { token: customerKey });
-        return ids.length === 40 && j.body.status === "labeling" ? ids : undefined;
-      }, 30_000);
-      for (const [i, taskId] of tasks.entries())
-        expect((await label(sys, labelerKeys[i % 2] as string, taskId, i % 3 ? "a" : "b")).status).toBe(201);
+      const taskId = created.body.task_id;
+      expect((await label(sys, labelerKeys[0] as string, taskId, "yes")).status).toBe(201);
+      // three attempts, 1 s and 4 s apart, each answered 500
+      await eventually(async () => (hook.forTask(taskId).length === 3 ? true : undefined), 30_000, "3 failed attempts");
 
-      await page.getByRole("link", { name: jobId }).click();
-      await page.getByText("40 of 40 tasks settled").waitFor({ timeout: 30_000 });
-      await page.getByText("completed", { exact: true }).waitFor({ timeout: 30_000 });
-      const downloading = page.waitForEvent("download");
-      await page.getByRole("button", { name: "Download export" }).click();
-      const download = await downloading;
-      expect(download.suggestedFilename()).toBe(`${jobId}.jsonl`);
-      const file = path.join(mkdtempSync(path.join(tmpdir(), "lg-web-")), "export.jsonl");
-      await download.saveAs(file);
-      await page.getByTestId("export-progress").getByText("Saved: 40 lines").waitFor();
-      await audit("console-job");
+      await page.getByRole("table").getByRole("link", { name: hook.url }).click();
+      const delivery = page.getByTestId("delivery").filter({ hasText: taskId });
+      await delivery.getByText("failed", { exact: true }).first().waitFor({ timeout: 20_000 });
+      await expect(delivery.getByTestId("attempt").count()).resolves.toBe(3);
+      await expect(delivery.getByTestId("attempt").filter({ hasText: "500" }).count()).resolves.toBe(3);
+      await audit("console-webhook-failed");
 
-      const api = await fetch(`${sys.baseUrl}/v1/jobs/${jobId}/export`, { headers: { authorization: `Bearer ${customerKey}` } });
-      const expected = await api.text();
-      const got = readFileSync(file, "utf8");
-      expect(got).toBe(expected);
-      const parsed = got
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l) as { source: { sku: string }; consensus_label: string });
-      expect(parsed.map((l) => l.source.sku)).toEqual(lines.map((_, i) => `sku-${i}`));
-      expect(parsed.map((l) => l.consensus_label)).toEqual(lines.map((_, i) => (i % 3 ? "a" : "b")));
-    } finally {
-      await manifest.close();
-    }
-  }, 90_000);
+      status = 200;
+      await delivery.getByRole("button", { name: `Redeliver the event of task ${taskId}` }).click();
+      await delivery.getByText("delivered", { exact: true }).first().waitFor({ timeout: 20_000 });
+      await delivery.getByTestId("attempt").filter({ hasText: "manual" }).filter({ hasText: "200" }).waitFor();
+      expect(hook.forTask(taskId)).toHaveLength(4);
+      await audit("console-webhook-redelivered");
+    },
+    scaled(90_000),
+  );
+
+  it(
+    "downloads a manifest job's export through the streamed download",
+    async () => {
+      const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ data_url: images.url(300 + i), sku: `sku-${i}` }));
+      const manifest = await serveManifest(`${lines.join("\n")}\n`);
+      try {
+        const job = await sys.api<{ job_id: string }>("POST", "/v1/jobs", {
+          token: customerKey,
+          body: { manifest_url: manifest.url(), label_spec: { question: "Which?", options: ["a", "b"] }, consensus_threshold: 1 },
+        });
+        expect(job.status).toBe(202);
+        const jobId = job.body.job_id;
+        await nav("Jobs");
+        await page.getByRole("link", { name: jobId }).waitFor();
+        const tasks = await eventually(async () => {
+          const ids = await taskIdsOf("job_id", jobId);
+          const j = await sys.api<{ status: string }>("GET", `/v1/jobs/${jobId}`, { token: customerKey });
+          return ids.length === 40 && j.body.status === "labeling" ? ids : undefined;
+        }, 30_000);
+        for (const [i, taskId] of tasks.entries())
+          expect((await label(sys, labelerKeys[i % 2] as string, taskId, i % 3 ? "a" : "b")).status).toBe(201);
+
+        await page.getByRole("link", { name: jobId }).click();
+        await page.getByText("40 of 40 tasks settled").waitFor({ timeout: 30_000 });
+        await page.getByText("completed", { exact: true }).waitFor({ timeout: 30_000 });
+        const downloading = page.waitForEvent("download");
+        await page.getByRole("button", { name: "Download export" }).click();
+        const download = await downloading;
+        expect(download.suggestedFilename()).toBe(`${jobId}.jsonl`);
+        const file = path.join(mkdtempSync(path.join(tmpdir(), "lg-web-")), "export.jsonl");
+        await download.saveAs(file);
+        await page.getByTestId("export-progress").getByText("Saved: 40 lines").waitFor();
+        await audit("console-job");
+
+        const api = await fetch(`${sys.baseUrl}/v1/jobs/${jobId}/export`, { headers: { authorization: `Bearer ${customerKey}` } });
+        const expected = await api.text();
+        const got = readFileSync(file, "utf8");
+        rmSync(path.dirname(file), { recursive: true, force: true });
+        expect(got).toBe(expected);
+        const parsed = got
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as { source: { sku: string }; consensus_label: string });
+        expect(parsed.map((l) => l.source.sku)).toEqual(lines.map((_, i) => `sku-${i}`));
+        expect(parsed.map((l) => l.consensus_label)).toEqual(lines.map((_, i) => (i % 3 ? "a" : "b")));
+      } finally {
+        await manifest.close();
+      }
+    },
+    scaled(90_000),
+  );
 
   it("shows billing (usage by month, line items, invoices) and quality", async () => {
     await nav("Billing");

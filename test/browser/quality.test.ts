@@ -9,6 +9,7 @@
  * or in the gateway's logs. The EVM case of "verify" runs in test/browser/verify.test.ts (its own chain).
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { scaled } from "../env";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../system";
 import * as web from "./browser";
 
@@ -91,7 +92,7 @@ beforeAll(async () => {
     "the task to settle",
   );
   ({ context, page, watch } = await web.watchedPage(browser));
-}, 90_000);
+}, scaled(90_000));
 
 afterAll(async () => {
   await context?.close();

@@ -5,7 +5,7 @@
  * files and other methods, the 503 page when there is no build, and the chain's RPC origin in connect-src
  * with the console's config.json.
  */
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -72,7 +72,8 @@ describe("the gateway serves the web apps", () => {
 
   it("answers 503 with a page that says how to build when there is no build", async () => {
     const app = express();
-    app.use(webRouter({ distDir: mkdtempSync(path.join(tmpdir(), "lg-no-web-")) }));
+    const empty = mkdtempSync(path.join(tmpdir(), "lg-no-web-"));
+    app.use(webRouter({ distDir: empty }));
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, "127.0.0.1", () => resolve(s));
     });
@@ -83,6 +84,7 @@ describe("the gateway serves the web apps", () => {
       expect(await res.text()).toContain("pnpm --filter @labelgate/web build");
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
+      rmSync(empty, { recursive: true, force: true });
     }
   });
 

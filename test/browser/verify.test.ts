@@ -10,6 +10,7 @@
 import { type Anvil, startAnvil } from "@labelgate/chain/node";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { fundedKey } from "../../packages/chain/test/helpers";
+import { scaled } from "../env";
 import { createLabeler, eventually, label, registerCustomer, type System, startSystem, taskBody } from "../system";
 import * as web from "./browser";
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
   customer = await registerCustomer(sys, 1000);
   labelerKeys = [(await createLabeler(sys, "Ana")).key, (await createLabeler(sys, "Ben")).key];
   ({ context, page, watch } = await web.watchedPage(browser));
-}, 90_000);
+}, scaled(90_000));
 
 afterAll(async () => {
   await context?.close();
@@ -45,46 +46,54 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-it("a customer follows a batch to settled on chain and verifies a task's proof in the browser", async () => {
-  const batch = await sys.api<{ batch_id: string; task_ids: string[] }>("POST", "/v1/tasks/batch", {
-    token: customer.key,
-    body: { tasks: [0, 1].map((i) => taskBody({ consensus_threshold: 2, data_url: images.url(i) })) },
-  });
-  expect(batch.status).toBe(202);
-  for (const taskId of batch.body.task_ids) {
-    for (const key of labelerKeys) expect((await label(sys, key, taskId, "cat")).status).toBe(201);
-  }
-  const taskId = batch.body.task_ids[0] as string;
-
-  await page.goto(`${sys.baseUrl}/console/`);
-  await page.getByLabel("Customer API key").fill(customer.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
-  // the batch page follows the batch until every task is settled (anchored and confirmed)
-  await page.goto(`${sys.baseUrl}/console/batches/${batch.body.batch_id}`);
-  await page.getByText("batch completed").waitFor({ timeout: 30_000 });
-  const result = await eventually(async () => {
-    const r = await sys.api<{ status: string; settlement: { ledger: string; ledger_txid: string } }>("GET", `/v1/tasks/${taskId}/result`, {
+it(
+  "a customer follows a batch to settled on chain and verifies a task's proof in the browser",
+  async () => {
+    const batch = await sys.api<{ batch_id: string; task_ids: string[] }>("POST", "/v1/tasks/batch", {
       token: customer.key,
+      body: { tasks: [0, 1].map((i) => taskBody({ consensus_threshold: 2, data_url: images.url(i) })) },
     });
-    return r.status === 200 ? r.body : undefined;
-  }, 30_000);
-  expect(result.settlement.ledger).toBe("evm");
+    expect(batch.status).toBe(202);
+    for (const taskId of batch.body.task_ids) {
+      for (const key of labelerKeys) expect((await label(sys, key, taskId, "cat")).status).toBe(201);
+    }
+    const taskId = batch.body.task_ids[0] as string;
 
-  await page.goto(`${sys.baseUrl}/console/tasks/${taskId}`);
-  const button = page.getByTestId("verify-button");
-  await button.waitFor();
-  await button.click();
-  const verdict = page.getByTestId("verify-result");
-  await verdict.waitFor({ timeout: 20_000 });
-  expect(await verdict.getAttribute("role")).toBe("status");
-  expect(await verdict.textContent()).toContain(result.settlement.ledger_txid);
-  expect(await web.accessibilityViolations(page)).toEqual([]);
-  await web.screenshot(page, "console-task-verified");
+    await page.goto(`${sys.baseUrl}/console/`);
+    await page.getByLabel("Customer API key").fill(customer.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    // the batch page follows the batch until every task is settled (anchored and confirmed)
+    await page.goto(`${sys.baseUrl}/console/batches/${batch.body.batch_id}`);
+    await page.getByText("batch completed").waitFor({ timeout: 30_000 });
+    const result = await eventually(async () => {
+      const r = await sys.api<{ status: string; settlement: { ledger: string; ledger_txid: string } }>(
+        "GET",
+        `/v1/tasks/${taskId}/result`,
+        {
+          token: customer.key,
+        },
+      );
+      return r.status === 200 ? r.body : undefined;
+    }, 30_000);
+    expect(result.settlement.ledger).toBe("evm");
 
-  expect(web.unexpectedProblems(watch)).toEqual([]);
-  const stored = await web.storage(page);
-  expect(stored.local).not.toContain(customer.key);
-  expect(watch.urls.some((u) => u.includes(customer.key))).toBe(false);
-  expect(log.lines.some((l) => l.includes(customer.key))).toBe(false);
-}, 120_000);
+    await page.goto(`${sys.baseUrl}/console/tasks/${taskId}`);
+    const button = page.getByTestId("verify-button");
+    await button.waitFor();
+    await button.click();
+    const verdict = page.getByTestId("verify-result");
+    await verdict.waitFor({ timeout: 20_000 });
+    expect(await verdict.getAttribute("role")).toBe("status");
+    expect(await verdict.textContent()).toContain(result.settlement.ledger_txid);
+    expect(await web.accessibilityViolations(page)).toEqual([]);
+    await web.screenshot(page, "console-task-verified");
+
+    expect(web.unexpectedProblems(watch)).toEqual([]);
+    const stored = await web.storage(page);
+    expect(stored.local).not.toContain(customer.key);
+    expect(watch.urls.some((u) => u.includes(customer.key))).toBe(false);
+    expect(log.lines.some((l) => l.includes(customer.key))).toBe(false);
+  },
+  scaled(120_000),
+);

@@ -44,33 +44,50 @@ let current: ChainCluster | undefined;
 async function chainCluster(anvilOptions: AnvilOptions = {}): Promise<ChainCluster> {
   const stateDir = mkdtempSync(path.join(tmpdir(), "lgchaos-anvil-"));
   const port = await freePort();
-  const anvil = await startAnvil({ ...anvilOptions, port, stateDir });
-  const key = await fundedKey(anvil.rpcUrl);
-  const cluster = await startCluster({
-    LEDGER: "evm",
-    EVM_RPC_URL: anvil.rpcUrl,
-    EVM_PRIVATE_KEY: key,
-    ANCHOR_INTERVAL_MS: "500",
-  });
-  const healthy = await startReceiver("healthy");
-  const db = createDb({ url: cluster.pg.databaseUrl, poolMax: 2 });
-  const cc: ChainCluster = {
-    anvil,
-    cluster,
-    healthy,
-    db,
-    stateDir,
-    port,
-    close: async () => {
-      await db.close();
-      await healthy.close();
-      await cluster.close();
-      await cc.anvil.stop();
-      rmSync(stateDir, { recursive: true, force: true });
-    },
+  // every part is stopped and the folder removed whatever failed before (issue 28 item 9: a failed start or
+  // close left anvil running with its state folder)
+  const parts: { anvil?: Anvil; close: (() => Promise<void>)[] } = { close: [] };
+  const closeAll = async () => {
+    const failures: unknown[] = [];
+    for (const close of parts.close.reverse()) await close().catch((err: unknown) => failures.push(err));
+    await parts.anvil?.stop().catch((err: unknown) => failures.push(err));
+    rmSync(stateDir, { recursive: true, force: true });
+    if (failures.length > 0) throw failures[0];
   };
-  current = cc;
-  return cc;
+  try {
+    parts.anvil = await startAnvil({ ...anvilOptions, port, stateDir });
+    const key = await fundedKey(parts.anvil.rpcUrl);
+    const cluster = await startCluster({
+      LEDGER: "evm",
+      EVM_RPC_URL: parts.anvil.rpcUrl,
+      EVM_PRIVATE_KEY: key,
+      ANCHOR_INTERVAL_MS: "500",
+    });
+    parts.close.push(() => cluster.close());
+    const healthy = await startReceiver("healthy");
+    parts.close.push(() => healthy.close());
+    const db = createDb({ url: cluster.pg.databaseUrl, poolMax: 2 });
+    parts.close.push(() => db.close());
+    const cc: ChainCluster = {
+      get anvil() {
+        return parts.anvil as Anvil;
+      },
+      set anvil(a: Anvil) {
+        parts.anvil = a;
+      },
+      cluster,
+      healthy,
+      db,
+      stateDir,
+      port,
+      close: closeAll,
+    };
+    current = cc;
+    return cc;
+  } catch (err) {
+    await closeAll().catch(() => undefined);
+    throw err;
+  }
 }
 
 afterEach(async () => {

@@ -5,8 +5,12 @@ import { catalog, type Handler, type HandlersFor, type Payload, type QueueKey, t
 export type QueueBackendConfig =
   /** Redis: every key under `prefix` */
   | { kind: "redis"; url: string; prefix: string }
-  /** BullMQ's Postgres backend: every table in `schema` of the database at `url` */
-  | { kind: "postgres"; url: string; schema: string };
+  /**
+   * BullMQ's Postgres backend: every table in `schema` of the database at `url`. `workerPoolMax` caps the pg
+   * pool of each worker (otherwise its concurrency + 2), so a process's pools fit the server's
+   * max_connections (the runtime plans it: @labelgate/runtime `planPools`).
+   */
+  | { kind: "postgres"; url: string; schema: string; workerPoolMax?: number };
 
 /**
  * Thrown by a handler to run its job again later without spending an attempt (e.g. a webhook already has
@@ -48,7 +52,32 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-function postgresConnection(config: { url: string; schema: string }, max: number) {
+/**
+ * pg pool size of each producer queue on the Postgres backend (an add, a count and a scheduler check at
+ * once); the runtime's pool plan counts it (@labelgate/runtime `planPools`).
+ */
+export const PRODUCER_POOL_MAX = 2;
+
+/**
+ * Runs `call` until it does not fail with a QueueUnavailableError, waiting 100 ms, then twice as long each
+ * time up to 2 s, for at most `totalMs` in all. @throws the last error once `totalMs` has passed; any other
+ * error at once
+ */
+export async function retryUnavailable<T>(call: () => Promise<T>, totalMs: number): Promise<T> {
+  const deadline = Date.now() + totalMs;
+  let wait = 100;
+  for (;;) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof QueueUnavailableError) || Date.now() + wait > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, 2000);
+    }
+  }
+}
+
+function postgresConnection(config: { url: string; schema: string; workerPoolMax?: number }, max: number) {
   return { connectionString: config.url, schema: config.schema, migrate: true, max };
 }
 
@@ -62,9 +91,15 @@ export class QueueClient {
   /** the connection was lost (or never made) and is not back: calls fail at once instead of waiting */
   private down = false;
 
+  /**
+   * @param timeoutMs how long one call may take before it fails as unavailable (requests fail fast)
+   * @param startRetryMs how long the calls a process makes while it starts (`schedule`) retry a backend that
+   *   is slow or not there yet, with backoff (100 ms doubling to 2 s), before failing (default 30 s)
+   */
   constructor(
     private readonly config: QueueBackendConfig,
     private readonly timeoutMs = 2000,
+    private readonly startRetryMs = 30_000,
   ) {
     if (config.kind === "redis") {
       this.redis = new Redis(config.url, {
@@ -106,7 +141,7 @@ export class QueueClient {
       if (this.config.kind === "redis") {
         q = new Queue(name, { connection: this.redis as Redis, prefix: this.config.prefix, skipWaitingForReady: true });
       } else {
-        q = new Queue(name, { connection: postgresConnection(this.config, 4) }, createPostgresBackend);
+        q = new Queue(name, { connection: postgresConnection(this.config, PRODUCER_POOL_MAX) }, createPostgresBackend);
       }
       // Connection errors surface as QueueUnavailableError on the call that needed the queue.
       q.on("error", () => undefined);
@@ -191,8 +226,17 @@ export class QueueClient {
     );
   }
 
-  /** Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. */
+  /**
+   * Registers (idempotently) a repeating job: one run per `everyMs` across all replicas. Called while a
+   * process starts: a backend that does not answer within the timeout (a loaded machine, Redis still
+   * starting) is tried again with backoff for up to `startRetryMs` (issue 28 item 7: a start failed with
+   * "schedule timed out after 1000 ms"). @throws QueueUnavailableError once that bound has passed
+   */
   async schedule<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
+    await retryUnavailable(() => this.scheduleOnce(key, everyMs, payload), this.startRetryMs);
+  }
+
+  private async scheduleOnce<K extends QueueKey>(key: K, everyMs: number, payload: Payload<K>): Promise<void> {
     const spec = catalog[key];
     await this.ready();
     await withTimeout(
@@ -221,7 +265,7 @@ export class QueueClient {
       try {
         await this.ready();
         const found = await withTimeout(this.queue(key).getJobScheduler(`${spec.name}-scheduler`), this.timeoutMs, "scheduler check");
-        if (!found) await this.schedule(key, everyMs, payload);
+        if (!found) await this.scheduleOnce(key, everyMs, payload);
       } catch (err) {
         onError(err as Error);
       } finally {
@@ -356,7 +400,12 @@ export function startWorkers<S extends ServiceName>(
       worker = new Worker(
         spec.name,
         processor,
-        { connection: postgresConnection(config, concurrency + 2), concurrency, settings, ...lock },
+        {
+          connection: postgresConnection(config, Math.min(concurrency + 2, config.workerPoolMax ?? Number.POSITIVE_INFINITY)),
+          concurrency,
+          settings,
+          ...lock,
+        },
         createPostgresBackend,
       );
     }

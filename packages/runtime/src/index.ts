@@ -25,8 +25,10 @@ import {
   type WorkerOptions,
 } from "@labelgate/queue";
 import { createStore, type Store } from "@labelgate/store";
+import { type PoolPlan, planPools, readServerLimits } from "./pools";
 
 export type { Role } from "@labelgate/config";
+export { headroomOf, MIN_WORKER_POOL, type PoolPlan, planPools, readServerLimits, type ServerLimits } from "./pools";
 
 /** Jobs at once per queue when a role sets none (the engine's default). */
 const DEFAULT_CONCURRENCY = 8;
@@ -163,18 +165,29 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   const common = parsed as EnvOf<"consensus-worker">;
   const databaseUrl = common.DATABASE_URL ?? options.databaseUrl;
   if (!databaseUrl) throw new ConfigError("DATABASE_URL is required (or run `pnpm start`, which starts an embedded Postgres)");
-  const backend: QueueBackendConfig | undefined = common.REDIS_URL
+  let backend: QueueBackendConfig | undefined = common.REDIS_URL
     ? { kind: "redis", url: common.REDIS_URL, prefix: common.QUEUE_PREFIX }
     : options.queueBackend;
   if (!backend) throw new ConfigError("REDIS_URL is required (or run `pnpm start`, which uses BullMQ's Postgres backend)");
 
   const name = roleNames.length === 1 ? (roleNames[0] as string) : "labelgate";
   const logger = options.logger ?? createLogger(name, common.LOG_LEVEL);
+  const storePool = options.poolMax ?? common.DB_POOL_MAX;
   const store = createStore({
     url: databaseUrl,
-    poolMax: options.poolMax ?? common.DB_POOL_MAX,
+    poolMax: storePool,
     onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
   });
+  let backendSet: QueueBackendConfig = backend;
+  let pools: PoolPlan | undefined;
+  try {
+    pools = await planProcessPools(store, backendSet, roles, storePool, logger);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  if (backendSet.kind === "postgres" && pools) backendSet = { ...backendSet, workerPoolMax: pools.workerPoolMax };
+  backend = backendSet;
   const queue = new QueueClient(backend, options.queueTimeoutMs ?? (backend.kind === "postgres" ? 5000 : 2000));
   const metrics = createMetrics({
     service: name,
@@ -254,4 +267,48 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   if (options.handleSignals) onShutdown(logger, shutdown, common.SHUTDOWN_TIMEOUT_MS);
   logger.info({ roles: roleNames, metrics_port: ops.port }, "labelgate started");
   return { ctx, ops, instances: started as Instances<M>, shutdown };
+}
+
+/**
+ * Plans the process's pools from the server's limits (./pools.ts) and logs the plan: on BullMQ's Postgres
+ * backend the worker pools share what the others leave; a warning when the plan exceeds what is free now.
+ * @returns undefined when the limits cannot be read (the server is down: the pools connect lazily, as before)
+ * @throws ConfigError when the pools cannot fit
+ */
+async function planProcessPools(
+  store: Store,
+  backend: QueueBackendConfig,
+  roles: readonly RoleModule<Role, RoleInstance>[],
+  storePool: number,
+  logger: Logger,
+): Promise<PoolPlan | undefined> {
+  let limits: Awaited<ReturnType<typeof readServerLimits>>;
+  try {
+    limits = await readServerLimits((sql) => store.db.pool.query(sql));
+  } catch (err) {
+    logger.warn({ err }, "could not read the database's max_connections: pools not planned");
+    return undefined;
+  }
+  const onPostgres = backend.kind === "postgres";
+  const workers = onPostgres
+    ? new Set(roles.filter((r) => r.role !== "gateway").flatMap((r) => queueKeysOf(r.role as ServiceName))).size
+    : 0;
+  const demand = { storePool, producerQueues: onPostgres ? queueKeysOf().length : 0, workers };
+  const plan = planPools(limits, demand);
+  if (!plan.fitsNow)
+    logger.warn(
+      { ...limits, planned: plan.planned, available: plan.available },
+      "the database pools may not fit: other clients hold most of max_connections",
+    );
+  logger.info(
+    {
+      max_connections: limits.maxConnections,
+      in_use: limits.inUse,
+      budget: plan.budget,
+      planned: plan.planned,
+      worker_pool_max: plan.workerPoolMax,
+    },
+    "database pools planned",
+  );
+  return plan;
 }

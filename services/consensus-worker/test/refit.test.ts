@@ -7,22 +7,25 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
 import { decide, type FitInput, type FitOutput, refitSpace, taskPosterior } from "@labelgate/quality";
-import { QueueClient } from "@labelgate/queue";
+import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { createStore, labelSpaceId, type Store } from "@labelgate/store";
-import { REDIS_URL, testDatabaseUrl } from "../../../test/env";
+import { REDIS_URL, runPrefix, testDatabaseUrl } from "../../../test/env";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
 
 let store: Store;
 let queue: QueueClient;
+// under the run's prefix (the global teardown deletes it too), and deleted by this file
+const prefix = `${runPrefix()}:refit:${randomBytes(4).toString("hex")}`;
 const logger = createLogger("test", "silent");
 const inline: RefitDeps["fit"] = async (input) => refitSpace(input);
 
 beforeAll(() => {
   store = createStore({ url: testDatabaseUrl(), poolMax: 6 });
-  queue = new QueueClient({ kind: "redis", url: REDIS_URL, prefix: `lgtest:refit:${randomBytes(4).toString("hex")}` }, 2000);
+  queue = new QueueClient({ kind: "redis", url: REDIS_URL, prefix }, 2000);
 });
 afterAll(async () => {
   await queue.close();
+  await deleteKeysWithPrefix(REDIS_URL, prefix);
   await store.close();
 });
 

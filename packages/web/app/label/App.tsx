@@ -85,9 +85,9 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   return (
     <div className="label-page">
       <header className="label-header">
-        <Group justify="space-between" wrap="nowrap">
+        <Group justify="space-between" wrap="wrap" gap="xs">
           <Text fw={700}>labelgate · label</Text>
-          <Group gap="md" wrap="nowrap">
+          <Group gap="sm" wrap="wrap" className="label-header-tools">
             <Text data-testid="session-count" aria-live="polite">
               Labeled this session: <strong>{snap.labeled}</strong>
               {snap.sending > 0 ? ` (+${snap.sending} sending)` : ""}

@@ -5,6 +5,7 @@ import {
   Badge,
   Button,
   Card,
+  CopyButton,
   Group,
   Loader,
   type MantineSpacing,
@@ -255,6 +256,27 @@ export function StatusProgress({ counts, total, label }: { counts: TaskCounts; t
           .join(" · ") || "no tasks"}
       </Text>
     </div>
+  );
+}
+
+/**
+ * A long hex value (hashes, transaction ids, addresses) on one line: cut with an ellipsis when the column is
+ * narrower than it (a phone: issue 28 item 10), the whole value in its title and a copy button beside it.
+ */
+export function Hex({ value, name }: { value: string; name: string }) {
+  return (
+    <span className="hex">
+      <span className="hex-text mono" title={value}>
+        {value}
+      </span>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Button variant="subtle" size="compact-xs" onClick={copy} aria-label={`Copy ${name}`}>
+            {copied ? "Copied" : "Copy"}
+          </Button>
+        )}
+      </CopyButton>
+    </span>
   );
 }
 

@@ -11,7 +11,7 @@ import type { ReactNode } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
 import { useSession } from "../auth";
-import { ColumnHeads, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
+import { ColumnHeads, Hex, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
 import { ItemPage, useItem } from "../components/ItemPage";
 import { VerifySettlement } from "../components/VerifySettlement";
 import { evmProofOf, type ResultView } from "../settlement";
@@ -185,15 +185,15 @@ function SettlementProof({ result }: { result: SettledResult }) {
   const evm = evmProofOf(result);
   return (
     <SectionCard title="Settlement proof">
-      <Table>
+      <Table className="proof-table">
         <Table.Tbody>
           <ProofRow label="Ledger">{s.ledger}</ProofRow>
           <ProofRow label="Transaction">
-            <Mono>{s.ledger_txid}</Mono>
+            <Hex value={s.ledger_txid} name="transaction" />
           </ProofRow>
           <ProofRow label="Sequence">{s.sequence}</ProofRow>
           <ProofRow label="Previous record hash">
-            <Mono>{s.prev_hash}</Mono>
+            <Hex value={s.prev_hash} name="previous record hash" />
           </ProofRow>
           {"recorded_at" in s && <ProofRow label="Recorded">{formatTime(s.recorded_at)}</ProofRow>}
           {evm && (
@@ -201,21 +201,21 @@ function SettlementProof({ result }: { result: SettledResult }) {
               <ProofRow label="Chain id">{evm.chain_id}</ProofRow>
               <ProofRow label="Block">{evm.block_number}</ProofRow>
               <ProofRow label="Anchor contract">
-                <Mono>{evm.contract}</Mono>
+                <Hex value={evm.contract} name="anchor contract" />
               </ProofRow>
               <ProofRow label="Merkle root">
-                <Mono>{evm.merkle_root}</Mono>
+                <Hex value={evm.merkle_root} name="Merkle root" />
               </ProofRow>
               <ProofRow label="Leaf">
-                <Mono>{evm.leaf}</Mono>
+                <Hex value={evm.leaf} name="leaf" />
               </ProofRow>
               <ProofRow label="Leaf index">
                 {evm.leaf_index} of {evm.tree_size}
               </ProofRow>
               <ProofRow label="Proof">
-                {evm.proof.map((p) => (
+                {evm.proof.map((p, i) => (
                   <div key={p}>
-                    <Mono>{p}</Mono>
+                    <Hex value={p} name={`proof hash ${i + 1}`} />
                   </div>
                 ))}
               </ProofRow>
