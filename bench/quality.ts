@@ -1,6 +1,6 @@
 /**
  * `pnpm bench:quality [--data <folder>] [--datasets dog,rte,...] [--seeds 1-5] [--target 0.95] [--gold-share 0.05]
- *   [--limit N] [--no-write]`
+ *   [--limit N] [--no-write] [--from runs.jsonl]`
  *
  * Label quality as a customer meets it (issue 27): what the service's labels are worth against what the same
  * number of labels would buy with a fixed overlap. Each data set of `--data` (default: the repository's
@@ -17,7 +17,9 @@
  * Writes the tables and the targets met to docs/benchmarks.md (section "Label quality (`pnpm bench:quality`)",
  * replaced on each run) and the accuracy-against-share plot, the policies' points beside the uniform-overlap
  * curves, to docs/quality-replay.png. Every run has a database and Redis prefix of its own, dropped at the end.
- * Progress on stderr, one JSON line per replay on stdout.
+ * Progress on stderr, one JSON line per replay on stdout. `--from FILE` replays nothing: it rebuilds the tables
+ * and the plot from such lines recorded by an earlier run (a run cut short keeps the replays it finished), with
+ * the references and the uniform-overlap curves computed again from `--data`.
  */
 
 import type { ChildProcess } from "node:child_process";
@@ -177,7 +179,7 @@ export function renderSection(
         for (const [k, v] of Object.entries(x.summary.resolutions)) resolutions.set(k, (resolutions.get(k) ?? 0) + v);
       const resText = [...resolutions].map(([k, v]) => `${k} ${(v / r.confidence.length).toFixed(0)}`).join(", ");
       lines.push(
-        `| ${r.dataset} | confidence T=${opts.target} | ${range(acc, pt)} | ${range(share, f3)} | ${range(ece, f3)} | ${range(overlap, pt)} | ${range(delta, signed)} | ${refs} | ${resText} (mean) | – |`,
+        `| ${r.dataset} | confidence T=${opts.target}${r.confidence.length < opts.seeds.length ? ` (${r.confidence.length} of ${opts.seeds.length} seeds)` : ""} | ${range(acc, pt)} | ${range(share, f3)} | ${range(ece, f3)} | ${range(overlap, pt)} | ${range(delta, signed)} | ${refs} | ${resText} (mean) | – |`,
       );
     }
   }
@@ -227,6 +229,7 @@ async function main(): Promise<void> {
       "gold-share": { type: "string", default: "0.05" },
       limit: { type: "string" },
       "no-write": { type: "boolean", default: false },
+      from: { type: "string" },
     },
     strict: true,
   });
@@ -238,6 +241,12 @@ async function main(): Promise<void> {
   const goldShare = Number(values["gold-share"]);
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   const started = Date.now();
+  if (values.from !== undefined) {
+    const recorded = fromRecorded(readFileSync(values.from as string, "utf8"), folder, names, limit);
+    const seconds = recorded.flatMap((r) => [r.threshold, ...r.confidence]).reduce((a, x) => a + x.summary.seconds, 0);
+    await publish(recorded, { target, goldShare, seeds, seconds }, values["no-write"] === true);
+    return;
+  }
 
   const db = benchTarget("quality");
   const children: ChildProcess[] = [];
@@ -279,9 +288,54 @@ async function main(): Promise<void> {
   } finally {
     await tearDown(db, children);
   }
-  const section = renderSection(results, { target, goldShare, seeds, seconds: (Date.now() - started) / 1000 });
+  await publish(results, { target, goldShare, seeds, seconds: (Date.now() - started) / 1000 }, values["no-write"] === true);
+}
+
+/**
+ * Rebuilds the results of a run from its stdout lines (`--from`): the threshold line and the confidence lines of
+ * each data set of `names` that has any (a repeated line is read once). References and curves are computed
+ * again from `folder`.
+ * @throws Error when a data set with lines has no threshold line
+ */
+function fromRecorded(text: string, folder: string, names: readonly string[], limit: number | undefined): DatasetResult[] {
+  const lines = [...new Set(text.split("\n").filter((l) => l.trim() !== ""))].map(
+    (l) => JSON.parse(l) as ReplaySummary & { uniform_overlap?: number },
+  );
+  const results: DatasetResult[] = [];
+  for (const name of names) {
+    const mine = lines.filter((l) => l.dataset === name);
+    if (mine.length === 0) continue;
+    const threshold = mine.find((l) => l.policy === "threshold");
+    if (!threshold) throw new Error(`--from: no threshold run of ${name}`);
+    const ds = loadQualityDataset(path.join(folder, name));
+    const items = limit === undefined ? ds.items : ds.items.slice(0, limit);
+    const limited: Dataset = limit === undefined ? ds : { ...ds, items, answerRows: items.reduce((a, it) => a + it.answers.length, 0) };
+    const refs = references(limited);
+    const curve = uniformOverlap(limited);
+    results.push({
+      dataset: name,
+      majorityVote: refs.majority_vote,
+      dawidSkene: refs.dawid_skene,
+      threshold: { summary: threshold, overlap: overlapAccuracyAt(curve, threshold.label_share, ds.options.length) },
+      confidence: mine
+        .filter((l) => l.policy === "confidence" && l.uniform_overlap !== undefined)
+        .map((l) => ({ summary: l, overlap: l.uniform_overlap as number })),
+      curve,
+    });
+  }
+  return results;
+}
+
+/** Prints the section on stderr and, unless `noWrite`, writes it to docs/benchmarks.md with the plot. */
+async function publish(
+  results: readonly DatasetResult[],
+  opts: { target: number; goldShare: number; seeds: number[]; seconds: number },
+  noWrite: boolean,
+): Promise<void> {
+  const { target } = opts;
+  const section = renderSection(results, opts);
   process.stderr.write(`${section}\n`);
-  if (!values["no-write"]) {
+  if (!noWrite) {
     writeSection(section);
     const plotPath = "../packages/quality/bench/plot.mts";
     const { renderQualityChart } = (await import(plotPath)) as { renderQualityChart: RenderQualityChart };
