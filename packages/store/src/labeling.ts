@@ -242,16 +242,8 @@ function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
     SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
 }
 
-interface ConfirmedRow {
-  task_id: string;
-  expires_at: Date;
-  task_type: string;
-  data_url: string;
-  job_id: string | null;
-  question: string;
-  options: string[];
-  ok: boolean;
-}
+/** A row of `confirmClaim`: the claim's task data, and whether the claim was kept. */
+type ConfirmedRow = Omit<StoredClaimRow, "claim_id"> & { ok: boolean };
 
 interface ClaimAttempt {
   claimId: string;
