@@ -28,6 +28,7 @@ import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Anchor, LeaderLock, Store } from "@labelgate/store";
 import Piscina from "piscina";
 import type { Hex } from "viem";
+import { keptThreads } from "./threads";
 
 export interface AnchorerOptions {
   store: Store;
@@ -83,13 +84,8 @@ export class Anchorer {
     this.steps.set(anchorId, entry);
   }
   private readonly tickMs: number;
-  /** one worker thread building batch trees (anchor-thread.ts), started on the first close */
-  private readonly trees = new Piscina<unknown[], AnchorBatch>({
-    filename: path.join(__dirname, "anchor-thread.cjs"),
-    minThreads: 0,
-    maxThreads: 1,
-    idleTimeout: 60_000,
-  });
+  /** one worker thread building batch trees (anchor-thread.ts), started on the first close and kept (threads.ts) */
+  private readonly trees = new Piscina<unknown[], AnchorBatch>(keptThreads(path.join(__dirname, "anchor-thread.cjs"), 1));
 
   constructor(private readonly o: AnchorerOptions) {
     this.lock = o.store.anchors.leaderLock();

@@ -16,6 +16,7 @@ import type { FitInput, FitOutput } from "@labelgate/quality";
 import type { QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { Piscina } from "piscina";
+import { keptThreads } from "./threads";
 
 /** Spaces a sweep enqueues at most (the rest wait for the next sweep, oldest fit first). */
 export const SWEEP_LIMIT = 100;
@@ -75,12 +76,7 @@ export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Pr
 
 /** A pool of `threads` worker threads running fit-thread.ts; `close()` ends them. */
 export function createFitPool(threads: number): { fit: FitRunner; close: () => Promise<void> } {
-  const pool = new Piscina<FitInput, FitOutput>({
-    filename: path.join(__dirname, "fit-thread.cjs"),
-    minThreads: 0,
-    maxThreads: threads,
-    // an idle thread ends after a minute: a quiet worker holds no fit thread
-    idleTimeout: 60_000,
-  });
+  // threads are kept once started: one that ends leaves a zombie (threads.ts)
+  const pool = new Piscina<FitInput, FitOutput>(keptThreads(path.join(__dirname, "fit-thread.cjs"), threads));
   return { fit: (input) => pool.run(input), close: () => pool.destroy() };
 }
