@@ -165,10 +165,10 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   const common = parsed as EnvOf<"consensus-worker">;
   const databaseUrl = common.DATABASE_URL ?? options.databaseUrl;
   if (!databaseUrl) throw new ConfigError("DATABASE_URL is required (or run `pnpm start`, which starts an embedded Postgres)");
-  let backend: QueueBackendConfig | undefined = common.REDIS_URL
+  const configured: QueueBackendConfig | undefined = common.REDIS_URL
     ? { kind: "redis", url: common.REDIS_URL, prefix: common.QUEUE_PREFIX }
     : options.queueBackend;
-  if (!backend) throw new ConfigError("REDIS_URL is required (or run `pnpm start`, which uses BullMQ's Postgres backend)");
+  if (!configured) throw new ConfigError("REDIS_URL is required (or run `pnpm start`, which uses BullMQ's Postgres backend)");
 
   const name = roleNames.length === 1 ? (roleNames[0] as string) : "labelgate";
   const logger = options.logger ?? createLogger(name, common.LOG_LEVEL);
@@ -178,16 +178,15 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
     poolMax: storePool,
     onPoolError: (err) => logger.warn({ err }, "idle database connection failed"),
   });
-  let backendSet: QueueBackendConfig = backend;
   let pools: PoolPlan | undefined;
   try {
-    pools = await planProcessPools(store, backendSet, roles, storePool, logger);
+    pools = await planProcessPools(store, configured, roles, storePool, logger);
   } catch (err) {
     await store.close();
     throw err;
   }
-  if (backendSet.kind === "postgres" && pools) backendSet = { ...backendSet, workerPoolMax: pools.workerPoolMax };
-  backend = backendSet;
+  const backend: QueueBackendConfig =
+    configured.kind === "postgres" && pools ? { ...configured, workerPoolMax: pools.workerPoolMax } : configured;
   const queue = new QueueClient(backend, options.queueTimeoutMs ?? (backend.kind === "postgres" ? 5000 : 2000));
   const metrics = createMetrics({
     service: name,
