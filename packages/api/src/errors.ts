@@ -1,5 +1,5 @@
 /**
- * The one table that maps error kinds to HTTP status and message (docs/contract.md, SPEC §7, docs/contract.md (DESIGN §2)), and the
+ * The one table that maps error kinds to HTTP status and message (docs/contract.md, SPEC §7; DESIGN §2), and the
  * error every layer throws: the store and the handlers throw `new ApiError(kind)`; the gateway's error
  * middleware (services/gateway/src/errors.ts) renders `{"error": message, ...}` with the kind's status.
  */

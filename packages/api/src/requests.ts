@@ -2,7 +2,7 @@
  * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
  * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types
  * (each declared right after its schema: a body's `z.input`, a query's `z.output`; gathered by types.ts).
- * Wire names follow docs/contract.md (SPEC §4) and docs/contract.md (DESIGN §2). Unknown fields are rejected so typos surface as 400s.
+ * Wire names follow docs/contract.md (SPEC §4, DESIGN §2). Unknown fields are rejected so typos surface as 400s.
  */
 import { z } from "zod";
 import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";

@@ -29,7 +29,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** Id prefixes of every resource (docs/contract.md, SPEC §2, docs/contract.md (DESIGN §4), §6, §7). */
+/** Id prefixes of every resource (docs/contract.md, SPEC §2; DESIGN §4, §6, §7). */
 export const ID_PREFIX = {
   customer: "cust_",
   apiKey: "key_",

@@ -13,7 +13,7 @@ export interface IssuedKey {
   hint: string;
 }
 
-/** Issues a key: prefix + 32 random bytes' worth of base62 (43 characters, docs/contract.md (DESIGN §6)). */
+/** Issues a key: prefix + 32 random bytes' worth of base62 (43 characters; DESIGN §6). */
 export function issueKey(prefix: string): IssuedKey {
   const secret = randomBase62(43);
   const key = prefix + secret;

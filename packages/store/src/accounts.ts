@@ -1,5 +1,5 @@
 /**
- * Accounts (docs/contract.md, SPEC §5, docs/contract.md (DESIGN §4), §6): customers, their API keys (only SHA-256 hashes are
+ * Accounts (docs/contract.md, SPEC §5; DESIGN §4, §6): customers, their API keys (only SHA-256 hashes are
  * stored), labelers and the operator's changes (quota, tier upgrade). Key lookups run on every request:
  * they are batched (one statement on the unique key_hash index for the concurrent requests of a process).
  */

@@ -1,5 +1,5 @@
 /**
- * Billing (docs/contract.md, SPEC §4 Billing, docs/contract.md (DESIGN §6)): monthly usage and invoices. Usage counts the labels collected in a
+ * Billing (docs/contract.md, SPEC §4 Billing; DESIGN §6): monthly usage and invoices. Usage counts the labels collected in a
  * UTC month; each label is priced at the tier the customer had when it was recorded (the upgrade time is the
  * `created_at` of its first `production` API key), so a month has up to two line items. Money is integer cents.
  * Invoices are materialized lazily, one per customer-month: past months are `finalized` once and never

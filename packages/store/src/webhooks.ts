@@ -1,5 +1,5 @@
 /**
- * Webhooks (docs/contract.md, SPEC §4, docs/contract.md (DESIGN §7)): registration (the secret arrives sealed and is stored so),
+ * Webhooks (docs/contract.md, SPEC §4; DESIGN §7): registration (the secret arrives sealed and is stored so),
  * the list, soft delete, the delivery log of every attempt, and the lookups of routing and redelivery.
  */
 import type { DeliveryStatus, WebhookEventType } from "@labelgate/api";

@@ -1,5 +1,5 @@
 /**
- * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (docs/contract.md, SPEC §6, docs/contract.md (DESIGN §7)).
+ * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (docs/contract.md, SPEC §6; DESIGN §7).
  *
  * Signature: `X-SVC-Signature: sha256=<hex>`, the HMAC-SHA256 (RFC 2104, SHA-256 per FIPS 180-4) of the
  * raw request body bytes, keyed with the webhook secret. Replay protection: the signed body carries

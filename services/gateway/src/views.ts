@@ -1,5 +1,5 @@
 /**
- * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4) and docs/contract.md (DESIGN §3), each typed by the
+ * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4, DESIGN §3), each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import { WEBHOOK_EVENTS } from "@labelgate/api";

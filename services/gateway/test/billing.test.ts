@@ -1,5 +1,5 @@
 /**
- * Billing (docs/contract.md, SPEC §4, docs/contract.md (DESIGN §6), docs/decisions.md "Billing and dashboard"): monthly usage and lazily
+ * Billing (docs/contract.md, SPEC §4; DESIGN §6, docs/decisions.md "Billing and dashboard"): monthly usage and lazily
  * materialized invoices, priced per label at the tier the customer had when the label was recorded.
  * Sums are checked against the labels table, including labels recorded by a replay of real crowd data.
  */

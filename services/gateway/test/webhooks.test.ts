@@ -1,5 +1,5 @@
 /**
- * Webhook routes (docs/contract.md, SPEC §4 Webhooks, docs/contract.md (DESIGN §2), §7, §9): register, list, soft delete, the delivery log with
+ * Webhook routes (docs/contract.md, SPEC §4 Webhooks; DESIGN §2, §7, §9): register, list, soft delete, the delivery log with
  * its filter and pagination, and the errors (400 with `details`, 401, 404 for ids of others, 409).
  */
 import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";

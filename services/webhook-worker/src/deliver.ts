@@ -1,5 +1,5 @@
 /**
- * The attempts of a delivery (docs/contract.md, SPEC §6, docs/contract.md (DESIGN §7)): each POSTs the `task.settled` payload with a
+ * The attempts of a delivery (docs/contract.md, SPEC §6; DESIGN §7): each POSTs the `task.settled` payload with a
  * fresh `timestamp`, signed (signing.ts), with `X-SVC-Event-Id` and `X-SVC-Delivery-Attempt` (attempt.ts);
  * every attempt is stored (the store's `deliveries`). The first attempt is made by the routing job
  * (`deliverInline`); a failure with attempts left becomes a `webhookDelivery` job that BullMQ retries with

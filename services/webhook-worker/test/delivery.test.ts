@@ -1,5 +1,5 @@
 /**
- * Webhook delivery end to end (docs/contract.md, SPEC §6, docs/contract.md (DESIGN §7)): the real gateway and workers, real local receivers.
+ * Webhook delivery end to end (docs/contract.md, SPEC §6; DESIGN §7): the real gateway and workers, real local receivers.
  * The signature is checked by an implementation of our own (HMAC-SHA256 over the raw bytes received),
  * the routing of `task.settled` to the customer's webhooks, and that deleted webhooks receive nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * Manifest batch jobs (docs/contract.md, SPEC §4 Batch jobs, docs/contract.md (DESIGN §8)): create (validate, seal the credentials, enqueue the
+ * Manifest batch jobs (docs/contract.md, SPEC §4 Batch jobs; DESIGN §8): create (validate, seal the credentials, enqueue the
  * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */

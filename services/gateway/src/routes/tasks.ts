@@ -1,5 +1,5 @@
 /**
- * Task routes (docs/contract.md, SPEC §4 Tasks, docs/contract.md (DESIGN §2), §3): submission (single and batch, idempotent),
+ * Task routes (docs/contract.md, SPEC §4 Tasks; DESIGN §2, §3): submission (single and batch, idempotent),
  * status, result, cancellation, and batch status. The store does the writes (packages/store/src/tasks.ts).
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * Webhook routes (docs/contract.md, SPEC §4 Webhooks, docs/contract.md (DESIGN §7)): register (secret sealed with AES-256-GCM, never returned),
+ * Webhook routes (docs/contract.md, SPEC §4 Webhooks; DESIGN §7): register (secret sealed with AES-256-GCM, never returned),
  * list, soft delete, the delivery log of every attempt, and manual redelivery. No outbound HTTP happens
  * here: the URL is checked (docs/contract.md, DESIGN §9, including DNS) and deliveries are enqueued for the webhook worker.
  */
