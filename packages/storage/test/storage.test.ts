@@ -4,6 +4,7 @@
  * the object. The services' own tests cover the rest end to end: manifests over S3, GCS and https
  * (services/manifest-worker/test/ingest-*.test.ts) and claims' view URLs (services/gateway/test/view-url.test.ts).
  */
+import { type AddressInfo, createServer } from "node:net";
 import { Readable } from "node:stream";
 import { type LocalS3, startS3 } from "../../../test/s3";
 import { objectSigner, openRead, PermanentStorageError, parseLocation, storageObjectOf, storageOptions, writeObject } from "../src";
@@ -76,5 +77,30 @@ describe("S3", () => {
 describe("GCS signer", () => {
   it("refuses service account JSON that does not parse", () => {
     expect(() => objectSigner({ service_account_json: "{not json" })).toThrow(SyntaxError);
+  });
+});
+
+describe("https manifests", () => {
+  // undici 7 crashed the process (an uncatchable assert(!this.paused)) when a server closed the connection
+  // while backpressure had paused the body parser: a manifest served with `Connection: close` and read
+  // slower than it arrived, as Python's http.server serves it. patches/undici@7.30.2.patch carries the fix.
+  it("reads a whole body the server sent with Connection: close before the reader caught up", async () => {
+    const body = Buffer.alloc(70_000, 0x61);
+    const server = createServer((socket) => {
+      socket.once("data", () => {
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+        socket.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const stream = await openRead(`http://127.0.0.1:${port}/manifest.jsonl`, undefined, options);
+      // let the whole response and the FIN arrive while nothing reads: the parser pauses on backpressure
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await text(stream)).length).toBe(body.length);
+    } finally {
+      server.close();
+    }
   });
 });
