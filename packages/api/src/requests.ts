@@ -7,6 +7,24 @@
 import { z } from "zod";
 import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
 import { CONFIDENCE_TARGET_MAX, CONFIDENCE_TARGET_MIN } from "./policy";
+import {
+  type AnswerBody,
+  type AnyLabelSpec,
+  answerIssues,
+  boundingBoxSpec,
+  boxAnswer,
+  codePointLength,
+  isReservedTaskType,
+  labelSpec,
+  labelSpecSchemaOf,
+  MAX_ANSWER_BYTES,
+  MAX_TEXT_CODE_POINTS,
+  multiLabelAnswer,
+  multiLabelSpec,
+  singleChoiceAnswer,
+  spanAnswer,
+  textSpanSpec,
+} from "./task-types";
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
@@ -65,19 +83,6 @@ export const callbackUrl = z
     }
   }, "must be an http(s) URL without credentials");
 
-export const labelSpec = z
-  .object({
-    question: z.string().trim().min(1).max(2000),
-    options: z
-      .array(z.string().trim().min(1).max(200))
-      .min(2)
-      .max(50)
-      .refine((o) => new Set(o).size === o.length, "options must be unique"),
-  })
-  .strict();
-/** The question and its answer options (2..50 unique strings). */
-export type LabelSpec = z.output<typeof labelSpec>;
-
 export const idempotencyKey = z
   .string()
   .min(1)
@@ -113,30 +118,97 @@ const confidencePolicyFields = {
   min_labels: minLabels.optional(),
 };
 
-/** A gold label is one of the label spec's options (checked with the spec, `goldLabelIssue`). */
+/** A gold label is one of the label spec's options (checked with the spec in the single-choice branch). */
 const goldLabel = z.string().min(1).max(200);
 
-export const taskBody = z
+/** The fields every task body has, whatever its type. */
+const taskFields = {
+  data_url: dataUrl,
+  callback_url: callbackUrl.optional(),
+  consensus_threshold: consensusThreshold.optional(),
+  ...confidencePolicyFields,
+  metadata: z
+    .record(z.string(), z.unknown())
+    .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
+    .optional(),
+  idempotency_key: idempotencyKey.optional(),
+};
+
+const taskTypeName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)");
+
+/** Adds each problem of a gold answer (task-types.ts `answerIssues`) at `gold_answer.<path>`. */
+function checkGoldAnswer(
+  t: { type: string; label_spec: AnyLabelSpec; gold_answer?: AnswerBody; data_text?: string },
+  ctx: z.RefinementCtx,
+): void {
+  if (t.gold_answer === undefined) return;
+  for (const issue of answerIssues(t.type, t.label_spec, t.gold_answer, { text: t.data_text })) {
+    ctx.addIssue({ code: "custom", path: ["gold_answer", ...issue.path], message: issue.message });
+  }
+}
+
+/** A single-choice task: any `type` but the reserved ones (DESIGN §12). */
+export const singleChoiceTaskBody = z
   .object({
-    type: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)"),
-    data_url: dataUrl,
+    type: taskTypeName.refine((t) => !isReservedTaskType(t), "a reserved type has its own label_spec"),
     label_spec: labelSpec,
-    callback_url: callbackUrl.optional(),
-    consensus_threshold: consensusThreshold.optional(),
-    ...confidencePolicyFields,
+    ...taskFields,
     gold_label: goldLabel.optional(),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
-      .optional(),
-    idempotency_key: idempotencyKey.optional(),
   })
   .strict()
   .superRefine((t, ctx) => {
     if (t.gold_label !== undefined && !t.label_spec.options.includes(t.gold_label)) {
       ctx.addIssue({ code: "custom", path: ["gold_label"], message: "must be one of label_spec.options" });
     }
-  });
+  })
+  .meta({ description: "A single-choice task: `type` is any value but the reserved ones (e.g. `image_classification`)." });
+
+/** A `multi_label_classification` task. */
+export const multiLabelTaskBody = z
+  .object({
+    type: z.literal("multi_label_classification"),
+    label_spec: multiLabelSpec,
+    ...taskFields,
+    gold_answer: multiLabelAnswer.optional().describe("a gold task's true answer: the options that apply"),
+  })
+  .strict()
+  .superRefine(checkGoldAnswer)
+  .meta({ description: "A multi-label task: the labeler ticks every option that applies (possibly none)." });
+
+/** A `bounding_box` task. */
+export const boundingBoxTaskBody = z
+  .object({
+    type: z.literal("bounding_box"),
+    label_spec: boundingBoxSpec,
+    ...taskFields,
+    gold_answer: boxAnswer.optional().describe("a gold task's true boxes"),
+  })
+  .strict()
+  .superRefine(checkGoldAnswer)
+  .meta({ description: "A bounding-box task: the labeler draws a box around every object of the classes (possibly none)." });
+
+/** A `text_span` task. */
+export const textSpanTaskBody = z
+  .object({
+    type: z.literal("text_span"),
+    label_spec: textSpanSpec,
+    data_text: z
+      .string()
+      .min(1)
+      .max(4 * MAX_TEXT_CODE_POINTS)
+      .refine((text) => codePointLength(text) <= MAX_TEXT_CODE_POINTS, `must be at most ${MAX_TEXT_CODE_POINTS} code points`)
+      .optional()
+      .describe("the text to label; without it, the body of `data_url` (plain text, fetched once)"),
+    ...taskFields,
+    gold_answer: spanAnswer.optional().describe("a gold task's true spans"),
+  })
+  .strict()
+  .superRefine(checkGoldAnswer)
+  .meta({ description: "A text-span task: the labeler marks every entity of the types in the text (possibly none)." });
+
+export const taskBody = z.xor([singleChoiceTaskBody, multiLabelTaskBody, boundingBoxTaskBody, textSpanTaskBody], {
+  error: "must be a task body of its `type`: label_spec {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box) or {question, entity_types} (text_span)",
+});
 /** Body of `POST /v1/tasks`, and each element of a batch's `tasks`. Unknown fields are rejected (400). */
 export type TaskRequest = z.input<typeof taskBody>;
 
@@ -177,7 +249,11 @@ export type RegisterCustomerRequest = z.input<typeof registrationBody>;
 
 export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(64).optional() }).strict();
 
-export const labelBody = z.object({ label: z.string().min(1).max(200) }).strict();
+/** Body of `POST /v1/labeling/claims/{id}/label`: the answer of the claimed task's type (task-types.ts), at most MAX_ANSWER_BYTES. */
+export const labelBody = z.xor([singleChoiceAnswer, multiLabelAnswer, boxAnswer, spanAnswer], {
+  error: "must be one answer: {label} (single choice), {labels} (multi_label_classification), {boxes} (bounding_box) or {spans} (text_span)",
+});
+export { MAX_ANSWER_BYTES };
 
 export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
@@ -314,11 +390,10 @@ const storageUrl = z.string().max(2048);
 export const jobBody = z
   .object({
     manifest_url: storageUrl,
-    label_spec: labelSpec,
-    type: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]{0,63}$/)
-      .default("image_classification"),
+    label_spec: z
+      .record(z.string(), z.unknown())
+      .describe("the label_spec of `type` (task-types.ts): {question, options}, {question, classes} or {question, entity_types}"),
+    type: taskTypeName.default("image_classification"),
     consensus_threshold: consensusThreshold.optional(),
     ...confidencePolicyFields,
     callback_url: callbackUrl.optional(),
@@ -326,7 +401,15 @@ export const jobBody = z
     credentials: z.union([s3Credentials, gcsCredentials]).optional(),
     output_url: storageUrl.optional(),
   })
-  .strict();
+  .strict()
+  .transform((job, ctx) => {
+    const spec = labelSpecSchemaOf(job.type).safeParse(job.label_spec);
+    if (!spec.success) {
+      for (const issue of spec.error.issues) ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path.map(String)], message: issue.message });
+      return z.NEVER;
+    }
+    return { ...job, label_spec: spec.data };
+  });
 export type JobCreateRequest = z.input<typeof jobBody>;
 
 export const jobsQuery = z

@@ -19,6 +19,7 @@ import {
 } from "./enums";
 import { ERRORS } from "./errors";
 import { confidenceTarget, pathId } from "./requests";
+import { boxAnswer, multiLabelAnswer, singleChoiceAnswer, spanAnswer } from "./task-types";
 
 /** `schema` with its description and example (typed: the example must be an output of the schema). */
 function documented<S extends z.ZodType>(schema: S, description: string, example: z.output<S>): S {
@@ -38,8 +39,54 @@ const ledgerTxid = z
   .describe(
     "the settlement's transaction id: with an EVM chain (ledger `evm`) the hash of the anchor transaction on it; with the local ledger, `0x` + SHA-256 (hex) of the ledger record",
   );
-const labelSpec = z.strictObject({ question: z.string(), options: z.array(z.string()) });
+const labelSpec = z
+  .union([
+    z.strictObject({ question: z.string(), options: z.array(z.string()) }),
+    z.strictObject({ question: z.string(), classes: z.array(z.string()) }),
+    z.strictObject({ question: z.string(), entity_types: z.array(z.string()) }),
+  ])
+  .describe("as submitted: {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box), {question, entity_types} (text_span)");
 const posterior = z.record(z.string(), z.number().min(0).max(1));
+const probability = z.number().min(0).max(1);
+/** An answer of any type, as recorded (task-types.ts). */
+const answer = z.union([singleChoiceAnswer, multiLabelAnswer, boxAnswer, spanAnswer]);
+/**
+ * The consensus of a task of a reserved type (DESIGN §12): the answer's shape, each part with its `confidence`
+ * (a box also with its `support`: the labelers who drew it).
+ */
+const consensus = z
+  .union([
+    z.strictObject({
+      labels: z.array(z.string()).describe("the options that apply"),
+      confidence: posterior.describe("per option: the posterior of its decided side (applies or not)"),
+    }),
+    z.strictObject({
+      boxes: z.array(
+        z.strictObject({
+          label: z.string(),
+          x: z.number(),
+          y: z.number(),
+          w: z.number(),
+          h: z.number(),
+          confidence: probability.describe("P(this is an object of this class, here)"),
+          support: count.describe("labelers whose box is in this box's cluster"),
+        }),
+      ),
+    }),
+    z.strictObject({
+      spans: z.array(
+        z.strictObject({
+          start: count,
+          end: count,
+          label: z.string(),
+          confidence: probability.describe("P(this exact extent and type)"),
+        }),
+      ),
+    }),
+  ])
+  .describe(
+    "reserved types only: the consensus answer, each part with its confidence; `consensus_label` is its canonical JSON without the confidences",
+  );
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
 
 /** A page of `item`s (`{page, per_page, total, items}`), documented with a first page of `examples`. */
@@ -311,7 +358,12 @@ export const Task = documented(
       .describe("the confidence policy's target (null: the threshold policy); the effective value, wherever it was set"),
     min_labels: z.int().min(1).nullable().describe("labels before the confidence target may decide the task (null: threshold policy)"),
     gold: z.boolean().describe("a gold (control) task: never settled, delivered or exported"),
-    gold_label: z.string().nullable().describe("a gold task's true option (null for other tasks)"),
+    gold_label: z
+      .string()
+      .nullable()
+      .describe("a gold task's true option (null for other tasks); for a reserved type, the canonical JSON of `gold_answer`"),
+    gold_answer: answer.optional().describe("a gold task of a reserved type: its true answer"),
+    data_text: z.string().optional().describe("a `text_span` task's text (absent while the body of `data_url` is being fetched)"),
     gold_answers: count.nullable().describe("a gold task's labels so far (null for other tasks)"),
     gold_agreement: share.describe("a gold task's share of labels equal to `gold_label` (null without labels or for other tasks)"),
     metadata: z.record(z.string(), z.unknown()).nullable().describe("as submitted"),
@@ -326,7 +378,12 @@ export const Task = documented(
       .nullable()
       .describe("calibrated posterior of the consensus label under the label space's Dawid-Skene model"),
     resolution: z.enum(RESOLUTIONS).nullable(),
-    posterior: posterior.nullable().describe("option → probability at the decision; null until decided"),
+    posterior: posterior
+      .nullable()
+      .describe(
+        "option → probability at the decision (multi_label_classification: P(option applies); bounding_box, text_span: empty); null until decided",
+      ),
+    consensus: consensus.nullable().optional(),
     ledger_txid: ledgerTxid.nullable(),
     settled_at: time.nullable(),
     canceled_at: time.nullable(),
@@ -400,8 +457,9 @@ export const TaskResult = documented(
     resolution: z.enum(RESOLUTIONS),
     label_counts: z.record(z.string(), count).describe("labels per option"),
     posterior: posterior.describe(
-      "option → probability of being the true label under the labeler model; `confidence` is the chosen label's",
+      "option → probability of being the true label under the labeler model; `confidence` is the chosen label's (multi_label_classification: P(option applies); bounding_box, text_span: empty, see `consensus`)",
     ),
+    consensus: consensus.optional(),
     labels_collected: count,
     settled_at: time,
     settlement: z
@@ -470,9 +528,10 @@ export const Claim = documented(
         "for an `s3://` or `gs://` item of a manifest job that stored credentials: a presigned GET of the object, valid at most 15 minutes (and never past the claim)",
       ),
     label_spec: labelSpec,
+    data_text: z.string().optional().describe("a `text_span` task's text: mark spans in it (offsets in code points)"),
     expires_at: time,
   }),
-  "A claim on a task: label it before `expires_at`.",
+  "A claim on a task: label it before `expires_at`, with the answer of its `task_type`.",
   {
     claim_id: E.claimId,
     task_id: E.taskId,
@@ -490,7 +549,8 @@ export const LabelRecorded = documented(
     label_id: id("lab_", "label"),
     claim_id: id("clm_", "claim"),
     task_id: id("tsk_", "task"),
-    label: z.string(),
+    label: z.string().describe("the option chosen; for a reserved type, the canonical JSON of `answer`"),
+    answer: answer.optional().describe("a reserved type's answer as recorded (its parts in canonical order)"),
     created_at: time,
     labels_needed: count.describe(
       "0 exactly when this label decided the task (it is settling now); otherwise the most labels the task may still take (at least 1)",
@@ -696,6 +756,18 @@ export const ExportLine = documented(
     data_url: z.string(),
     consensus_label: z.string().nullable(),
     confidence: z.number().nullable(),
+    consensus: consensus.nullable().optional(),
+    annotations: z
+      .array(
+        z.strictObject({
+          bbox: z.tuple([z.number(), z.number(), z.number(), z.number()]).describe("COCO: [x, y, width, height] in pixels"),
+          category_id: z.int().min(1).describe("1-based index of the class in label_spec.classes"),
+          category: z.string(),
+          score: probability,
+        }),
+      )
+      .optional()
+      .describe("bounding_box only: the consensus boxes as COCO detection results"),
     ledger_txid: z.string().nullable(),
     settled_at: time.nullable(),
     source: z.record(z.string(), z.unknown()).describe("the manifest line as it was"),

@@ -12,6 +12,19 @@ import type { Delivery, InvoiceList, LabelerQualityList, PendingResult, SettledR
 export type { DeliveryStatus, JobStatus, Resolution, TaskCounts, TaskSort, TaskStatus, Tier, WebhookEventType } from "./enums";
 export type { ErrorDetail } from "./errors";
 export type {
+  AnswerBody,
+  AnyLabelSpec,
+  BoundingBoxSpec,
+  BoxAnswer,
+  LabelSpec,
+  MultiLabelAnswer,
+  MultiLabelSpec,
+  ReservedTaskType,
+  SingleChoiceAnswer,
+  SpanAnswer,
+  TextSpanSpec,
+} from "./task-types";
+export type {
   AdminCustomersQuery,
   BatchesQuery,
   BatchRequest,
@@ -19,7 +32,6 @@ export type {
   DeliveriesQuery,
   GcsCredentials,
   JobCreateRequest,
-  LabelSpec,
   PageQuery,
   RegisterCustomerRequest,
   S3Credentials,

@@ -14,6 +14,14 @@ export interface TaskSettledEvent {
   task_id: string;
   consensus_label: string;
   confidence: number;
+  /**
+   * Reserved task types only (`multi_label_classification`, `bounding_box`, `text_span`): the consensus answer, each
+   * part with its confidence, as in the task's result. `consensus_label` is its canonical JSON without the confidences.
+   */
+  consensus?:
+    | { labels: string[]; confidence: Record<string, number> }
+    | { boxes: { label: string; x: number; y: number; w: number; h: number; confidence: number; support: number }[] }
+    | { spans: { start: number; end: number; label: string; confidence: number }[] };
   /** On-chain transaction id of the settlement. */
   ledger_txid: string;
   /** ISO 8601 UTC. */

@@ -14,9 +14,40 @@ import { isDatabaseUnavailable, StoreError, type StoreErrorKind } from "@labelga
 import type { ErrorRequestHandler } from "express";
 import { ZodError, type z } from "zod";
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * The branch of a failed union (a task body by `type`, an answer by its key) the input was meant for, or
+ * undefined when that is not clear (the union's own message is the detail then):
+ * 1. the one branch with no issue on its `type`;
+ * 2. else, of the branches with no such issue, the one that knows every top-level key of the input;
+ * 3. else, when every branch refused the `type`, the one that refused it for another reason than not being its
+ *    literal (a single-choice `type` that is not lowercase).
+ */
+function meantBranch(branches: Issue[][]): Issue[] | undefined {
+  const typeIssue = (issues: Issue[]) => issues.find((i) => i.path.length === 1 && i.path[0] === "type");
+  const typed = branches.filter((issues) => !typeIssue(issues));
+  if (typed.length === 1) return typed[0];
+  if (typed.length > 1) {
+    const known = typed.filter((issues) => !issues.some((i) => i.path.length === 0 && i.code === "unrecognized_keys"));
+    return known.length === 1 ? known[0] : undefined;
+  }
+  const format = branches.filter((issues) => typeIssue(issues)?.code !== "invalid_value");
+  return format.length === 1 ? format[0] : undefined;
+}
+
+/** The issues of a union's meant branch in place of the union's issue, paths prefixed, nested unions too. */
+function flatIssues(issues: readonly Issue[], prefix: PropertyKey[] = []): { path: PropertyKey[]; message: string }[] {
+  return issues.flatMap((i) => {
+    const path = [...prefix, ...i.path];
+    const branch = i.code === "invalid_union" ? meantBranch(i.errors) : undefined;
+    return branch ? flatIssues(branch, path) : [{ path, message: i.message }];
+  });
+}
+
 /** zod issues → docs/contract.md (DESIGN §2) `details` (`path` dotted, array indexes included). */
 export function zodDetails(err: ZodError): ErrorDetail[] {
-  return err.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+  return flatIssues(err.issues).map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
 
 /** NUL, or a UTF-16 surrogate without its pair: text Postgres cannot store (in `text` or `jsonb`). */
