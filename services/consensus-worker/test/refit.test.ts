@@ -314,3 +314,95 @@ describe("issue 27: the threshold policy settles on the stored model's leader", 
     expect(settled).toMatchObject({ status: "settling", consensusLabel: "no", resolution: "consensus" });
   });
 });
+
+describe("a space of a reserved type (DESIGN §12)", () => {
+  /**
+   * A customer's bounding-box space: `tasks` tasks each answered by 3 labelers, the last of whom misses every
+   * second car, and one gold task. Returns the ids.
+   */
+  async function boxSpace(tasks: number) {
+    const customer = await store.accounts.register({
+      name: "refit-boxes",
+      email: `refit-boxes-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
+      labelQuota: 1_000_000,
+      key: issueKey(KEY_PREFIX.sandbox),
+    });
+    const spec = { question: `Cars ${randomBytes(4).toString("hex")}?`, classes: ["car", "person"] };
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await store.accounts.createLabeler(`refit-box-${i}`, issueKey(KEY_PREFIX.labeler))).id);
+    const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
+    const car = (t: number, jitter: number) => ({ label: "car", x: 10 * t + jitter, y: 20 + jitter, w: 80, h: 40 });
+    const create = async (gold?: { boxes: ReturnType<typeof car>[] }) => {
+      const input = {
+        type: "bounding_box",
+        data_url: "https://img.example/b.jpg",
+        label_spec: spec,
+        ...(gold ? { gold_answer: gold } : {}),
+      };
+      return (await store.tasks.create(customer.id, { input, policy } as Parameters<Store["tasks"]["create"]>[1], undefined)).task.id;
+    };
+    const taskIds: string[] = [];
+    for (let t = 0; t < tasks; t++) taskIds.push(await create());
+    const goldId = await create({ boxes: [car(99, 0)] });
+    for (const [t, taskId] of [...taskIds, goldId].entries()) {
+      const n = taskId === goldId ? 99 : t;
+      for (const [i, labelerId] of ids.entries()) {
+        const claim = await store.labeling.claim(labelerId, taskId, 600);
+        if (!claim) throw new Error("no claim");
+        const boxes = i === 2 && t % 2 === 1 ? [] : [car(n, i)];
+        await store.labeling.label(labelerId, claim.claim_id, { boxes });
+      }
+    }
+    const task = await store.db.prisma.task.findUniqueOrThrow({ where: { id: goldId } });
+    return { customerId: customer.id, spaceId: task.labelSpaceId, labelerIds: ids, spec, policy };
+  }
+
+  it("fits the type's model into the space row and a row per labeler, in a thread as inline, and scores the next label with it", async () => {
+    const s = await boxSpace(6);
+    const input = await store.spaces.fitInput(s.spaceId);
+    if (input?.kind !== "typed") throw new Error("a typed input");
+    expect(input).toMatchObject({ type: "bounding_box", labels: 21 });
+    expect(input.tasks).toHaveLength(7);
+    const pool = createFitPool(1);
+    try {
+      const threaded = await pool.fit(input);
+      expect({ ...threaded, fitMs: 0 }).toEqual({ ...refitAny(input), fitMs: 0 });
+    } finally {
+      await pool.close();
+    }
+    expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
+    const space = await store.db.prisma.labelSpace.findUniqueOrThrow({ where: { id: s.spaceId } });
+    expect(space).toMatchObject({ version: 1, fittedLabels: 21, taskType: "bounding_box" });
+    expect((space.model as { parts: unknown[] }).parts).toHaveLength(3);
+    // the gold task was decided by the new model: one task in the calibration bins
+    expect((space.calibrationBins as { tasks: number }[]).reduce((n, b) => n + b.tasks, 0)).toBe(1);
+    const rows = await store.db.prisma.labelerModel.findMany({ where: { labelSpaceId: s.spaceId }, orderBy: { labelerId: "asc" } });
+    expect(rows.map((r) => r.labelerId)).toEqual([...s.labelerIds].sort());
+    for (const r of rows) expect(r.params).toMatchObject({ labels: 7, parts: expect.any(Array) });
+    // the labeler who missed cars has a lower recall in the stored rows: the fitted model knows it
+    const recall = (id: string) => {
+      const p = rows.find((r) => r.labelerId === id)?.params as { parts: ({ counts: number[][] } | null)[] };
+      const counts = p.parts.flatMap((c) => (c ? [c.counts[1] as number[]] : []));
+      const found = counts.reduce((n, c) => n + (c[1] as number), 0);
+      const all = counts.reduce((n, c) => n + (c[0] as number) + (c[1] as number), 0);
+      return found / all;
+    };
+    expect(recall(s.labelerIds[2] as string)).toBeLessThan(recall(s.labelerIds[0] as string));
+    // the next task is decided in the label transaction with the stored model
+    const { task } = await store.tasks.create(
+      s.customerId,
+      { input: { type: "bounding_box", data_url: "https://img.example/n.jpg", label_spec: s.spec }, policy: s.policy } as Parameters<
+        Store["tasks"]["create"]
+      >[1],
+      undefined,
+    );
+    for (const [i, labelerId] of s.labelerIds.entries()) {
+      const claim = await store.labeling.claim(labelerId, task.id, 600);
+      if (!claim) throw new Error("no claim");
+      await store.labeling.label(labelerId, claim.claim_id, { boxes: [{ label: "car", x: 5 + i, y: 5, w: 50, h: 50 }] });
+    }
+    const decided = await store.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+    expect(decided.status).toBe("settling");
+    expect((decided.consensus as { boxes: { support: number }[] }).boxes).toEqual([expect.objectContaining({ label: "car", support: 3 })]);
+  });
+});
