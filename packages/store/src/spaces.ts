@@ -23,6 +23,7 @@ import {
   type SpaceParams,
   type StoredLabelerRow,
   type StoredVote,
+  taskKindOf,
 } from "@labelgate/quality";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
@@ -291,6 +292,7 @@ export function spacesStore(db: Db) {
             labeler_id: string;
             label_space: string;
             question: string;
+            task_type: string | null;
             model: SpaceParams | null;
             params: LabelerParams | null;
             gold_answers: number;
@@ -300,22 +302,26 @@ export function spacesStore(db: Db) {
         ]
       >(pool, [
         Prisma.sql`
-          SELECT m.labeler_id, s.id AS label_space, s.question, s.model, m.params, m.gold_answers, m.gold_correct,
+          SELECT m.labeler_id, s.id AS label_space, s.question, s.task_type, s.model, m.params, m.gold_answers, m.gold_correct,
                  m.excluded_at IS NOT NULL AS excluded
           FROM label_spaces s JOIN labeler_models m ON m.label_space_id = s.id
           WHERE s.customer_id = ${customerId}
           ORDER BY s.created_at, s.id, m.labeler_id`,
       ]);
-      return rows.map((r) => ({
-        labeler_id: r.labeler_id,
-        label_space: r.label_space,
-        question: r.question,
-        labels: r.params?.labels ?? 0,
-        gold_answers: r.gold_answers,
-        gold_accuracy: goldAccuracy({ goldAnswers: r.gold_answers, goldCorrect: r.gold_correct }),
-        estimated_accuracy: r.model && r.params ? estimatedAccuracy(r.model, r.params) : null,
-        status: r.excluded ? "excluded" : "active",
-      }));
+      return rows.map((r) => {
+        // a reserved type's rows have no single accuracy figure: its labels, and the gold record
+        const typed = r.task_type === null ? undefined : taskKindOf(r.task_type).labelerSummary(r.model, r.params);
+        return {
+          labeler_id: r.labeler_id,
+          label_space: r.label_space,
+          question: r.question,
+          labels: typed ? typed.labels : (r.params?.labels ?? 0),
+          gold_answers: r.gold_answers,
+          gold_accuracy: goldAccuracy({ goldAnswers: r.gold_answers, goldCorrect: r.gold_correct }),
+          estimated_accuracy: typed ? typed.estimatedAccuracy : r.model && r.params ? estimatedAccuracy(r.model, r.params) : null,
+          status: r.excluded ? "excluded" : "active",
+        };
+      });
     },
 
     /**
