@@ -202,6 +202,19 @@ describe("OpenAPI document", () => {
     }
   });
 
+  it("documents the task body and the answer as oneOf by task type (DESIGN §12)", () => {
+    const schemas = (doc.components as { schemas: Record<string, { oneOf?: { properties: Record<string, { const?: string }> }[] }> }).schemas;
+    const task = schemas.TaskInput?.oneOf ?? [];
+    expect(task.map((b) => b.properties.type?.const)).toEqual([undefined, "multi_label_classification", "bounding_box", "text_span"]);
+    expect(task.map((b) => Object.keys(b.properties).filter((k) => k.startsWith("gold_")))).toEqual([
+      ["gold_label"],
+      ["gold_answer"],
+      ["gold_answer"],
+      ["gold_answer"],
+    ]);
+    expect((schemas.LabelInput?.oneOf ?? []).map((b) => Object.keys(b.properties))).toEqual([["label"], ["labels"], ["boxes"], ["spans"]]);
+  });
+
   it("derives path parameters from the path, by resource or by name, and refuses an unknown one", () => {
     const params = pathParamsOf("/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver");
     expect(params.map((p) => [p.name, p.prefix])).toEqual([
