@@ -100,6 +100,33 @@ describe("multi_label_classification", () => {
   });
 });
 
+describe("the confidence policy on a reserved type", () => {
+  it("settles no earlier than min_labels, when every part is decided at the target or at max_labels", async () => {
+    const spec = { question: "Which apply (confidence)?", options: ["a", "b", "c"] };
+    const taskId = await createTask({
+      type: "multi_label_classification",
+      data_url: IMAGE,
+      label_spec: spec,
+      confidence_target: 0.9,
+      min_labels: 2,
+      max_labels: 3,
+    });
+    const first = await answer(labelers[0] as Labeler, taskId, { labels: ["a"] });
+    expect(first.status).toBe(201);
+    expect(first.body.labels_needed).toBeGreaterThan(0);
+    const second = await answer(labelers[1] as Labeler, taskId, { labels: ["a"] });
+    expect(second.status).toBe(201);
+    if (second.body.labels_needed > 0) expect((await answer(labelers[2] as Labeler, taskId, { labels: ["a"] })).status).toBe(201);
+    const result = (await settledResult(sys, customer.key, taskId)) as SettledResult;
+    expect(["confidence", "max_labels"]).toContain(result.resolution);
+    expect(result.consensus).toMatchObject({ labels: ["a"] });
+    if (result.resolution === "confidence") {
+      for (const p of Object.values((result.consensus as { confidence: Record<string, number> }).confidence))
+        expect(p).toBeGreaterThanOrEqual(0.9);
+    }
+  });
+});
+
 describe("bounding_box", () => {
   const spec = { question: "Box every car and person", classes: ["car", "person"] };
 
