@@ -93,7 +93,7 @@ function MultiLabelView({ task, value, labels, posterior, source }: ConsensusVie
             <Text span fw={600}>
               {o}
             </Text>
-            <Badge color={on ? "green" : "gray"} variant={on ? "filled" : "light"}>
+            <Badge color={on ? "green" : "gray"} variant="light">
               {on ? "chosen" : "not chosen"}
             </Badge>
             {p !== undefined ? (
