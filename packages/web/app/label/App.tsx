@@ -6,6 +6,7 @@ import { Alert, Button, Group, Kbd, Loader, Stack, Text, TextInput, Title } from
 import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { ROUTE, useCapabilities } from "../shared/capabilities";
 import { createClient } from "../shared/client";
+import { specChoices } from "../shared/label-spec";
 import { SignIn, useStoredKey } from "../shared/SignIn";
 import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, loadHotkeys, optionOfKey, saveHotkeys } from "./hotkeys";
 import { type ItemView, LabelQueue, type QueueItem } from "./queue";
@@ -57,7 +58,7 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   }, [snap.signedOut, onSignOut]);
 
   const current = snap.current;
-  const options = current?.claim.label_spec.options ?? [];
+  const options = current ? specChoices(current.claim.label_spec) : [];
   const skippable = caps.has(ROUTE.releaseClaim);
   const [hotkeys, setHotkeys] = useState<Hotkeys>(loadHotkeys);
   const [editingKeys, setEditingKeys] = useState(false);
@@ -175,7 +176,7 @@ function Item({
           {claim.label_spec.question}
         </Title>
         <ol className="label-options" aria-label="Options">
-          {claim.label_spec.options.map((option, i) => (
+          {specChoices(claim.label_spec).map((option, i) => (
             <li key={option}>
               <Button
                 variant="light"
@@ -191,7 +192,7 @@ function Item({
         </ol>
         <Group justify="space-between">
           <Text size="sm" c="dimmed">
-            Keys {[...hotkeys.options].slice(0, claim.label_spec.options.length).join(" ")} pick an option
+            Keys {[...hotkeys.options].slice(0, specChoices(claim.label_spec).length).join(" ")} pick an option
             {skippable ? `, ${hotkeys.skip} skips` : ""}.
           </Text>
           {skippable && (

@@ -18,6 +18,7 @@
  */
 import { type Claim, ConflictError, type LabelgateClient, NotFoundError } from "@labelgate/sdk/browser";
 import { errorMessage, isAuthError } from "../shared/client";
+import { specChoices } from "../shared/label-spec";
 
 /** Claims held beyond the current one (the items preloaded). */
 export const AHEAD = 3;
@@ -129,7 +130,7 @@ export class LabelQueue {
   /** Labels the current item with option `index` (0-based) and shows the next one at once. */
   pick(index: number): void {
     const item = this.items[0];
-    const option = item?.claim.label_spec.options[index];
+    const option = item ? specChoices(item.claim.label_spec)[index] : undefined;
     if (!item || option === undefined) return;
     this.items.shift();
     this.sending++;

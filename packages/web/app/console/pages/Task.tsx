@@ -3,6 +3,9 @@
  * fields of a gold task, and once settled the consensus with the label counts, the posterior and
  * confidence, the resolution and the settlement proof (ledger record; Merkle proof and anchor transaction on
  * an EVM ledger) with a "verify" button that checks the proof against the chain from the browser.
+ *
+ * A task of a reserved type (DESIGN §12) shows its consensus, and a gold one its `gold_answer`, drawn by the
+ * type's entry of CONSENSUS_VIEWS (task-types/views.tsx) instead of the table of labels by option.
  */
 import { ConflictError, type SettledResult, type Task } from "@labelgate/sdk/browser";
 import { Button, Card, Code, Group, Stack, Table, Text, Title } from "@mantine/core";
@@ -10,11 +13,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
+import { specChoices, specChoicesName } from "../../shared/label-spec";
 import { useSession } from "../auth";
 import { ColumnHeads, Hex, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
 import { ItemPage, useItem } from "../components/ItemPage";
 import { VerifySettlement } from "../components/VerifySettlement";
 import { evmProofOf, type ResultView } from "../settlement";
+import { type ConsensusView, consensusViewOf } from "../task-types/views";
 
 const IMAGE = /\.(avif|bmp|gif|jpe?g|png|svg|webp)$/i;
 
@@ -31,6 +36,7 @@ export function TaskPage() {
       {(t) => (
         <Stack>
           <TaskSummary task={t} />
+          <GoldAnswer task={t} />
           {settled && (
             <QueryView query={result}>{(r) => (r.status === "settled" ? <Consensus result={r as ResultView} task={t} /> : null)}</QueryView>
           )}
@@ -54,8 +60,8 @@ function TaskSummary({ task }: { task: Task }) {
             {task.label_spec.question}
           </Title>
           <Text size="sm">
-            Options:{" "}
-            {task.label_spec.options.map((o) => (
+            {specChoicesName(task.label_spec)}:{" "}
+            {specChoices(task.label_spec).map((o) => (
               <Code key={o} mr={4}>
                 {o}
               </Code>
@@ -70,8 +76,15 @@ function TaskSummary({ task }: { task: Task }) {
           </Text>
           {task.gold && (
             <Text size="sm" data-testid="gold">
-              Gold task: gold label <Code>{task.gold_label}</Code> · {task.gold_answers ?? 0} answers · agreement{" "}
-              {formatShare(task.gold_agreement)} (never settled, delivered or exported)
+              Gold task:{" "}
+              {consensusViewOf(task.task_type) ? (
+                "gold answer below"
+              ) : (
+                <>
+                  gold label <Code>{task.gold_label}</Code>
+                </>
+              )}{" "}
+              · {task.gold_answers ?? 0} answers · agreement {formatShare(task.gold_agreement)} (never settled, delivered or exported)
             </Text>
           )}
           <Text size="sm" className="break-all">
@@ -120,8 +133,21 @@ function CancelTask({ task }: { task: Task }) {
   );
 }
 
+/** A gold task of a reserved type: its `gold_answer`, drawn as its type draws a consensus. */
+function GoldAnswer({ task }: { task: Task }) {
+  const view = consensusViewOf(task.task_type);
+  if (!task.gold || !view || !task.gold_answer) return null;
+  return (
+    <SectionCard title="Gold answer">
+      <div data-testid="gold-answer">{view.render({ task, value: task.gold_answer, posterior: null, source: "gold" })}</div>
+    </SectionCard>
+  );
+}
+
 function Consensus({ result, task }: { result: ResultView; task: Task }) {
-  const options = task.label_spec.options;
+  const view = consensusViewOf(task.task_type);
+  if (view) return <TypedConsensus result={result} task={task} view={view} />;
+  const options = specChoices(task.label_spec);
   const posterior = result.posterior;
   return (
     <>
@@ -151,6 +177,43 @@ function Consensus({ result, task }: { result: ResultView; task: Task }) {
             })}
           </Table.Tbody>
         </Table>
+      </SectionCard>
+      <SettlementProof result={result} />
+    </>
+  );
+}
+
+/**
+ * The consensus of a task of a reserved type: its figures, its parts drawn by the type's view (with their
+ * confidences), the canonical `consensus_label` (folded) and the settlement proof.
+ */
+function TypedConsensus({ result, task, view }: { result: ResultView; task: Task; view: ConsensusView }) {
+  const value = result.consensus ?? task.consensus ?? null;
+  const posterior = Object.keys(result.posterior).length > 0 ? result.posterior : (task.posterior ?? null);
+  return (
+    <>
+      <SectionCard title="Consensus">
+        <Group gap="xl" mb="sm">
+          <Fact label="Confidence">{formatShare(result.confidence)}</Fact>
+          <Fact label="Resolution">{result.resolution}</Fact>
+          <Fact label="Labels">{result.labels_collected}</Fact>
+          <Fact label="Settled">{formatTime(result.settled_at)}</Fact>
+        </Group>
+        <div data-testid="typed-consensus" data-task-type={task.task_type}>
+          {value ? (
+            view.render({ task, value, posterior, source: "consensus" })
+          ) : (
+            <Text size="sm" c="dimmed">
+              The gateway sent no consensus {view.parts.toLowerCase()} for this task.
+            </Text>
+          )}
+        </div>
+        <details className="consensus-details">
+          <summary>Consensus label (canonical JSON, without confidences)</summary>
+          <Code block className="consensus-json" data-testid="consensus-label">
+            {result.consensus_label}
+          </Code>
+        </details>
       </SectionCard>
       <SettlementProof result={result} />
     </>
