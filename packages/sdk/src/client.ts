@@ -23,6 +23,7 @@ import {
 import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type TransportOptions } from "./transport";
 import type {
   AdminCustomersQuery,
+  AnswerBody,
   Batch,
   BatchAccepted,
   BatchRequest,
@@ -416,12 +417,13 @@ export class LabelingApi extends Namespace {
   }
 
   /**
-   * Labels a claimed task with one of its options.
-   * @throws ValidationError (not an option), NotFoundError `claim not found`,
+   * Labels a claimed task: `answer` is the answer body of its type (task-types.ts: `{label}`, `{labels}`,
+   * `{boxes}` or `{spans}`); a string is a single-choice option, sent as `{label}`.
+   * @throws ValidationError (not an option, not the answer of the task's type), NotFoundError `claim not found`,
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
    */
-  label(claimId: string, label: string, options?: RequestOptions): Promise<RecordedLabel> {
-    return this.op("labelClaim", { params: { claimId }, body: { label } }, options);
+  label(claimId: string, answer: string | AnswerBody, options?: RequestOptions): Promise<RecordedLabel> {
+    return this.op("labelClaim", { params: { claimId }, body: typeof answer === "string" ? { label: answer } : answer }, options);
   }
 }
 

@@ -4,6 +4,7 @@ import { Alert, Button, Card, Group, Stack, Table, Text } from "@mantine/core";
 import { useState } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
+import { choicesOfSpec } from "../../shared/label-spec";
 import { useSession } from "../auth";
 import { LabeledProgress } from "../components/common";
 import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
@@ -46,7 +47,7 @@ function JobDetails({ job }: { job: Job }) {
   const rows: [string, string][] = [
     ["Manifest", job.manifest_url],
     ["Question", job.label_spec.question],
-    ["Options", job.label_spec.options.join(", ")],
+    ["Options", choicesOfSpec(job.label_spec).join(", ")],
     ["Type", job.type],
     ["Consensus threshold", String(job.consensus_threshold)],
     ["Lines ingested", formatCount(job.lines_ingested)],

@@ -10,6 +10,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
 import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
+import { choicesOfSpec } from "../../shared/label-spec";
 import { useSession } from "../auth";
 import { ColumnHeads, Hex, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
 import { ItemPage, useItem } from "../components/ItemPage";
@@ -55,7 +56,7 @@ function TaskSummary({ task }: { task: Task }) {
           </Title>
           <Text size="sm">
             Options:{" "}
-            {task.label_spec.options.map((o) => (
+            {choicesOfSpec(task.label_spec).map((o) => (
               <Code key={o} mr={4}>
                 {o}
               </Code>
@@ -121,7 +122,7 @@ function CancelTask({ task }: { task: Task }) {
 }
 
 function Consensus({ result, task }: { result: ResultView; task: Task }) {
-  const options = task.label_spec.options;
+  const options = choicesOfSpec(task.label_spec);
   const posterior = result.posterior;
   return (
     <>
