@@ -137,7 +137,7 @@ export function BoundingBox({ claim, view, hotkeys, onAnswer, keys, footer }: Wi
     if (box) {
       setSelected(index);
       drag.current =
-        part?.getAttribute("data-part") === "handle"
+        (e.target as Element).getAttribute("data-part") === "handle"
           ? { mode: "resize", index, pointer: e.pointerId }
           : { mode: "move", index, from, box, pointer: e.pointerId };
     } else {
