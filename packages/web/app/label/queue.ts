@@ -127,13 +127,6 @@ export class LabelQueue {
     void this.fill();
   }
 
-  /** Labels the current single-choice item with option `index` (0-based) and shows the next one at once. */
-  pick(index: number): void {
-    const spec = this.items[0]?.claim.label_spec;
-    const option = spec && "options" in spec ? spec.options[index] : undefined;
-    if (option !== undefined) this.answer({ label: option });
-  }
-
   /**
    * Answers the current item with `answer`, the answer body of its task type (`{label}`, `{labels}`,
    * `{boxes}` or `{spans}`), and shows the next one at once; the answer is posted in the background.
