@@ -9,7 +9,7 @@
  * customer the rows belong to).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { resolvePolicy, taskBody } from "@labelgate/api";
+import { choicesOf, resolvePolicy, taskBody } from "@labelgate/api";
 import { labelSpaceId, pgConfigFromUrl } from "@labelgate/store";
 import express from "express";
 import { Pool } from "pg";
@@ -49,13 +49,13 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
       t.type,
       t.data_url,
       t.label_spec.question,
-      t.label_spec.options,
+      choicesOf(t.label_spec),
       policy.consensus_threshold,
       policy.max_labels,
       t.metadata ?? null,
       Math.min(policy.max_labels, policy.consensus_threshold),
       policy.consensus_threshold,
-      labelSpaceId(customerId, t.label_spec.question, t.label_spec.options),
+      labelSpaceId(customerId, t.label_spec.question, choicesOf(t.label_spec)),
     ],
   );
   res.status(202).json({ task_id: id, status: "pending", created_at: rows.rows[0]?.created_at.toISOString() });

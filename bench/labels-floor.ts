@@ -100,7 +100,7 @@ app.post("/v1/labeling/claims/:claimId/label", express.json({ limit: "1mb" }), a
      INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value)
      SELECT $1, claim.task_id, $4, t.label_space_id, $3, $2, $5 FROM claim JOIN tasks t ON t.id = claim.task_id
      RETURNING task_id, created_at`,
-    [id, req.params.claimId, labelerId, customerId, parsed.data.label],
+    [id, req.params.claimId, labelerId, customerId, "label" in parsed.data ? parsed.data.label : JSON.stringify(parsed.data)],
   );
   const row = rows.rows[0];
   if (!row) {

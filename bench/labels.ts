@@ -235,7 +235,7 @@ function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: numbe
     // the labeler reads the item: its claim holds a slot meanwhile (a modelled delay, not a wait for state)
     if (holdMs > 0) await sleep(holdMs);
     const t1 = nowMs();
-    const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, Math.random() < 0.85 ? "cat" : "dog");
+    const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, { label: Math.random() < 0.85 ? "cat" : "dog" });
     if (decided) await queue.enqueue("consensus", { taskId: label.taskId, labelId: label.id });
     stats.labelMs.push(nowMs() - t1);
     stats.labels++;

@@ -216,7 +216,7 @@ describe("labelgate CLI against a running gateway", () => {
       for (;;) {
         const c = await labeler.labeling.claim();
         if (!c) break;
-        await labeler.labeling.label(c.claim_id, c.label_spec.options[0] as string);
+        await labeler.labeling.label(c.claim_id, (c.label_spec as { options: string[] }).options[0] as string);
       }
       const watched = await watching;
       expect(watched.code).toBe(0);

@@ -45,12 +45,13 @@ const hooks = { onResponse: (e: ResponseEvent) => (e.status > 0 ? called.add(nor
 
 const email = () => `sdk-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`;
 const SPEC = { question: "What animal is this?", options: ["cat", "dog", "bird"] };
-const task = (overrides: Partial<TaskRequest> = {}): TaskRequest => ({
-  type: "image_classification",
-  data_url: `https://images.example/${randomBytes(4).toString("hex")}.jpg`,
-  label_spec: SPEC,
-  ...overrides,
-});
+const task = (overrides: Partial<TaskRequest> = {}): TaskRequest =>
+  ({
+    type: "image_classification",
+    data_url: `https://images.example/${randomBytes(4).toString("hex")}.jpg`,
+    label_spec: SPEC,
+    ...overrides,
+  }) as TaskRequest;
 
 async function closedPort(): Promise<number> {
   const server = net.createServer();

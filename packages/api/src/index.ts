@@ -9,7 +9,7 @@ export * from "./errors";
 export type * from "./events";
 export * from "./policy";
 export * from "./requests";
-export * from "./task-types";
 export * as schemas from "./responses";
 export { EXAMPLE, RESPONSE_SCHEMAS } from "./responses";
+export * from "./task-types";
 export type * from "./types";

@@ -35,8 +35,8 @@ export interface BodyDecl {
   schema: RequestSchemaName;
   /** false: a missing body counts as `{}` (default true) */
   required?: boolean;
-  /** express.json limit of the route (default 1 MB, the gateway's JSON limit) */
-  limit?: "1 MB" | "10 MB";
+  /** express.json limit of the route (default 1 MB, the gateway's JSON limit; answers: 256 KB, task-types.ts MAX_ANSWER_BYTES) */
+  limit?: "256 KB" | "1 MB" | "10 MB";
 }
 
 export interface ResponseDoc {
@@ -449,7 +449,7 @@ export const OPERATIONS = defineOperations({
     summary: "Label a claimed task",
     description:
       "The label is recorded with the decision of its task taken in the same transaction: `labels_needed` is 0 exactly when this label decided the task (it is `settling`, its settlement enqueued); otherwise it is the most labels the task may still take.",
-    body: { schema: "LabelInput" },
+    body: { schema: "LabelInput", limit: "256 KB" },
     responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
     errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
   },

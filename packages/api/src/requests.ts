@@ -207,7 +207,8 @@ export const textSpanTaskBody = z
   .meta({ description: "A text-span task: the labeler marks every entity of the types in the text (possibly none)." });
 
 export const taskBody = z.xor([singleChoiceTaskBody, multiLabelTaskBody, boundingBoxTaskBody, textSpanTaskBody], {
-  error: "must be a task body of its `type`: label_spec {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box) or {question, entity_types} (text_span)",
+  error:
+    "must be a task body of its `type`: label_spec {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box) or {question, entity_types} (text_span)",
 });
 /** Body of `POST /v1/tasks`, and each element of a batch's `tasks`. Unknown fields are rejected (400). */
 export type TaskRequest = z.input<typeof taskBody>;
@@ -251,7 +252,8 @@ export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(6
 
 /** Body of `POST /v1/labeling/claims/{id}/label`: the answer of the claimed task's type (task-types.ts), at most MAX_ANSWER_BYTES. */
 export const labelBody = z.xor([singleChoiceAnswer, multiLabelAnswer, boxAnswer, spanAnswer], {
-  error: "must be one answer: {label} (single choice), {labels} (multi_label_classification), {boxes} (bounding_box) or {spans} (text_span)",
+  error:
+    "must be one answer: {label} (single choice), {labels} (multi_label_classification), {boxes} (bounding_box) or {spans} (text_span)",
 });
 export { MAX_ANSWER_BYTES };
 
@@ -405,7 +407,8 @@ export const jobBody = z
   .transform((job, ctx) => {
     const spec = labelSpecSchemaOf(job.type).safeParse(job.label_spec);
     if (!spec.success) {
-      for (const issue of spec.error.issues) ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path.map(String)], message: issue.message });
+      for (const issue of spec.error.issues)
+        ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path.map(String)], message: issue.message });
       return z.NEVER;
     }
     return { ...job, label_spec: spec.data };

@@ -45,7 +45,9 @@ const labelSpec = z
     z.strictObject({ question: z.string(), classes: z.array(z.string()) }),
     z.strictObject({ question: z.string(), entity_types: z.array(z.string()) }),
   ])
-  .describe("as submitted: {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box), {question, entity_types} (text_span)");
+  .describe(
+    "as submitted: {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box), {question, entity_types} (text_span)",
+  );
 const posterior = z.record(z.string(), z.number().min(0).max(1));
 const probability = z.number().min(0).max(1);
 /** An answer of any type, as recorded (task-types.ts). */

@@ -83,13 +83,23 @@ export const multiLabelAnswer = z.object({ labels: z.array(z.string().min(1).max
 const coordinate = z.number().finite();
 /** One box of an answer: its class and its rectangle in pixels of the item (x, y: top left; w, h > 0). */
 export const answerBox = z
-  .object({ label: z.string().min(1).max(200), x: coordinate.min(0), y: coordinate.min(0), w: coordinate.positive(), h: coordinate.positive() })
+  .object({
+    label: z.string().min(1).max(200),
+    x: coordinate.min(0),
+    y: coordinate.min(0),
+    w: coordinate.positive(),
+    h: coordinate.positive(),
+  })
   .strict();
 /** `{boxes}`: a box answer (may be empty). */
 export const boxAnswer = z.object({ boxes: z.array(answerBox).max(MAX_PARTS) }).strict();
 /** One span of an answer: code points of the text, `end` exclusive, and its entity type. */
 export const answerSpan = z
-  .object({ start: z.int().min(0).max(MAX_TEXT_CODE_POINTS), end: z.int().min(1).max(MAX_TEXT_CODE_POINTS), label: z.string().min(1).max(200) })
+  .object({
+    start: z.int().min(0).max(MAX_TEXT_CODE_POINTS),
+    end: z.int().min(1).max(MAX_TEXT_CODE_POINTS),
+    label: z.string().min(1).max(200),
+  })
   .strict();
 /** `{spans}`: a span answer (may be empty). */
 export const spanAnswer = z.object({ spans: z.array(answerSpan).max(MAX_PARTS) }).strict();
@@ -153,7 +163,8 @@ export function answerIssues(type: string, spec: AnyLabelSpec, answer: AnswerBod
   const known = new Set(choicesOf(spec));
   const issues: AnswerIssue[] = [];
   if ("label" in answer) {
-    if (!known.has(answer.label)) issues.push({ path: ["label"], message: `must be one of the task's options: ${choicesOf(spec).join(", ")}` });
+    if (!known.has(answer.label))
+      issues.push({ path: ["label"], message: `must be one of the task's options: ${choicesOf(spec).join(", ")}` });
   } else if ("labels" in answer) {
     const seen = new Set<string>();
     answer.labels.forEach((l, i) => {

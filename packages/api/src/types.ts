@@ -12,19 +12,6 @@ import type { Delivery, InvoiceList, LabelerQualityList, PendingResult, SettledR
 export type { DeliveryStatus, JobStatus, Resolution, TaskCounts, TaskSort, TaskStatus, Tier, WebhookEventType } from "./enums";
 export type { ErrorDetail } from "./errors";
 export type {
-  AnswerBody,
-  AnyLabelSpec,
-  BoundingBoxSpec,
-  BoxAnswer,
-  LabelSpec,
-  MultiLabelAnswer,
-  MultiLabelSpec,
-  ReservedTaskType,
-  SingleChoiceAnswer,
-  SpanAnswer,
-  TextSpanSpec,
-} from "./task-types";
-export type {
   AdminCustomersQuery,
   BatchesQuery,
   BatchRequest,
@@ -70,6 +57,19 @@ export type {
   Webhook,
   WebhookCreated,
 } from "./responses";
+export type {
+  AnswerBody,
+  AnyLabelSpec,
+  BoundingBoxSpec,
+  BoxAnswer,
+  LabelSpec,
+  MultiLabelAnswer,
+  MultiLabelSpec,
+  ReservedTaskType,
+  SingleChoiceAnswer,
+  SpanAnswer,
+  TextSpanSpec,
+} from "./task-types";
 
 /** Every error response: `{error, details?, request_id?}` plus route-specific fields (e.g. `status`). */
 export type ErrorBody = z.output<typeof res.ErrorBody> & { [extra: string]: unknown };

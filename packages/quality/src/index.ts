@@ -148,6 +148,7 @@ export {
   posteriorRecord,
   priorModel,
   type ScoringModel,
+  scoringModelOf,
   type TaskDecision,
   taskPosterior,
 } from "./rule";
@@ -175,6 +176,22 @@ export {
   tokenize,
 } from "./spans";
 export { LabelTable } from "./table";
+export {
+  type AnyFitInput,
+  type AnyFitOutput,
+  type KindDecision,
+  type KindPolicy,
+  refitAny,
+  refitTyped,
+  type StoredLabelerRow,
+  type StoredTypedLabeler,
+  type StoredTypedSpace,
+  type StoredVote,
+  type TaskKind,
+  type TypedFitInput,
+  type TypedFitOutput,
+  taskKindOf,
+} from "./task-kinds";
 export {
   type BoundingBoxSpec,
   type BoxAnswerBody,

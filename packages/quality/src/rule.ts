@@ -46,6 +46,19 @@ export interface ScoringModel {
   labelers: ReadonlyMap<string, LabelerParams>;
 }
 
+/**
+ * A space's model as stored rows give it: the space row (null before the first fit: the prior of `k` options)
+ * and the rows of the labelers concerned (those without parameters score at the population mean).
+ */
+export function scoringModelOf(
+  k: number,
+  space: SpaceParams | null,
+  labelers: readonly { labeler_id: string; params: LabelerParams | null }[],
+): ScoringModel {
+  const known = new Map(labelers.flatMap((l): [string, LabelerParams][] => (l.params ? [[l.labeler_id, l.params]] : [])));
+  return { space: space ?? priorModel(k).space, labelers: known };
+}
+
 /** A space's model before any fit: the prior of `emptySpace`, no labeler known. */
 export function priorModel(k: number): ScoringModel {
   return { space: emptySpace(k), labelers: new Map() };

@@ -20,55 +20,42 @@
  * `consensus_label`), `confidence` (P(the whole consensus is right): see each aggregator's module for its
  * definition), `parts` (for `decideParts`) and, for multi-label, the posterior per option.
  */
-import { z } from "zod";
+import {
+  answerIssues,
+  type BoundingBoxSpec,
+  boundingBoxSpec,
+  boxAnswer as boxAnswerShape,
+  type ItemContext,
+  MAX_ANSWER_BYTES,
+  MAX_CHOICES,
+  MAX_PARTS,
+  MAX_TEXT_CODE_POINTS,
+  type MultiLabelSpec,
+  multiLabelAnswer as multiLabelAnswerShape,
+  multiLabelSpec,
+  RESERVED_TASK_TYPES,
+  type ReservedTaskType,
+  spanAnswer as spanAnswerShape,
+  type TextSpanSpec,
+  textSpanSpec,
+} from "@labelgate/api";
+import { canonicalJson } from "@labelgate/canonical-json";
+import type { z } from "zod";
 import { type Box, type BoxModel, emptyBoxModel, fitBoxes, aggregateBoxes as runBoxes } from "./boxes";
 import { emptyMultiLabelModel, fitMultiLabel, type MultiLabelModel, aggregateMultiLabel as runMultiLabel } from "./multilabel";
 import type { Part } from "./parts";
-import { codePointLength, emptySpanModel, fitSpans, aggregateSpans as runSpans, type SpanModel, type Token, tokenize } from "./spans";
+import { emptySpanModel, fitSpans, aggregateSpans as runSpans, type SpanModel, type Token, tokenize } from "./spans";
+
+export type { BoundingBoxSpec, ItemContext, MultiLabelSpec, TextSpanSpec };
+export { boundingBoxSpec, canonicalJson, MAX_ANSWER_BYTES, MAX_CHOICES, MAX_PARTS, MAX_TEXT_CODE_POINTS, multiLabelSpec, textSpanSpec };
 
 /** The reserved `type` values (DESIGN §12). */
-export const RESERVED_TYPES = ["multi_label_classification", "bounding_box", "text_span"] as const;
-export type ReservedType = (typeof RESERVED_TYPES)[number];
+export const RESERVED_TYPES = RESERVED_TASK_TYPES;
+export type ReservedType = ReservedTaskType;
 
 /** Whether a task `type` is one of the reserved types (every other value is single choice). */
 export function isReservedType(type: string): type is ReservedType {
   return (RESERVED_TYPES as readonly string[]).includes(type);
-}
-
-/** At most this many options, classes or entity types in a label_spec. */
-export const MAX_CHOICES = 50;
-/** At most this many boxes or spans in one answer. */
-export const MAX_PARTS = 500;
-/** At most this many code points in a `text_span` task's text. */
-export const MAX_TEXT_CODE_POINTS = 100_000;
-/** An answer body larger than this is refused before parsing (413; enforced by the HTTP layer). */
-export const MAX_ANSWER_BYTES = 256 * 1024;
-
-const question = z.string().trim().min(1).max(2000);
-const choices = (what: string) =>
-  z
-    .array(z.string().trim().min(1).max(200))
-    .min(1)
-    .max(MAX_CHOICES)
-    .refine((o) => new Set(o).size === o.length, `${what} must be unique`);
-
-/** label_spec of multi_label_classification: a question and 1..50 unique options. */
-export const multiLabelSpec = z.object({ question, options: choices("options") }).strict();
-export type MultiLabelSpec = z.output<typeof multiLabelSpec>;
-/** label_spec of bounding_box: a question and 1..50 unique object classes. */
-export const boundingBoxSpec = z.object({ question, classes: choices("classes") }).strict();
-export type BoundingBoxSpec = z.output<typeof boundingBoxSpec>;
-/** label_spec of text_span: a question and 1..50 unique entity types. */
-export const textSpanSpec = z.object({ question, entity_types: choices("entity_types") }).strict();
-export type TextSpanSpec = z.output<typeof textSpanSpec>;
-
-/** What is known of the item when an answer is checked or aggregated. */
-export interface ItemContext {
-  /** image size in pixels, when known: boxes must lie inside it */
-  width?: number;
-  height?: number;
-  /** the task's text (text_span): spans must lie inside it, and the consensus needs its tokens */
-  text?: string;
 }
 
 export interface MultiLabelAnswerBody {
@@ -81,52 +68,27 @@ export interface SpanAnswerBody {
   spans: { start: number; end: number; label: string }[];
 }
 
-/** The answer schema of a multi-label task: `{labels}`, each one of `spec.options`, no repeats. */
-export function multiLabelAnswer(spec: MultiLabelSpec): z.ZodType<MultiLabelAnswerBody> {
-  const known = new Set(spec.options);
-  return z
-    .object({ labels: z.array(z.string()).max(MAX_CHOICES) })
-    .strict()
-    .superRefine((a, ctx) => {
-      const seen = new Set<string>();
-      a.labels.forEach((l, i) => {
-        if (!known.has(l)) ctx.addIssue({ code: "custom", path: ["labels", i], message: `unknown option "${l}"` });
-        else if (seen.has(l)) ctx.addIssue({ code: "custom", path: ["labels", i], message: `option "${l}" is repeated` });
-        seen.add(l);
-      });
-    });
+/** The wire shape (@labelgate/api) refined with the meaning of an answer for one task (`answerIssues`). */
+function refined<A extends object>(
+  type: ReservedType,
+  shape: z.ZodType<A>,
+  spec: MultiLabelSpec | BoundingBoxSpec | TextSpanSpec,
+  item: ItemContext,
+) {
+  return shape.superRefine((answer, ctx) => {
+    for (const issue of answerIssues(type, spec, answer as never, item))
+      ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+  });
 }
 
-const coordinate = z.number().finite();
+/** The answer schema of a multi-label task: `{labels}`, each one of `spec.options`, no repeats. */
+export function multiLabelAnswer(spec: MultiLabelSpec): z.ZodType<MultiLabelAnswerBody> {
+  return refined("multi_label_classification", multiLabelAnswerShape, spec, {});
+}
 
 /** The answer schema of a box task: `{boxes}`, at most MAX_PARTS, each of a known class, w and h > 0, inside the item when its size is known. */
 export function boxAnswer(spec: BoundingBoxSpec, item: ItemContext = {}): z.ZodType<BoxAnswerBody> {
-  const known = new Set(spec.classes);
-  const box = z
-    .object({ label: z.string(), x: coordinate.min(0), y: coordinate.min(0), w: coordinate.positive(), h: coordinate.positive() })
-    .strict();
-  return z
-    .object({ boxes: z.array(box).max(MAX_PARTS) })
-    .strict()
-    .superRefine((a, ctx) => {
-      a.boxes.forEach((b, i) => {
-        if (!known.has(b.label)) ctx.addIssue({ code: "custom", path: ["boxes", i, "label"], message: `unknown class "${b.label}"` });
-        if (item.width !== undefined && b.x + b.w > item.width) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["boxes", i],
-            message: `box ends at x = ${b.x + b.w}, outside the item (width ${item.width})`,
-          });
-        }
-        if (item.height !== undefined && b.y + b.h > item.height) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["boxes", i],
-            message: `box ends at y = ${b.y + b.h}, outside the item (height ${item.height})`,
-          });
-        }
-      });
-    });
+  return refined("bounding_box", boxAnswerShape, spec, item);
 }
 
 /**
@@ -134,37 +96,7 @@ export function boxAnswer(spec: BoundingBoxSpec, item: ItemContext = {}): z.ZodT
  * 0 <= start < end (<= the text's length in code points when the text is known), no two overlapping.
  */
 export function spanAnswer(spec: TextSpanSpec, item: ItemContext = {}): z.ZodType<SpanAnswerBody> {
-  const known = new Set(spec.entity_types);
-  const length = item.text === undefined ? undefined : codePointLength(item.text);
-  const span = z.object({ start: z.number().int().min(0), end: z.number().int().min(1), label: z.string() }).strict();
-  return z
-    .object({ spans: z.array(span).max(MAX_PARTS) })
-    .strict()
-    .superRefine((a, ctx) => {
-      a.spans.forEach((s, i) => {
-        if (!known.has(s.label)) ctx.addIssue({ code: "custom", path: ["spans", i, "label"], message: `unknown entity type "${s.label}"` });
-        if (s.end <= s.start) ctx.addIssue({ code: "custom", path: ["spans", i], message: "end must be greater than start" });
-        if (length !== undefined && s.end > length) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["spans", i, "end"],
-            message: `end ${s.end} is past the end of the text (${length} code points)`,
-          });
-        }
-      });
-      const order = a.spans.map((_, i) => i).sort((p, q) => (a.spans[p]?.start ?? 0) - (a.spans[q]?.start ?? 0) || p - q);
-      for (let k = 1; k < order.length; k++) {
-        const prev = a.spans[order[k - 1] as number] as SpanAnswerBody["spans"][number];
-        const cur = a.spans[order[k] as number] as SpanAnswerBody["spans"][number];
-        if (cur.start < prev.end) {
-          ctx.addIssue({
-            code: "custom",
-            path: ["spans", order[k] as number],
-            message: `overlaps span ${order[k - 1]} (${prev.start}..${prev.end})`,
-          });
-        }
-      }
-    });
+  return refined("text_span", spanAnswerShape, spec, item);
 }
 
 /** A labeler's answer as the aggregators take it. */
@@ -185,24 +117,6 @@ export interface TypedConsensus<C> {
   parts: Part[];
   /** multi-label: calibrated P(option applies) per option */
   posterior?: Record<string, number>;
-}
-
-/**
- * JSON with object keys sorted and no spaces (the canonical form that settlement hashes). Numbers as JSON.stringify
- * writes them. @throws TypeError on a value JSON cannot hold (undefined, a function, a non-finite number)
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return JSON.stringify(value);
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new TypeError(`canonical JSON cannot hold ${value}`);
-    return JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  throw new TypeError(`canonical JSON cannot hold a ${typeof value}`);
 }
 
 /** One task for a type's fit: its answers, its gold answer if it is a gold task, its item. */

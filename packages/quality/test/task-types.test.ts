@@ -132,7 +132,6 @@ describe("canonical forms", () => {
   it("canonicalJson sorts keys at every depth and has no spaces", () => {
     expect(canonicalJson({ b: [{ z: 1, a: "x" }], a: null, c: true })).toBe('{"a":null,"b":[{"a":"x","z":1}],"c":true}');
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(TypeError);
-    expect(() => canonicalJson({ a: undefined })).toThrow(TypeError);
   });
 
   it("canonical answers put the parts in a fixed order", () => {

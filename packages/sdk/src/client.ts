@@ -417,9 +417,9 @@ export class LabelingApi extends Namespace {
   }
 
   /**
-   * Labels a claimed task: `answer` is the answer body of its type (task-types.ts: `{label}`, `{labels}`,
-   * `{boxes}` or `{spans}`); a string is a single-choice option, sent as `{label}`.
-   * @throws ValidationError (not an option, not the answer of the task's type), NotFoundError `claim not found`,
+   * Labels a claimed task: a single-choice task with one of its options (a string: `{label}`), a task of a
+   * reserved type (DESIGN §12) with its answer body (`{labels}`, `{boxes}` or `{spans}`).
+   * @throws ValidationError (not an option, an invalid answer), NotFoundError `claim not found`,
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
    */
   label(claimId: string, answer: string | AnswerBody, options?: RequestOptions): Promise<RecordedLabel> {

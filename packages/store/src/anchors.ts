@@ -83,6 +83,8 @@ interface TaskToSettle {
   consensus_label: string;
   confidence: number;
   settled_at: string;
+  /** a reserved type's consensus (null: single choice) */
+  consensus: TaskSettledPayload["consensus"] | null;
 }
 
 /**
@@ -219,7 +221,7 @@ export function anchorsStore(db: Db) {
         const [, tasks] = await run<[object, TaskToSettle]>([
           Prisma.sql`SELECT id FROM anchors WHERE id = ${anchorId} FOR UPDATE`,
           Prisma.sql`
-          SELECT t.id, t.customer_id, t.job_id, t.consensus_label, t.confidence, l.payload->>'settled_at' AS settled_at
+          SELECT t.id, t.customer_id, t.job_id, t.consensus_label, t.confidence, t.consensus, l.payload->>'settled_at' AS settled_at
           FROM ledger_entries l JOIN tasks t ON t.id = l.task_id
           WHERE l.anchor_id = ${anchorId} AND t.status = 'settling'
           ORDER BY t.id FOR UPDATE OF t`,
@@ -233,6 +235,7 @@ export function anchorsStore(db: Db) {
             confidence: t.confidence,
             settled_at: t.settled_at,
             ledger_txid: tx.txHash,
+            ...(t.consensus ? { consensus: t.consensus } : {}),
           } satisfies TaskSettledPayload),
         );
         const ids = tasks.map((t) => t.id);

@@ -34,17 +34,9 @@
  * exactly as its requests one after the other would.
  */
 
-import { OPEN_TASK_STATUSES } from "@labelgate/api";
+import { type AnswerBody, type AnyLabelSpec, OPEN_TASK_STATUSES } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
-import {
-  decide,
-  isExcluded,
-  type LabelerParams,
-  type LabelVote,
-  type ScoringModel,
-  type SpaceParams,
-  type TaskDecision,
-} from "@labelgate/quality";
+import { isExcluded, type KindDecision, type LabelVote, type StoredLabelerRow, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { StoreError } from "./errors";
@@ -53,7 +45,6 @@ import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
 import { chargeSql } from "./quota";
 import { exclusionSettingsOf, qualitySettingsOf } from "./settings";
-import { scoringModelOf } from "./spaces";
 import { queryRows, transactionRows, withTransaction } from "./sql";
 import type { TaskPolicyColumns } from "./tasks";
 
@@ -65,7 +56,9 @@ export interface ClaimResult {
   /** the task's `type` (e.g. `image_classification`): what kind of item the labeler is shown */
   task_type: string;
   data_url: string;
-  label_spec: { question: string; options: string[] };
+  label_spec: AnyLabelSpec;
+  /** a text_span task's text */
+  data_text?: string;
   expires_at: string;
   /** the manifest job the task came from (its stored storage credentials sign `view_url`s), or null; not on the wire */
   job_id: string | null;
@@ -94,6 +87,7 @@ export const DEFAULT_GOLD_RATE = 0.1;
 function claimable(labelerId: string, exceptClaimId: string): Prisma.Sql {
   return Prisma.sql`${OPEN}
     AND (t.job_id IS NULL OR EXISTS (SELECT 1 FROM jobs j WHERE j.id = t.job_id AND j.status = 'labeling'))
+    AND NOT t.item_pending
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.task_id = t.id AND c.labeler_id = ${labelerId} AND c.id <> ${exceptClaimId}
                     AND (c.status = 'labeled' OR (c.status = 'active' AND c.expires_at > now())) OFFSET 0)
     AND NOT EXISTS (SELECT 1 FROM labeler_models m WHERE m.label_space_id = t.label_space_id AND m.labeler_id = ${labelerId}
@@ -195,7 +189,8 @@ export function lockAndClaim(
 }
 
 /** The columns of a claim as `ClaimResult` needs them, for a claim `c` joined with its task `t`. */
-const CLAIM_COLUMNS = Prisma.sql`c.id AS claim_id, c.task_id, c.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options`;
+const CLAIM_COLUMNS = Prisma.sql`c.id AS claim_id, c.task_id, c.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options,
+  t.label_spec, t.data_text`;
 
 interface StoredClaimRow {
   claim_id: string;
@@ -204,6 +199,8 @@ interface StoredClaimRow {
   task_type: string;
   data_url: string;
   job_id: string | null;
+  label_spec: AnyLabelSpec | null;
+  data_text: string | null;
   question: string;
   options: string[];
 }
@@ -214,7 +211,8 @@ function claimResultOf(row: StoredClaimRow): ClaimResult {
     task_id: row.task_id,
     task_type: row.task_type,
     data_url: row.data_url,
-    label_spec: { question: row.question, options: row.options },
+    label_spec: row.label_spec ?? { question: row.question, options: row.options },
+    ...(row.data_text !== null ? { data_text: row.data_text } : {}),
     expires_at: row.expires_at.toISOString(),
     job_id: row.job_id,
   };
@@ -229,7 +227,8 @@ function claimResultOf(row: StoredClaimRow): ClaimResult {
 function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
   return Prisma.sql`
     WITH checked AS (
-      SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, (${claimable(labelerId, claimId)}) AS ok,
+      SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, t.label_spec, t.data_text,
+             (${claimable(labelerId, claimId)}) AS ok,
              t.slots_full_until AS slots_was, ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])} AS slots_until
       FROM claims m JOIN tasks t ON t.id = m.task_id
       WHERE m.id = ${claimId}
@@ -239,7 +238,7 @@ function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
       UPDATE tasks t SET slots_full_until = c.slots_until
       FROM checked c WHERE t.id = c.task_id AND c.ok AND c.slots_until IS DISTINCT FROM c.slots_was
     )
-    SELECT task_id, expires_at, task_type, data_url, job_id, question, options, ok FROM checked`;
+    SELECT task_id, expires_at, task_type, data_url, job_id, question, options, label_spec, data_text, ok FROM checked`;
 }
 
 /** A row of `confirmClaim`: the claim's task data, and whether the claim was kept. */
@@ -269,8 +268,10 @@ export interface LabelRecord {
   id: string;
   claimId: string;
   taskId: string;
-  /** the option chosen */
+  /** the option chosen; a reserved type's canonical answer as canonical JSON */
   value: string;
+  /** a reserved type's answer as recorded (its parts in canonical order) */
+  answer?: AnswerBody;
   createdAt: Date;
   /** 0 exactly when this label decided the task; otherwise the most labels the task may still take (≥ 1) */
   labelsNeeded: number;
@@ -283,7 +284,11 @@ interface LabelRequest {
   labelId: string;
   labelerId: string;
   claimId: string;
-  value: string;
+  /** the answer body as sent (its shape checked by the gateway); its meaning is checked against the task here */
+  body: AnswerBody;
+  /** the stored value, once the answer is accepted, and a reserved type's canonical answer */
+  value?: string;
+  answer?: AnswerBody;
 }
 
 /** A task's state as the label transaction reads it under its lock. */
@@ -291,7 +296,13 @@ interface LabelingTask extends TaskPolicyColumns {
   id: string;
   customer_id: string;
   status: TaskStatus;
+  task_type: string;
+  question: string;
   options: string[];
+  /** a reserved type's label_spec (null: single choice, `{question, options}`) */
+  label_spec: AnyLabelSpec | null;
+  /** a text_span task's text */
+  data_text: string | null;
   quota_reserved: number;
   /** the customer's `settings` (its quality part applies: exclusion) */
   settings: unknown;
@@ -311,7 +322,7 @@ interface ClaimState {
 interface LabelerModelRow {
   label_space_id: string;
   labeler_id: string;
-  params: LabelerParams | null;
+  params: unknown;
   gold_answers: number;
   gold_correct: number;
   excluded: boolean;
@@ -321,7 +332,7 @@ interface LabelState {
   claims: ClaimState[];
   tasks: LabelingTask[];
   /** the label spaces of the tasks, with their stored model (null before the first fit) */
-  spaces: { id: string; model: SpaceParams | null }[];
+  spaces: { id: string; model: unknown }[];
   /** the rows of the tasks' labelers (and claimers) in the tasks' spaces */
   models: LabelerModelRow[];
 }
@@ -338,6 +349,8 @@ interface TaskUpdate {
   confidence: number | null;
   resolution: string | null;
   posterior: Record<string, number> | null;
+  /** a reserved type's consensus at the decision */
+  consensus: unknown;
 }
 
 /** A labeler's gold record in a space after the batch's gold labels, written in round trip 2. */
@@ -388,8 +401,9 @@ function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql, Prism
         FROM claims c JOIN ${asked} ON c.id = r.claim_id AND c.labeler_id = r.labeler_id
       ),
       tk AS (
-        SELECT t.id, t.customer_id, t.status::text AS status, t.options, t.consensus_threshold, t.max_labels, t.confidence_target,
-               t.min_labels, t.gold_label, t.label_space_id, t.quota_reserved, cu.settings
+        SELECT t.id, t.customer_id, t.status::text AS status, t.task_type, t.question, t.options, t.label_spec, t.data_text,
+               t.consensus_threshold, t.max_labels, t.confidence_target, t.min_labels, t.gold_label, t.label_space_id,
+               t.quota_reserved, cu.settings
         FROM tasks t JOIN customers cu ON cu.id = t.customer_id WHERE t.id IN (SELECT task_id FROM cl)
       ),
       lb AS (SELECT l.task_id, l.labeler_id, l.value, l.created_at, l.id FROM labels l WHERE l.task_id IN (SELECT id FROM tk)),
@@ -400,7 +414,8 @@ function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql, Prism
       SELECT
         COALESCE((SELECT json_agg(row_to_json(cl)) FROM cl), '[]'::json) AS claims,
         COALESCE((SELECT json_agg(json_build_object(
-            'id', tk.id, 'customer_id', tk.customer_id, 'status', tk.status, 'options', tk.options,
+            'id', tk.id, 'customer_id', tk.customer_id, 'status', tk.status, 'task_type', tk.task_type, 'question', tk.question,
+            'options', tk.options, 'label_spec', tk.label_spec, 'data_text', tk.data_text,
             'consensus_threshold', tk.consensus_threshold, 'max_labels', tk.max_labels, 'confidence_target', tk.confidence_target,
             'min_labels', tk.min_labels, 'gold_label', tk.gold_label, 'label_space_id', tk.label_space_id,
             'quota_reserved', tk.quota_reserved, 'settings', tk.settings,
@@ -438,7 +453,7 @@ function labelWriteSql(
       label_space_id: task.label_space_id,
       labeler_id: l.labelerId,
       claim_id: l.claimId,
-      value: l.value,
+      value: l.value as string,
     };
   });
   return Prisma.sql`
@@ -456,7 +471,8 @@ function labelWriteSql(
       UPDATE tasks t SET status = u.status::"TaskStatus", labels_collected = u.labels_collected, label_counts = u.label_counts,
         claim_cap = u.claim_cap, last_label_id = u.last_label_id, last_label_at = (SELECT created_at FROM ins WHERE ins.id = u.last_label_id),
         consensus_label = COALESCE(u.consensus_label, t.consensus_label), confidence = COALESCE(u.confidence, t.confidence),
-        resolution = COALESCE(u.resolution::"Resolution", t.resolution), posterior = COALESCE(u.posterior, t.posterior), updated_at = now(),
+        resolution = COALESCE(u.resolution::"Resolution", t.resolution), posterior = COALESCE(u.posterior, t.posterior),
+        consensus = COALESCE(u.consensus, t.consensus), updated_at = now(),
         slots_full_until = CASE WHEN u.claim_cap > 0 THEN ${slotsFullUntil(
           Prisma.sql`t.id`,
           Prisma.sql`u.claim_cap`,
@@ -464,7 +480,7 @@ function labelWriteSql(
         )} END
       FROM jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb)
         AS u(id text, status text, labels_collected int, label_counts jsonb, claim_cap int, last_label_id text,
-             consensus_label text, confidence float8, resolution text, posterior jsonb)
+             consensus_label text, confidence float8, resolution text, posterior jsonb, consensus jsonb)
       WHERE t.id = u.id
     ),
     gold AS (
@@ -477,30 +493,48 @@ function labelWriteSql(
     SELECT id, created_at FROM ins`;
 }
 
-/** The error of a label that cannot be recorded, from the states the transaction read (undefined: acceptable). */
+/** A task's label_spec: a reserved type's as stored, else single choice's question and options. */
+function specOf(task: LabelingTask): AnyLabelSpec {
+  return task.label_spec ?? { question: task.question, options: task.options };
+}
+
+/**
+ * The error of a label that cannot be recorded, from the states the transaction read (undefined: acceptable,
+ * and `request.value` is then its stored value: task-kinds.ts `readAnswer`).
+ */
 function refusal(request: LabelRequest, claim: ClaimState | undefined, task: LabelingTask | undefined): StoreError | undefined {
   if (!claim || !task) return new StoreError("claimNotFound");
   if (claim.status === "labeled") return new StoreError("claimAlreadyLabeled");
   if (!(OPEN_TASK_STATUSES as readonly string[]).includes(task.status))
     return new StoreError("taskNotOpen", undefined, { status: task.status });
   if (claim.expired) return new StoreError("claimExpired");
-  if (!task.options.includes(request.value)) {
-    return new StoreError("invalid", [{ path: "label", message: `must be one of the task's options: ${task.options.join(", ")}` }]);
-  }
+  const read = taskKindOf(task.task_type).readAnswer(specOf(task), request.body, { text: task.data_text ?? undefined });
+  if ("issues" in read)
+    return new StoreError(
+      "invalid",
+      read.issues.map((i) => ({ path: i.path.join("."), message: i.message })),
+    );
   if (task.votes.some((v) => v.labelerId === request.labelerId)) return new StoreError("claimAlreadyLabeled");
+  request.value = read.value;
+  request.answer = read.answer;
   return undefined;
 }
 
 /** The label spaces' scoring models of a batch's state, by space id (a space never fitted: the prior). */
-function scoringModels(state: LabelState): Map<string, ScoringModel> {
-  const k = new Map(state.tasks.map((t) => [t.label_space_id, t.options.length]));
-  const rows = new Map<string, LabelerModelRow[]>();
+function scoringModels(state: LabelState): Map<string, unknown> {
+  const taskOf = new Map(state.tasks.map((t) => [t.label_space_id, t]));
+  const rows = new Map<string, StoredLabelerRow[]>();
   for (const m of state.models) {
     const list = rows.get(m.label_space_id);
     if (list) list.push(m);
     else rows.set(m.label_space_id, [m]);
   }
-  return new Map(state.spaces.map((space) => [space.id, scoringModelOf(k.get(space.id) as number, space.model, rows.get(space.id) ?? [])]));
+  return new Map(
+    state.spaces.map((space) => {
+      const task = taskOf.get(space.id) as LabelingTask;
+      return [space.id, taskKindOf(task.task_type).scoringModel(specOf(task), space.model, rows.get(space.id) ?? [])];
+    }),
+  );
 }
 
 /**
@@ -565,67 +599,72 @@ export function labelingStore(db: Db) {
         const charge = (customerId: string, units: number) => {
           if (units !== 0) charges.set(customerId, (charges.get(customerId) ?? 0) + units);
         };
-        const outcomes: (LabelOutcome | { kind: "pending"; decision: TaskDecision; taskId: string })[] = requests.map((request) => {
-          const claim = claims.get(request.claimId);
-          const task = claim ? tasks.get(claim.task_id) : undefined;
-          const error = refusal(request, claim, task);
-          if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
-          const model = models.get(task.label_space_id);
-          if (!model) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
-          const before = task.votes.length;
-          task.votes.push({ labelerId: request.labelerId, value: request.value });
-          const decision = decide(
-            {
-              options: task.options,
-              consensusThreshold: task.consensus_threshold,
-              maxLabels: task.max_labels,
-              confidenceTarget: task.confidence_target,
-              minLabels: task.min_labels,
-              gold: task.gold_label !== null,
-            },
-            task.votes,
-            model,
-          );
-          const next: TaskStatus = decision.done ? "settling" : "labeling";
-          if (next !== task.status) assertTransition(task.status, next);
-          task.status = next;
-          claim.status = "labeled";
-          if (before >= task.quota_reserved) charge(task.customer_id, 1);
-          // a decision returns what the reservation holds beyond the labels it took
-          if (decision.done) charge(task.customer_id, -Math.max(0, task.quota_reserved - task.votes.length));
-          if (task.gold_label !== null) {
-            const key = `${task.label_space_id} ${request.labelerId}`;
-            const record = goldRecords.get(key);
-            if (!record) throw new Error(`the gold record of ${key} was not locked`);
-            record.gold_answers += 1;
-            if (request.value === task.gold_label) record.gold_correct += 1;
-            record.excluded = isExcluded(
-              { goldAnswers: record.gold_answers, goldCorrect: record.gold_correct },
-              exclusionSettingsOf(qualitySettingsOf(task.settings)),
+        const outcomes: (LabelOutcome | { kind: "pending"; decision: KindDecision; taskId: string; answer?: AnswerBody })[] = requests.map(
+          (request) => {
+            const claim = claims.get(request.claimId);
+            const task = claim ? tasks.get(claim.task_id) : undefined;
+            const error = refusal(request, claim, task);
+            if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
+            if (!models.has(task.label_space_id)) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
+            const value = request.value as string;
+            const kind = taskKindOf(task.task_type);
+            const before = task.votes.length;
+            task.votes.push({ labelerId: request.labelerId, value });
+            const decision = kind.decide(
+              specOf(task),
+              {
+                consensusThreshold: task.consensus_threshold,
+                maxLabels: task.max_labels,
+                confidenceTarget: task.confidence_target,
+                minLabels: task.min_labels,
+                gold: task.gold_label !== null,
+              },
+              task.votes,
+              models.get(task.label_space_id),
+              { text: task.data_text ?? undefined },
             );
-            goldUpdates.set(key, {
-              label_space_id: task.label_space_id,
-              labeler_id: request.labelerId,
-              gold_answers: record.gold_answers,
-              gold_correct: record.gold_correct,
-              excluded: record.excluded,
+            const next: TaskStatus = decision.done ? "settling" : "labeling";
+            if (next !== task.status) assertTransition(task.status, next);
+            task.status = next;
+            claim.status = "labeled";
+            if (before >= task.quota_reserved) charge(task.customer_id, 1);
+            // a decision returns what the reservation holds beyond the labels it took
+            if (decision.done) charge(task.customer_id, -Math.max(0, task.quota_reserved - task.votes.length));
+            if (task.gold_label !== null) {
+              const key = `${task.label_space_id} ${request.labelerId}`;
+              const record = goldRecords.get(key);
+              if (!record) throw new Error(`the gold record of ${key} was not locked`);
+              record.gold_answers += 1;
+              if (kind.goldCorrect(specOf(task), task.gold_label, value)) record.gold_correct += 1;
+              record.excluded = isExcluded(
+                { goldAnswers: record.gold_answers, goldCorrect: record.gold_correct },
+                exclusionSettingsOf(qualitySettingsOf(task.settings)),
+              );
+              goldUpdates.set(key, {
+                label_space_id: task.label_space_id,
+                labeler_id: request.labelerId,
+                gold_answers: record.gold_answers,
+                gold_correct: record.gold_correct,
+                excluded: record.excluded,
+              });
+            }
+            updates.set(task.id, {
+              id: task.id,
+              status: next,
+              labels_collected: task.votes.length,
+              label_counts: decision.counts,
+              claim_cap: decision.claimCap,
+              last_label_id: request.labelId,
+              consensus_label: decision.done ? decision.label : null,
+              confidence: decision.done ? decision.confidence : null,
+              resolution: decision.done ? decision.resolution : null,
+              posterior: decision.done ? decision.posterior : null,
+              consensus: decision.done ? (decision.consensus ?? null) : null,
             });
-          }
-          updates.set(task.id, {
-            id: task.id,
-            status: next,
-            labels_collected: task.votes.length,
-            label_counts: decision.counts,
-            claim_cap: decision.claimCap,
-            last_label_id: request.labelId,
-            consensus_label: decision.done ? decision.label : null,
-            confidence: decision.done ? decision.confidence : null,
-            resolution: decision.done ? decision.resolution : null,
-            posterior: decision.done ? decision.posterior : null,
-          });
-          accepted.push(request);
-          return { kind: "pending", decision, taskId: task.id };
-        });
+            accepted.push(request);
+            return { kind: "pending", decision, taskId: task.id };
+          },
+        );
         if (accepted.length === 0) return outcomes as LabelOutcome[];
         const statements = [labelWriteSql(accepted, tasks, claims, [...updates.values()], [...goldUpdates.values()])];
         if (charges.size > 0) statements.push(...chargeSql(charges));
@@ -643,7 +682,8 @@ export function labelingStore(db: Db) {
               id: request.labelId,
               claimId: request.claimId,
               taskId: o.taskId,
-              value: request.value,
+              value: request.value as string,
+              ...(request.answer ? { answer: request.answer } : {}),
               createdAt: at,
               labelsNeeded: o.decision.labelsNeeded,
             },
@@ -765,7 +805,7 @@ export function labelingStore(db: Db) {
 
     /**
      * Records a label on a claim, with the decision of the rule taken in the same transaction: one label
-     * per claim, the value one of the task's options. Charges one quota unit when the task's reservation is
+     * per claim, `body` an answer of the task's type (an option of a single-choice task: `{label}`; DESIGN §12 for the others). Charges one quota unit when the task's reservation is
      * already used (docs/contract.md, DESIGN §6; an in-flight task always finishes, even past the quota). `decided`: this
      * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
      * to dispatch once this returns.
@@ -774,11 +814,12 @@ export function labelingStore(db: Db) {
     async label(
       labelerId: string,
       claimId: string,
-      value: string,
+      body: AnswerBody,
     ): Promise<{ label: LabelRecord; decided: boolean; followUps: FollowUps }> {
       // Postgres text holds no NUL, so no option does: such a value is refused before it reaches SQL
-      if (value.includes("\0")) throw new StoreError("invalid", [{ path: "label", message: "must be one of the task's options" }]);
-      const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, value });
+      if ("label" in body && body.label.includes("\0"))
+        throw new StoreError("invalid", [{ path: "label", message: "must be one of the task's options" }]);
+      const outcome = await labelBatcher.call({ labelId: newId("label"), labelerId, claimId, body });
       if (outcome.kind === "refused") throw outcome.error;
       const { label, decided } = outcome;
       return { label, decided, followUps: { consensus: decided ? [{ taskId: label.taskId, labelId: label.id }] : [] } };

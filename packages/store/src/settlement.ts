@@ -80,6 +80,8 @@ interface DecidedTask extends Decision {
   status: "settling";
   /** when the deciding label was recorded (ISO text) */
   last_label_at: string | null;
+  /** a reserved type's consensus (null: single choice) */
+  consensus: TaskSettledPayload["consensus"] | null;
 }
 
 /**
@@ -105,6 +107,7 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mo
     consensus_label: task.consensus_label,
     confidence: task.confidence,
     settled_at: at,
+    ...(task.consensus ? { consensus: task.consensus } : {}),
   };
   if (mode === "evm") {
     // the record only: the task stays `settling` until its anchor is confirmed (anchors.ts `confirm`)
@@ -148,7 +151,7 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
     Prisma.sql`
     WITH decided AS (
       SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
-        labels_collected, last_label_at
+        labels_collected, last_label_at, consensus
       FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
         AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = tasks.id)
     )
@@ -156,7 +159,7 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
       COALESCE((SELECT json_agg(json_build_object(
           'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'status', 'settling', 'consensus_label', t.consensus_label,
           'confidence', t.confidence, 'resolution', t.resolution, 'label_counts', t.label_counts, 'posterior', t.posterior,
-          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at
+          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at, 'consensus', t.consensus
         ) ORDER BY t.id) FROM decided t), '[]'::json) AS tasks,
       COALESCE((SELECT json_agg(id) FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')), '[]'::json) AS open`,
   ]);

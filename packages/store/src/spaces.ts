@@ -9,17 +9,20 @@
  * if the space is still at v (compare and set); the loser's work is dropped.
  */
 import { createHash } from "node:crypto";
+import { type AnyLabelSpec, choicesOf, isReservedTaskType, type ReservedTaskType } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import {
+  type AnyFitInput,
+  type AnyFitOutput,
   type CalibrationBin,
   estimatedAccuracy,
   type FitInput,
-  type FitOutput,
   goldAccuracy,
   type LabelerParams,
-  priorModel,
-  type ScoringModel,
+  type ReplayPolicy,
   type SpaceParams,
+  type StoredLabelerRow,
+  type StoredVote,
 } from "@labelgate/quality";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
@@ -36,14 +39,14 @@ export function labelSpaceId(customerId: string, question: string, options: read
   return `lsp_${createHash("sha256").update(text, "utf8").digest("hex").slice(0, 32)}`;
 }
 
-/** A space's model as the label transaction reads it: the space row's JSON and its labelers' rows. */
-export function scoringModelOf(
-  k: number,
-  space: SpaceParams | null,
-  labelers: { labeler_id: string; params: LabelerParams | null }[],
-): ScoringModel {
-  if (!space) return { ...priorModel(k), labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
-  return { space, labelers: new Map(labelers.flatMap((l) => (l.params ? [[l.labeler_id, l.params]] : []))) };
+/**
+ * The label space of a task of `type` and `spec`: single choice as `labelSpaceId`; a reserved type (DESIGN §12)
+ * over the same fields after a `#type` line, which no single-choice encoding has (its second line starts with
+ * a byte length), so a multi-label space never shares its id with a single-choice one of the same options.
+ */
+export function spaceIdOf(customerId: string, type: string, spec: AnyLabelSpec): string {
+  if (!isReservedTaskType(type)) return labelSpaceId(customerId, spec.question, choicesOf(spec));
+  return labelSpaceId(`${customerId}\n#${type}`, spec.question, choicesOf(spec));
 }
 
 /**
@@ -88,8 +91,120 @@ export const REFIT_NEW_LABEL_SHARE = 0.05;
 /** A space with new labels is refitted at least this often, seconds. */
 export const REFIT_MAX_AGE_S = 60;
 
+/** The policy columns of a space's newest task other than gold tasks. */
+interface NewestPolicyRow {
+  consensus_threshold: number;
+  max_labels: number;
+  confidence_target: number | null;
+  min_labels: number | null;
+}
+
+/** The newest task's policy of a space (what its calibration replays). */
+function newestPolicySql(spaceId: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT consensus_threshold, max_labels, confidence_target, min_labels FROM tasks
+    WHERE label_space_id = ${spaceId} AND gold_label IS NULL ORDER BY created_at DESC LIMIT 1`;
+}
+
+/** The policy the calibration replays: the space's newest task's (threshold 3 without one). */
+function replayPolicyOf(policy: NewestPolicyRow | undefined): ReplayPolicy {
+  return policy
+    ? {
+        consensusThreshold: policy.consensus_threshold,
+        maxLabels: policy.max_labels,
+        confidenceTarget: policy.confidence_target,
+        minLabels: policy.min_labels,
+      }
+    : { consensusThreshold: 3, maxLabels: 7, confidenceTarget: null, minLabels: null };
+}
+
 export function spacesStore(db: Db) {
   const { pool } = db;
+  /** A single-choice space's refit input (refit-space.ts), or undefined. */
+  async function singleChoiceFitInput(spaceId: string): Promise<FitInput | undefined> {
+    const [spaces, labelers, labels, gold, newest] = await transactionRows<
+      [
+        { id: string; options: string[]; version: number; model: SpaceParams | null },
+        { params: LabelerParams },
+        { task_id: string; labeler_id: string; option: number; created_at: string },
+        { id: string; option: number },
+        NewestPolicyRow,
+      ]
+    >(pool, [
+      Prisma.sql`SELECT id, options, version, model FROM label_spaces WHERE id = ${spaceId}`,
+      Prisma.sql`SELECT params FROM labeler_models WHERE label_space_id = ${spaceId} AND params IS NOT NULL ORDER BY labeler_id`,
+      Prisma.sql`
+        SELECT l.task_id, l.labeler_id, array_position(s.options, l.value) - 1 AS option,
+               to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+        FROM labels l JOIN label_spaces s ON s.id = l.label_space_id
+        WHERE l.label_space_id = ${spaceId}
+        ORDER BY l.created_at, l.id`,
+      Prisma.sql`
+        SELECT t.id, array_position(t.options, t.gold_label) - 1 AS option FROM tasks t
+        WHERE t.label_space_id = ${spaceId} AND t.gold_label IS NOT NULL`,
+      newestPolicySql(spaceId),
+    ]);
+    const space = spaces[0];
+    if (!space) return undefined;
+    return {
+      id: space.id,
+      options: space.options,
+      version: space.version,
+      policy: replayPolicyOf(newest[0]),
+      model: space.model,
+      labelers: labelers.map((l) => l.params),
+      labels: labels.map((l) => ({ task: l.task_id, labeler: l.labeler_id, option: l.option })),
+      gold: gold.map((g) => ({ task: g.id, option: g.option })),
+      through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
+    };
+  }
+
+  /** A reserved type's space refit input (task-kinds.ts `refitTyped`), or undefined. */
+  async function typedFitInput(spaceId: string): Promise<AnyFitInput | undefined> {
+    const [spaces, labelers, labels, tasks, newest] = await transactionRows<
+      [
+        { id: string; task_type: ReservedTaskType; label_spec: AnyLabelSpec; version: number; model: unknown },
+        StoredLabelerRow,
+        { task_id: string; labeler_id: string; value: string; created_at: string },
+        { id: string; gold_label: string | null; data_text: string | null },
+        NewestPolicyRow,
+      ]
+    >(pool, [
+      Prisma.sql`SELECT id, task_type, label_spec, version, model FROM label_spaces WHERE id = ${spaceId}`,
+      Prisma.sql`SELECT labeler_id, params FROM labeler_models WHERE label_space_id = ${spaceId} AND params IS NOT NULL ORDER BY labeler_id`,
+      Prisma.sql`
+        SELECT l.task_id, l.labeler_id, l.value, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+        FROM labels l WHERE l.label_space_id = ${spaceId} ORDER BY l.created_at, l.id`,
+      Prisma.sql`
+        SELECT t.id, t.gold_label, t.data_text FROM tasks t
+        WHERE t.label_space_id = ${spaceId}
+          AND (t.gold_label IS NOT NULL OR EXISTS (SELECT 1 FROM labels l WHERE l.task_id = t.id))
+        ORDER BY t.created_at, t.id`,
+      newestPolicySql(spaceId),
+    ]);
+    const space = spaces[0];
+    if (!space) return undefined;
+    const answers = new Map<string, StoredVote[]>();
+    for (const l of labels) {
+      const list = answers.get(l.task_id) ?? [];
+      list.push({ labelerId: l.labeler_id, value: l.value });
+      answers.set(l.task_id, list);
+    }
+    return {
+      kind: "typed",
+      id: space.id,
+      type: space.task_type,
+      spec: space.label_spec,
+      version: space.version,
+      policy: replayPolicyOf(newest[0]),
+      space: space.model,
+      labelers,
+      tasks: tasks.map((t) => ({ id: t.id, answers: answers.get(t.id) ?? [], gold: t.gold_label, text: t.data_text })),
+      labels: labels.length,
+      through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
+    };
+  }
+
   return {
     /**
      * The spaces due for a refit, oldest fit first (at most `limit`): those with a label newer than their fit
@@ -114,53 +229,20 @@ export function spacesStore(db: Db) {
       return rows;
     },
 
-    /** The space's current model, labelers and labels for a refit (undefined: no such space). */
-    async fitInput(spaceId: string): Promise<FitInput | undefined> {
-      const [spaces, labelers, labels, gold, newest] = await transactionRows<
-        [
-          { id: string; options: string[]; version: number; model: SpaceParams | null },
-          { params: LabelerParams },
-          { task_id: string; labeler_id: string; option: number; created_at: string },
-          { id: string; option: number },
-          { consensus_threshold: number; max_labels: number; confidence_target: number | null; min_labels: number | null },
-        ]
-      >(pool, [
-        Prisma.sql`SELECT id, options, version, model FROM label_spaces WHERE id = ${spaceId}`,
-        Prisma.sql`SELECT params FROM labeler_models WHERE label_space_id = ${spaceId} AND params IS NOT NULL ORDER BY labeler_id`,
-        Prisma.sql`
-          SELECT l.task_id, l.labeler_id, array_position(s.options, l.value) - 1 AS option,
-                 to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-          FROM labels l JOIN label_spaces s ON s.id = l.label_space_id
-          WHERE l.label_space_id = ${spaceId}
-          ORDER BY l.created_at, l.id`,
-        Prisma.sql`
-          SELECT t.id, array_position(t.options, t.gold_label) - 1 AS option FROM tasks t
-          WHERE t.label_space_id = ${spaceId} AND t.gold_label IS NOT NULL`,
-        Prisma.sql`
-          SELECT consensus_threshold, max_labels, confidence_target, min_labels FROM tasks
-          WHERE label_space_id = ${spaceId} AND gold_label IS NULL ORDER BY created_at DESC LIMIT 1`,
+    /**
+     * The space's current model, labelers and labels for a refit (undefined: no such space): single choice's
+     * (`kind: "single_choice"`, refit-space.ts) or, for a space of a reserved type, every task with its answers,
+     * gold answer and text (`kind: "typed"`, task-kinds.ts `refitTyped`).
+     */
+    async fitInput(spaceId: string): Promise<AnyFitInput | undefined> {
+      const [kinds] = await transactionRows<[{ task_type: string | null }]>(pool, [
+        Prisma.sql`SELECT task_type FROM label_spaces WHERE id = ${spaceId}`,
       ]);
-      const space = spaces[0];
-      if (!space) return undefined;
-      const policy = newest[0];
-      return {
-        id: space.id,
-        options: space.options,
-        version: space.version,
-        policy: policy
-          ? {
-              consensusThreshold: policy.consensus_threshold,
-              maxLabels: policy.max_labels,
-              confidenceTarget: policy.confidence_target,
-              minLabels: policy.min_labels,
-            }
-          : { consensusThreshold: 3, maxLabels: 7, confidenceTarget: null, minLabels: null },
-        model: space.model,
-        labelers: labelers.map((l) => l.params),
-        labels: labels.map((l) => ({ task: l.task_id, labeler: l.labeler_id, option: l.option })),
-        gold: gold.map((g) => ({ task: g.id, option: g.option })),
-        through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
-      };
+      const kind = kinds[0];
+      if (!kind) return undefined;
+      if (kind.task_type !== null && isReservedTaskType(kind.task_type)) return typedFitInput(spaceId);
+      const single = await singleChoiceFitInput(spaceId);
+      return single && { kind: "single_choice", ...single };
     },
 
     /**
@@ -168,17 +250,21 @@ export function spacesStore(db: Db) {
      * of the fit, in one transaction, only when the space is still at that version.
      * @returns `written`, or `stale` when another refit wrote first (nothing written)
      */
-    async writeFit(input: FitInput, output: FitOutput): Promise<"written" | "stale"> {
+    async writeFit(input: AnyFitInput, output: AnyFitOutput): Promise<"written" | "stale"> {
       const next = input.version + 1;
-      const space: SpaceParams = { ...output.space, version: next };
-      const rows = output.labelers.map((l) => ({ labeler_id: l.labelerId, params: l }));
+      const space = output.kind === "single_choice" ? { ...output.space, version: next } : output.space;
+      const rows =
+        output.kind === "single_choice"
+          ? output.labelers.map((l) => ({ labeler_id: l.labelerId, params: l }))
+          : output.labelers.map((l) => ({ labeler_id: l.labelerId, params: l.params }));
+      const fittedLabels = input.kind === "single_choice" ? input.labels.length : input.labels;
       // one statement: the labeler rows are written only by the fit whose compare-and-set on the space
       // row succeeded (a stale fit updates nothing, so its INSERT selects nothing)
       const [updated] = await transactionRows<[{ id: string }]>(pool, [
         Prisma.sql`
           WITH updated AS (
             UPDATE label_spaces SET model = ${JSON.stringify(space)}::jsonb, version = ${next}, fitted_through = ${input.through}::timestamptz,
-              fitted_labels = ${input.labels.length}, fitted_at = now(), fit_ms = ${Math.round(output.fitMs)},
+              fitted_labels = ${fittedLabels}, fitted_at = now(), fit_ms = ${Math.round(output.fitMs)},
               calibration_bins = ${JSON.stringify(output.calibrationBins)}::jsonb
             WHERE id = ${input.id} AND version = ${input.version}
             RETURNING id

@@ -7,10 +7,20 @@
  */
 
 import { createHash } from "node:crypto";
-import { type BatchInput, reservedLabels, type TaskCounts, type TaskInput, type TaskPolicy, zeroTaskCounts } from "@labelgate/api";
+import {
+  type AnyLabelSpec,
+  type BatchInput,
+  choicesOf,
+  isReservedTaskType,
+  reservedLabels,
+  type TaskCounts,
+  type TaskInput,
+  type TaskPolicy,
+  zeroTaskCounts,
+} from "@labelgate/api";
 import { canonicalJson } from "@labelgate/canonical-json";
 import { Batcher, newId } from "@labelgate/core";
-import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
+import { taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { isUniqueViolation, StoreError } from "./errors";
@@ -19,7 +29,7 @@ import { Prisma } from "./generated/client";
 import { completeJobSql } from "./jobs";
 import { assertTransition, CANCELABLE_STATUSES, type TaskStatus } from "./lifecycle";
 import { releaseSql, reserveOneSql, reserveSql } from "./quota";
-import { labelSpaceId } from "./spaces";
+import { spaceIdOf } from "./spaces";
 import { queryRows, withTransaction } from "./sql";
 
 /** SHA-256 of the canonical request, without its idempotency key: equal requests give equal hashes. */
@@ -53,6 +63,10 @@ interface TaskRecord extends TaskPolicyColumns {
   data_url: string;
   question: string;
   options: string[];
+  /** a reserved type's label_spec (null: single choice) */
+  label_spec: AnyLabelSpec | null;
+  /** a text_span task's text when given */
+  data_text: string | null;
   callback_url: string | null;
   metadata: Record<string, unknown> | null;
   idempotency_key: string | null;
@@ -64,11 +78,36 @@ interface TaskRecord extends TaskPolicyColumns {
   created_at: string | null;
 }
 
+/** The stored gold answer of a task body (task-kinds.ts: an option, or the canonical JSON of the canonical answer), or null. */
+function goldOf(input: TaskInput): string | null {
+  if ("gold_label" in input && input.gold_label !== undefined) return input.gold_label;
+  if (!("gold_answer" in input) || input.gold_answer === undefined) return null;
+  const read = taskKindOf(input.type).readAnswer(input.label_spec, input.gold_answer, {
+    text: "data_text" in input ? input.data_text : undefined,
+  });
+  // the body's schema checked the gold answer (answerIssues) before it came here
+  if (!("value" in read))
+    throw new StoreError(
+      "invalid",
+      read.issues.map((i) => ({ path: ["gold_answer", ...i.path].join("."), message: i.message })),
+    );
+  return read.value;
+}
+
 function taskRecord(
   customerId: string,
   { input, policy }: NewTask,
   extra: { id: string; batchId?: string; callbackUrl?: string; idempotencyKey?: string; createdAt?: Date; spaceId?: string },
 ): TaskRecord {
+  const gold = goldOf(input);
+  const kindPolicy = {
+    consensusThreshold: policy.consensus_threshold,
+    maxLabels: policy.max_labels,
+    confidenceTarget: policy.confidence_target,
+    minLabels: policy.min_labels,
+    gold: gold !== null,
+  };
+  const reserved = isReservedTaskType(input.type);
   return {
     id: extra.id,
     customer_id: customerId,
@@ -76,27 +115,20 @@ function taskRecord(
     task_type: input.type,
     data_url: input.data_url,
     question: input.label_spec.question,
-    options: input.label_spec.options,
+    options: choicesOf(input.label_spec),
+    label_spec: reserved ? input.label_spec : null,
+    data_text: "data_text" in input ? (input.data_text ?? null) : null,
     callback_url: input.callback_url ?? extra.callbackUrl ?? null,
     consensus_threshold: policy.consensus_threshold,
     max_labels: policy.max_labels,
     confidence_target: policy.confidence_target,
     min_labels: policy.min_labels,
-    gold_label: input.gold_label ?? null,
-    label_space_id: extra.spaceId ?? labelSpaceId(customerId, input.label_spec.question, input.label_spec.options),
+    gold_label: gold,
+    label_space_id: extra.spaceId ?? spaceIdOf(customerId, input.type, input.label_spec),
     metadata: input.metadata ?? null,
     idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
     request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
-    claim_cap:
-      input.gold_label === undefined
-        ? initialClaimCap({
-            options: input.label_spec.options,
-            consensusThreshold: policy.consensus_threshold,
-            maxLabels: policy.max_labels,
-            confidenceTarget: policy.confidence_target,
-            minLabels: policy.min_labels,
-          })
-        : GOLD_CLAIM_CAP,
+    claim_cap: taskKindOf(input.type).initialClaimCap(input.label_spec, kindPolicy),
     quota_reserved: reservedLabels(policy),
     created_at: extra.createdAt?.toISOString() ?? null,
   };
@@ -109,11 +141,11 @@ function taskRecord(
  */
 function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, callback_url, consensus_threshold,
-                       max_labels, confidence_target, min_labels, gold_label, label_space_id, metadata, idempotency_key,
-                       request_hash, claim_cap, quota_reserved, created_at)
+    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, label_spec, data_text, callback_url,
+                       consensus_threshold, max_labels, confidence_target, min_labels, gold_label, label_space_id, metadata,
+                       idempotency_key, request_hash, claim_cap, quota_reserved, created_at)
     SELECT r.id, r.customer_id, r.batch_id, r.task_type, r.data_url, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
-           r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
+           r.label_spec, r.data_text, r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
            r.metadata, r.idempotency_key, r.request_hash, r.claim_cap, r.quota_reserved, COALESCE(r.created_at, now())
     FROM ${source}
     RETURNING id, created_at`;
@@ -125,15 +157,16 @@ function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
  */
 export function insertSpacesSql(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO label_spaces (id, customer_id, question, options)
-    SELECT DISTINCT ON (r.label_space_id) r.label_space_id, r.customer_id, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options))
+    INSERT INTO label_spaces (id, customer_id, question, options, task_type, label_spec)
+    SELECT DISTINCT ON (r.label_space_id) r.label_space_id, r.customer_id, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
+           CASE WHEN r.label_spec IS NULL THEN NULL ELSE r.task_type END, r.label_spec
     FROM ${source}
     ORDER BY r.label_space_id
     ON CONFLICT (id) DO NOTHING`;
 }
 
 const RECORDS = Prisma.raw(`AS r(id text, customer_id text, batch_id text, task_type text, data_url text, question text, options jsonb,
-  callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
+  label_spec jsonb, data_text text, callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
   label_space_id text, metadata jsonb, idempotency_key text, request_hash text, claim_cap int, quota_reserved int,
   created_at timestamptz)`);
 
@@ -262,10 +295,10 @@ export function tasksStore(db: Db) {
       // one label space id per distinct spec of the batch (a hash each)
       const spaces = new Map<string, string>();
       const spaceOf = (t: TaskInput): string => {
-        const key = JSON.stringify([t.label_spec.question, t.label_spec.options]);
+        const key = JSON.stringify([t.type, t.label_spec]);
         let id = spaces.get(key);
         if (id === undefined) {
-          id = labelSpaceId(customerId, t.label_spec.question, t.label_spec.options);
+          id = spaceIdOf(customerId, t.type, t.label_spec);
           spaces.set(key, id);
         }
         return id;

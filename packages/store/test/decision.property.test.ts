@@ -9,10 +9,19 @@
  */
 import { resolvePolicy, type TaskInput } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { decide, fit, LabelTable, priorModel, type ScoringModel, type LabelVote as Vote } from "@labelgate/quality";
+import { type AnyFitInput, decide, fit, LabelTable, priorModel, type ScoringModel, type LabelVote as Vote } from "@labelgate/quality";
 import fc from "fast-check";
 import { isolatedDatabaseUrl } from "../../../test/system";
 import { createStore, dropDatabase, labelSpaceId, type Store } from "../src/index";
+
+type SingleChoiceInput = Extract<AnyFitInput, { kind: "single_choice" }>;
+
+/** The refit input of a single-choice space (spaces.ts `fitInput`). @throws when the space is missing or of a reserved type */
+async function singleChoiceInput(spaceId: string): Promise<SingleChoiceInput> {
+  const input = await store.spaces.fitInput(spaceId);
+  if (input?.kind !== "single_choice") throw new Error(`no single-choice space ${spaceId}`);
+  return input;
+}
 
 let store: Store;
 let customerId: string;
@@ -95,9 +104,10 @@ async function storeFittedModel(
   const table = new LabelTable(options.length);
   for (const t of training) table.add(`train-${t.task}`, labelerIds[t.labeler] as string, t.option);
   const { model } = fit(table);
-  const input = await store.spaces.fitInput(spaceId);
+  const input = await singleChoiceInput(spaceId);
   if (!input) throw new Error("no space");
   const written = await store.spaces.writeFit(input, {
+    kind: "single_choice",
     space: model.space,
     labelers: [...model.labelers.values()],
     calibrationBins: [],
@@ -146,7 +156,7 @@ it("the label transaction answers what the pure rule answers, and the settlement
         }
         if (!claim) throw new Error(`no claim on an undecided task (label ${i})`);
         const value = options[index] as string;
-        const recorded = await store.labeling.label(labelerId, claim.claim_id, value);
+        const recorded = await store.labeling.label(labelerId, claim.claim_id, { label: value });
         votes.push({ labelerId, value });
         const pure = decide(rule, votes, model);
         expect(recorded.decided).toBe(pure.done);

@@ -12,7 +12,7 @@
 import path from "node:path";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
-import type { FitInput, FitOutput } from "@labelgate/quality";
+import type { AnyFitInput, AnyFitOutput } from "@labelgate/quality";
 import type { QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { Piscina } from "piscina";
@@ -22,7 +22,7 @@ import { keptThreads } from "./threads";
 export const SWEEP_LIMIT = 100;
 
 /** Runs a refit's computation (in a worker thread in the service; tests may run it inline). */
-export type FitRunner = (input: FitInput) => Promise<FitOutput>;
+export type FitRunner = (input: AnyFitInput) => Promise<AnyFitOutput>;
 
 export interface RefitDeps {
   store: Store;
@@ -45,7 +45,8 @@ export async function refitSweep(deps: Pick<RefitDeps, "store" | "queue">): Prom
  */
 export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Promise<"written" | "stale" | "empty"> {
   const input = await deps.store.spaces.fitInput(labelSpaceId);
-  if (!input || input.labels.length === 0) {
+  const labels = input?.kind === "typed" ? input.labels : (input?.labels.length ?? 0);
+  if (!input || labels === 0) {
     deps.metrics?.modelRefits.inc({ outcome: "empty" });
     return "empty";
   }
@@ -56,11 +57,12 @@ export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Pr
   const fields = {
     label_space: labelSpaceId,
     version: input.version + 1,
-    labels: input.labels.length,
+    labels,
     fit_ms: Math.round(output.fitMs),
     outcome,
   };
-  if (output.outcome === "refused") {
+  if (output.kind === "typed") deps.logger.debug(fields, "label space refit");
+  else if (output.outcome === "refused") {
     deps.logger.warn(
       { ...fields, failing_options: output.failing },
       "label space refit refused: no fit has its labelers better than chance on every option; the stored model is kept",
@@ -77,6 +79,6 @@ export async function refitLabelSpace(deps: RefitDeps, labelSpaceId: string): Pr
 /** A pool of `threads` worker threads running fit-thread.ts; `close()` ends them. */
 export function createFitPool(threads: number): { fit: FitRunner; close: () => Promise<void> } {
   // threads are kept once started: one that ends leaves a zombie (threads.ts)
-  const pool = new Piscina<FitInput, FitOutput>(keptThreads(path.join(__dirname, "fit-thread.cjs"), threads));
+  const pool = new Piscina<AnyFitInput, AnyFitOutput>(keptThreads(path.join(__dirname, "fit-thread.cjs"), threads));
   return { fit: (input) => pool.run(input), close: () => pool.destroy() };
 }

@@ -6,18 +6,27 @@
  */
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
-import { decide, type FitInput, type FitOutput, refitSpace, taskPosterior } from "@labelgate/quality";
+import { type AnyFitInput, decide, type FitOutput, refitAny, refitSpace, taskPosterior } from "@labelgate/quality";
 import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
 import { createStore, labelSpaceId, type Store } from "@labelgate/store";
 import { REDIS_URL, runPrefix, testDatabaseUrl } from "../../../test/env";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
+
+type SingleChoiceInput = Extract<AnyFitInput, { kind: "single_choice" }>;
+
+/** The refit input of a single-choice space (spaces.ts `fitInput`). @throws when the space is missing or of a reserved type */
+async function singleChoiceInput(spaceId: string): Promise<SingleChoiceInput> {
+  const input = await store.spaces.fitInput(spaceId);
+  if (input?.kind !== "single_choice") throw new Error(`no single-choice space ${spaceId}`);
+  return input;
+}
 
 let store: Store;
 let queue: QueueClient;
 // under the run's prefix (the global teardown deletes it too), and deleted by this file
 const prefix = `${runPrefix()}:refit:${randomBytes(4).toString("hex")}`;
 const logger = createLogger("test", "silent");
-const inline: RefitDeps["fit"] = async (input) => refitSpace(input);
+const inline: RefitDeps["fit"] = async (input) => refitAny(input);
 
 beforeAll(() => {
   store = createStore({ url: testDatabaseUrl(), poolMax: 6 });
@@ -64,7 +73,7 @@ async function labeledSpace(tasks: number, labelers: number) {
     for (const [i, labelerId] of ids.entries()) {
       const claim = await store.labeling.claim(labelerId, taskId, 600);
       if (!claim) throw new Error("no claim");
-      await store.labeling.label(labelerId, claim.claim_id, i === labelers - 1 ? "no" : truth);
+      await store.labeling.label(labelerId, claim.claim_id, { label: i === labelers - 1 ? "no" : truth });
     }
   }
   return { customerId: customer.id, spaceId: labelSpaceId(customer.id, question, options), labelerIds: ids, question, options };
@@ -74,12 +83,14 @@ it("writes the space's model and a row per labeler; run twice at once it writes 
   const s = await labeledSpace(6, 3);
   expect((await store.spaces.due(10_000)).map((d) => d.id)).toContain(s.spaceId);
   // two refits read version 0 before either writes: exactly one compare-and-set succeeds
-  const inputs = await Promise.all([store.spaces.fitInput(s.spaceId), store.spaces.fitInput(s.spaceId)]);
+  const inputs = await Promise.all([singleChoiceInput(s.spaceId), singleChoiceInput(s.spaceId)]);
   const [a, b] = inputs.map((input) => {
     if (!input) throw new Error("no space");
     return { input, output: refitSpace(input) };
   });
-  const raced = await Promise.all([a, b].map((r) => store.spaces.writeFit(r?.input as FitInput, r?.output as FitOutput)));
+  const raced = await Promise.all(
+    [a, b].map((r) => store.spaces.writeFit(r?.input as SingleChoiceInput, { kind: "single_choice", ...(r?.output as FitOutput) })),
+  );
   expect(raced.sort()).toEqual(["stale", "written"]);
   const space = await store.db.prisma.labelSpace.findUniqueOrThrow({ where: { id: s.spaceId } });
   expect(space).toMatchObject({ version: 1, fittedLabels: 21 });
@@ -103,13 +114,13 @@ it("writes the space's model and a row per labeler; run twice at once it writes 
 
 it("drops a refit whose version moved while it fitted (compare-and-set), writing no labeler row of it", async () => {
   const s = await labeledSpace(4, 3);
-  const input = await store.spaces.fitInput(s.spaceId);
+  const input = await singleChoiceInput(s.spaceId);
   if (!input) throw new Error("no space");
   const output = refitSpace(input);
-  expect(await store.spaces.writeFit(input, output)).toBe("written");
+  expect(await store.spaces.writeFit(input, { kind: "single_choice", ...output })).toBe("written");
   // the same input again (read at version 0) is stale now
   const tampered = { ...output, labelers: output.labelers.map((l) => ({ ...l, labels: 999 })) };
-  expect(await store.spaces.writeFit(input, tampered)).toBe("stale");
+  expect(await store.spaces.writeFit(input, { kind: "single_choice", ...tampered })).toBe("stale");
   const rows = await store.db.prisma.labelerModel.findMany({ where: { labelSpaceId: s.spaceId } });
   for (const r of rows) expect((r.params as { labels: number }).labels).toBe(5);
 });
@@ -128,13 +139,14 @@ it("the sweep enqueues a refit of each space due, once per version", async () =>
 
 it("computes in a worker thread what it computes inline", async () => {
   const s = await labeledSpace(5, 3);
-  const input = await store.spaces.fitInput(s.spaceId);
+  const input = await singleChoiceInput(s.spaceId);
   if (!input) throw new Error("no space");
   const pool = createFitPool(1);
   try {
     const threaded = await pool.fit(input);
+    if (threaded.kind !== "single_choice") throw new Error("a single-choice fit");
     const direct = refitSpace(input);
-    expect({ ...threaded, fitMs: 0 }).toEqual({ ...direct, fitMs: 0 });
+    expect({ ...threaded, fitMs: 0 }).toEqual({ kind: "single_choice", ...direct, fitMs: 0 });
   } finally {
     await pool.close();
   }
@@ -143,7 +155,7 @@ it("computes in a worker thread what it computes inline", async () => {
 it("scores the next label of the space with the stored model", async () => {
   const s = await labeledSpace(8, 3);
   expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
-  const input = await store.spaces.fitInput(s.spaceId);
+  const input = await singleChoiceInput(s.spaceId);
   if (!input?.model) throw new Error("no fitted model");
   const policy = { consensus_threshold: 1, max_labels: 1, confidence_target: null, min_labels: null };
   const { task } = await store.tasks.create(
@@ -161,7 +173,7 @@ it("scores the next label of the space with the stored model", async () => {
   const labelerId = s.labelerIds[0] as string;
   const claim = await store.labeling.claim(labelerId, task.id, 600);
   if (!claim) throw new Error("no claim");
-  await store.labeling.label(labelerId, claim.claim_id, "yes");
+  await store.labeling.label(labelerId, claim.claim_id, { label: "yes" });
   const row = await store.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
   const labelers = new Map(input.labelers.map((l) => [l.labelerId, l]));
   const expected = decide({ options: s.options, consensusThreshold: 1, maxLabels: 1 }, [{ labelerId, value: "yes" }], {
@@ -210,7 +222,7 @@ async function space(labelers: number, options = ["yes", "no"], policy = { conse
   const label = async (labelerId: string, taskId: string, value: string) => {
     const claim = await store.labeling.claim(labelerId, taskId, 600);
     if (!claim) throw new Error(`no claim of ${taskId} for ${labelerId}`);
-    return (await store.labeling.label(labelerId, claim.claim_id, value)).label;
+    return (await store.labeling.label(labelerId, claim.claim_id, { label: value })).label;
   };
   return { customerId: customer.id, spaceId: labelSpaceId(customer.id, question, options), ids, options, task, label };
 }
@@ -221,7 +233,7 @@ async function storedAccuracy(
   options: string[],
   tasks: { truth: string; votes: { labelerId: string; value: string }[] }[],
 ) {
-  const input = await store.spaces.fitInput(spaceId);
+  const input = await singleChoiceInput(spaceId);
   if (!input?.model) throw new Error("no fitted model");
   const model = { space: input.model, labelers: new Map(input.labelers.map((l) => [l.labelerId, l])) };
   const task = { options, consensusThreshold: 99, maxLabels: 99 };

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "@labelgate/canonical-json";
-import { priorModel, refitSpace, taskPosterior } from "@labelgate/quality";
+import { priorModel, refitAny, taskPosterior } from "@labelgate/quality";
 import { type HandlersFor, type QueueKey, type RunningWorkers, startWorkers } from "@labelgate/queue";
 import { GENESIS_HASH, type LedgerEntry, type LedgerRecord, recordHash, verifyLedger } from "@labelgate/store";
 import { Queue } from "bullmq";
@@ -526,7 +526,7 @@ describe("reconciliation", () => {
         ...reconcileDeps,
         graceMs: 0,
         deliveryGraceMs: 3_600_000,
-        fit: async (input) => refitSpace(input),
+        fit: async (input) => refitAny(input),
       });
       const onlyThisTask: HandlersFor<"consensus-worker"> = {
         consensus: (payload, ctx) => (payload.taskId === taskId ? handlers.consensus(payload, ctx) : Promise.resolve()),

@@ -5,7 +5,7 @@
  * enqueue BullMQ jobs, nothing else (docs/contract.md, DESIGN §1).
  */
 import { randomUUID } from "node:crypto";
-import { ApiError } from "@labelgate/api";
+import { ApiError, MAX_ANSWER_BYTES } from "@labelgate/api";
 import { OPERATIONS } from "@labelgate/api/routes";
 import type { Logger, SecretBox } from "@labelgate/core";
 import { httpMetrics, type Metrics } from "@labelgate/metrics";
@@ -72,7 +72,7 @@ export interface GatewayDeps {
 }
 
 /** Body limits (docs/contract.md, DESIGN §2): 1 MB for single requests, 10 MB for batches. */
-export const BODY_LIMIT = { single: "1mb", batch: "10mb" } as const;
+export const BODY_LIMIT = { single: "1mb", batch: "10mb", answer: MAX_ANSWER_BYTES } as const;
 
 export function createApp(deps: GatewayDeps): express.Express {
   const { store, queue, logger, config } = deps;
@@ -121,6 +121,7 @@ export function createApp(deps: GatewayDeps): express.Express {
 
   const json = express.json({ limit: BODY_LIMIT.single });
   const jsonBatch = express.json({ limit: BODY_LIMIT.batch });
+  const jsonAnswer = express.json({ limit: BODY_LIMIT.answer });
   const limits = createRateLimits({ ...config.rateLimit, redis: deps.rateLimitRedis });
   // Every customer route: authenticate the key, then spend one unit of its rate-limit budget.
   const authenticate = requireCustomer(store);
@@ -155,7 +156,15 @@ export function createApp(deps: GatewayDeps): express.Express {
     ...adminHandlers({ store, productionLabelQuota: config.productionLabelQuota }),
   };
   const v1 = Router();
-  registerOperations(v1, "/v1", handlers, { customer, labeler, admin, perAddress: limits.registration, json, jsonLarge: jsonBatch });
+  registerOperations(v1, "/v1", handlers, {
+    customer,
+    labeler,
+    admin,
+    perAddress: limits.registration,
+    json,
+    jsonLarge: jsonBatch,
+    jsonAnswer,
+  });
   app.use("/v1", v1);
   app.use(DOCS_PATH, docsRouter());
   // the labeler app at /label/ and the customer console at /console/ (web.ts); the console's "verify" button

@@ -24,6 +24,8 @@ export interface OperationMiddleware {
   /** JSON body parsers: the 1 MB and the 10 MB limit */
   json: RequestHandler;
   jsonLarge: RequestHandler;
+  /** express.json for an answer body (MAX_ANSWER_BYTES) */
+  jsonAnswer: RequestHandler;
 }
 
 /** The express pattern of a catalog path under `mount`: `/v1/tasks/{id}` under `/v1` → `/tasks/:id`. */
@@ -40,7 +42,7 @@ function chainOf(route: RouteDoc, mw: OperationMiddleware): RequestHandler[] {
   } else {
     chain.push(mw[route.auth]);
   }
-  if (route.body) chain.push(route.body.limit === "10 MB" ? mw.jsonLarge : mw.json);
+  if (route.body) chain.push(route.body.limit === "10 MB" ? mw.jsonLarge : route.body.limit === "256 KB" ? mw.jsonAnswer : mw.json);
   return chain;
 }
 

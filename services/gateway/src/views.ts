@@ -2,7 +2,7 @@
  * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4, DESIGN §3), each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
-import { WEBHOOK_EVENTS } from "@labelgate/api";
+import { isReservedTaskType, WEBHOOK_EVENTS } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import {
   type AnchoredRecord,
@@ -37,8 +37,13 @@ export function iso(d: Date | null | undefined): string | null {
 }
 
 /** A task's gold fields (docs/contract.md, DESIGN §10): for a gold task its label, answers and their agreement with it. */
-function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answers" | "gold_agreement"> {
+function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answers" | "gold_agreement" | "gold_answer"> {
   if (t.goldLabel === null) return { gold: false, gold_label: null, gold_answers: null, gold_agreement: null };
+  if (isReservedTaskType(t.taskType)) {
+    // a reserved type's answers are not counted per gold answer: its labelers' gold records are (dashboard)
+    const gold_answer = JSON.parse(t.goldLabel) as wire.AnswerBody;
+    return { gold: true, gold_label: t.goldLabel, gold_answer, gold_answers: t.labelsCollected, gold_agreement: null };
+  }
   const counts = objectOrNull<number>(t.labelCounts) ?? {};
   const agreeing = counts[t.goldLabel] ?? 0;
   return {
@@ -49,6 +54,20 @@ function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answ
   };
 }
 
+/** A task's label_spec: a reserved type's as stored, else single choice's question and options. */
+function specView(t: { labelSpec: Task["labelSpec"]; question: string; options: string[] }): wire.AnyLabelSpec {
+  return (t.labelSpec as wire.AnyLabelSpec | null) ?? { question: t.question, options: t.options };
+}
+
+/** The fields of a reserved type's task (DESIGN §12): its text, its consensus once decided. Empty for single choice. */
+function typedFields(t: Task): Pick<wire.Task, "data_text" | "consensus"> {
+  if (!isReservedTaskType(t.taskType)) return {};
+  return {
+    ...(t.dataText !== null ? { data_text: t.dataText } : {}),
+    consensus: (t.consensus as wire.Task["consensus"]) ?? null,
+  };
+}
+
 /** `GET /v1/tasks/{id}` (docs/contract.md, SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
 export function taskView(t: Task): wire.Task {
   return {
@@ -56,7 +75,8 @@ export function taskView(t: Task): wire.Task {
     status: visibleStatus(t.status),
     task_type: t.taskType,
     data_url: t.dataUrl,
-    label_spec: { question: t.question, options: t.options },
+    label_spec: specView(t),
+    ...typedFields(t),
     created_at: t.createdAt.toISOString(),
     callback_url: t.callbackUrl,
     consensus_threshold: t.consensusThreshold,
@@ -118,6 +138,7 @@ export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecor
     resolution: t.resolution,
     label_counts: counts,
     posterior,
+    ...(isReservedTaskType(t.taskType) && t.consensus !== null ? { consensus: t.consensus as wire.SettledResult["consensus"] } : {}),
     labels_collected: t.labelsCollected,
     settled_at: t.settledAt.toISOString(),
     // LEDGER=evm: the anchor the task was settled with (its ledger_txid), the proof as stored at batch close
@@ -160,6 +181,7 @@ export function labelView(l: LabelRecord): wire.RecordedLabel {
     claim_id: l.claimId,
     task_id: l.taskId,
     label: l.value,
+    ...(l.answer ? { answer: l.answer } : {}),
     created_at: l.createdAt.toISOString(),
     labels_needed: l.labelsNeeded,
   };
@@ -217,7 +239,7 @@ export function jobView(j: Job, tasksSettled: number): wire.Job {
     job_id: j.id,
     status: j.status,
     manifest_url: j.manifestUrl,
-    label_spec: { question: j.question, options: j.options },
+    label_spec: specView(j),
     type: j.taskType,
     consensus_threshold: j.consensusThreshold,
     max_labels: j.maxLabels,

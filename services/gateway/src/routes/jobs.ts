@@ -4,7 +4,7 @@
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
 
-import { ApiError, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
+import { ApiError, choicesOf, isReservedTaskType, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
 import { dispatch, type QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
@@ -103,7 +103,8 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
         manifestUrl: body.manifest_url,
         taskType: body.type,
         question: body.label_spec.question,
-        options: body.label_spec.options,
+        options: choicesOf(body.label_spec),
+        labelSpec: isReservedTaskType(body.type) ? body.label_spec : undefined,
         consensusThreshold: policy.consensus_threshold,
         maxLabels: policy.max_labels,
         confidenceTarget: policy.confidence_target,

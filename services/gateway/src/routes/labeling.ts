@@ -47,6 +47,7 @@ export function labelingHandlers(deps: LabelingRouteDeps): Pick<Handlers, "claim
         data_url: claim.data_url,
         ...(viewUrl ? { view_url: viewUrl } : {}),
         label_spec: claim.label_spec,
+        ...(claim.data_text !== undefined ? { data_text: claim.data_text } : {}),
         expires_at: claim.expires_at,
       };
       res.status(201).json(out);
@@ -62,7 +63,7 @@ export function labelingHandlers(deps: LabelingRouteDeps): Pick<Handlers, "claim
       const { labelerId } = labelerOf(res);
       const claimId = pathParam(req, "claimId", "clm_", "claimNotFound");
       const body = parse(labelBody, req.body);
-      const { label, followUps } = await store.labeling.label(labelerId, claimId, body.label);
+      const { label, followUps } = await store.labeling.label(labelerId, claimId, body);
       // The decision is committed. If the queue is down, the reconciliation enqueues the settlement later.
       await dispatch(queue, followUps, req.log);
       res.status(201).json(labelView(label));
