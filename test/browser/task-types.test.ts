@@ -1,8 +1,9 @@
 /**
  * The labeler app's task-type widgets (issue 30) in Debian's Chromium against a real labelgate: a
  * multi_label_classification, a bounding_box and a text_span task, each labeled once with the mouse and
- * once with the keyboard alone; the answer the app posts and the one the gateway records are checked, as
- * are Skip on a typed task, the CSP (no violation) and axe-core (no serious or critical violation).
+ * once with the keyboard alone (threshold 1); the answer the app posts is checked against what was done, and
+ * the gateway's recorded answer and the settled task's consensus against it; also Skip on a typed task, the
+ * CSP (no violation) and axe-core (no serious or critical violation) before and after each answer.
  *
  * One task is open at a time (the app claims ahead): each test creates its task, signs in, labels it.
  */
@@ -78,13 +79,17 @@ async function signIn(page: Page, taskId: string): Promise<void> {
   await page.locator(`article[data-task-id="${taskId}"]`).waitFor({ timeout: 10_000 });
 }
 
-/** Runs `act` and returns the answer body the app posted for the claim, after the gateway recorded it. */
-async function postedAnswer(page: Page, act: () => Promise<void>): Promise<unknown> {
-  const posted = page.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/labeling\/claims\/[^/]+\/label$/.test(r.url()));
+/**
+ * Runs `act` and returns the answer body the app posted for the claim and the answer the gateway recorded
+ * (the label response's `answer`, its parts in canonical order).
+ */
+async function postedAnswer(page: Page, act: () => Promise<void>): Promise<{ posted: unknown; recorded: unknown }> {
+  const answered = page.waitForResponse((r) => r.request().method() === "POST" && /\/v1\/labeling\/claims\/[^/]+\/label$/.test(r.url()));
   await act();
-  const response = await posted;
+  const response = await answered;
   expect(response.status()).toBe(201);
-  return response.request().postDataJSON();
+  const body = (await response.json()) as { answer?: unknown };
+  return { posted: response.request().postDataJSON(), recorded: body.answer };
 }
 
 /** The task once settled (GET /v1/tasks/{id}). */
@@ -99,12 +104,12 @@ async function settledTask(taskId: string): Promise<Record<string, unknown>> {
   );
 }
 
-/** Labels one task of `spec` in a fresh page with `act`; returns the posted answer and the settled task. */
-async function labelOne(
-  spec: TaskSpec,
-  shot: string,
-  act: (page: Page) => Promise<void>,
-): Promise<{ answer: unknown; task: Record<string, unknown> }> {
+/**
+ * Labels one task of `spec` in a fresh page with `act` (threshold 1: the answer decides it). Returns the
+ * answer the app posted, after checking that the gateway recorded that answer and settled the task with it
+ * as its consensus (parts compared without their confidence, in any order).
+ */
+async function labelOne(spec: TaskSpec, shot: string, act: (page: Page) => Promise<void>): Promise<unknown> {
   const taskId = await createTypedTask(spec);
   const { context, page, watch } = await watchedPage(browser);
   try {
@@ -112,16 +117,42 @@ async function labelOne(
     await page.getByRole("heading", { name: spec.label_spec.question }).waitFor();
     if (spec.type === "bounding_box") await page.locator("svg.bbox-overlay").waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
-    const answer = await postedAnswer(page, async () => {
+    const { posted, recorded } = await postedAnswer(page, async () => {
       await act(page);
       await screenshot(page, shot);
+      expect(await accessibilityViolations(page)).toEqual([]);
     });
+    expect(sortedParts(recorded)).toEqual(sortedParts(posted));
     await page.getByText("Labeled this session: 1").waitFor({ timeout: 10_000 });
     expect(unexpectedProblems(watch)).toEqual([]);
-    return { answer, task: await settledTask(taskId) };
+    const task = await settledTask(taskId);
+    expect(task.labels_collected).toBe(1);
+    expect(sortedParts(task.consensus)).toEqual(sortedParts(posted));
+    return posted;
   } finally {
     await context.close();
   }
+}
+
+/** A part as JSON with its keys sorted (the gateway's key order may differ from the app's). */
+function sortKey(part: unknown): string {
+  return typeof part === "object" && part !== null ? JSON.stringify(part, Object.keys(part).sort()) : JSON.stringify(part);
+}
+
+/** An answer or consensus as comparable data: each list of parts without confidence and support, sorted. */
+function sortedParts(answer: unknown): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const [key, value] of Object.entries(answer as Record<string, unknown>)) {
+    if (!Array.isArray(value)) continue;
+    out[key] = value
+      .map((part) => {
+        if (typeof part !== "object" || part === null) return part;
+        const { confidence: _c, support: _s, ...rest } = part as Record<string, unknown>;
+        return rest;
+      })
+      .sort((a, b) => sortKey(a).localeCompare(sortKey(b)));
+  }
+  return out;
 }
 
 /** Where a natural-pixel point of the item is on the page (the overlay is the displayed image). */
@@ -151,7 +182,7 @@ function expectBoxNear(actual: unknown, expected: { label: string; x: number; y:
 
 describe("multi_label_classification", () => {
   it("ticks two options with the mouse and submits", async () => {
-    const { answer, task } = await labelOne(MULTI, "label-multi-mouse", async (page) => {
+    const answer = await labelOne(MULTI, "label-multi-mouse", async (page) => {
       await page.getByRole("checkbox", { name: "red" }).click();
       await page.getByRole("checkbox", { name: "green" }).click();
       await page.getByRole("checkbox", { name: "blue" }).click();
@@ -160,11 +191,10 @@ describe("multi_label_classification", () => {
       await page.getByRole("button", { name: /^Submit/ }).click();
     });
     expect(answer).toEqual({ labels: ["red", "blue"] });
-    expect(task.labels_collected).toBe(1);
   });
 
   it("ticks two options with keys 1-9 and submits with Enter", async () => {
-    const { answer } = await labelOne(MULTI, "label-multi-keys", async (page) => {
+    const answer = await labelOne(MULTI, "label-multi-keys", async (page) => {
       for (const key of ["3", "1", "2", "2"]) await page.keyboard.press(key);
       await page.getByRole("checkbox", { name: "blue" }).and(page.locator(":checked")).waitFor();
       await page.keyboard.press("Enter");
@@ -175,7 +205,7 @@ describe("multi_label_classification", () => {
 
 describe("bounding_box", () => {
   it("draws, moves and resizes a box with the mouse, deletes another, and submits", async () => {
-    const { answer } = await labelOne(BOXES, "label-boxes-mouse", async (page) => {
+    const answer = await labelOne(BOXES, "label-boxes-mouse", async (page) => {
       await page.getByRole("button", { name: "truck" }).click();
       // draw a truck from (120, 90) to (240, 270), then a second box to delete
       await drag(page, await pagePoint(page, 120, 90), await pagePoint(page, 240, 270));
@@ -196,7 +226,7 @@ describe("bounding_box", () => {
   });
 
   it("adds, moves, resizes, cycles and deletes boxes with the keyboard alone", async () => {
-    const { answer } = await labelOne(BOXES, "label-boxes-keys", async (page) => {
+    const answer = await labelOne(BOXES, "label-boxes-keys", async (page) => {
       const k = page.keyboard;
       await k.press("2"); // class truck for the next box
       await k.press("n"); // box 1 at the center: (180, 135) 120 × 90
@@ -224,7 +254,7 @@ describe("bounding_box", () => {
 
 describe("text_span", () => {
   it("marks spans selected with the mouse (code-point offsets past an emoji) and submits", async () => {
-    const { answer } = await labelOne(SPANS, "label-spans-mouse", async (page) => {
+    const answer = await labelOne(SPANS, "label-spans-mouse", async (page) => {
       const text = page.getByTestId("span-text");
       // double-click selects the word Bob, key 1 marks it PER
       await text.locator('[data-start="10"]').dblclick();
@@ -247,7 +277,7 @@ describe("text_span", () => {
   });
 
   it("marks and removes spans with the keyboard alone", async () => {
-    const { answer } = await labelOne(SPANS, "label-spans-keys", async (page) => {
+    const answer = await labelOne(SPANS, "label-spans-keys", async (page) => {
       const k = page.keyboard;
       await k.press("ArrowRight"); // caret on Ann
       await k.press("1"); // Ann: PER
