@@ -203,7 +203,8 @@ describe("OpenAPI document", () => {
   });
 
   it("documents the task body and the answer as oneOf by task type (DESIGN §12)", () => {
-    const schemas = (doc.components as { schemas: Record<string, { oneOf?: { properties: Record<string, { const?: string }> }[] }> }).schemas;
+    const schemas = (doc.components as { schemas: Record<string, { oneOf?: { properties: Record<string, { const?: string }> }[] }> })
+      .schemas;
     const task = schemas.TaskInput?.oneOf ?? [];
     expect(task.map((b) => b.properties.type?.const)).toEqual([undefined, "multi_label_classification", "bounding_box", "text_span"]);
     expect(task.map((b) => Object.keys(b.properties).filter((k) => k.startsWith("gold_")))).toEqual([

@@ -1,15 +1,18 @@
 /**
  * The labeler app: sign in with a labeler key (kept in sessionStorage), then label with keys 1-9 or clicks.
+ * Each task type has its widget (widgets/registry.ts): single choice, multi-label, bounding boxes, text spans.
  * The work queue (queue.ts) claims and preloads ahead; this component only shows its snapshot.
  */
-import { Alert, Button, Group, Kbd, Loader, Stack, Text, TextInput, Title } from "@mantine/core";
+import type { AnswerBody } from "@labelgate/sdk/browser";
+import { Alert, Button, Group, Loader, Stack, Text, TextInput, Title } from "@mantine/core";
 import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { ROUTE, useCapabilities } from "../shared/capabilities";
 import { createClient } from "../shared/client";
-import { specChoices } from "../shared/label-spec";
 import { SignIn, useStoredKey } from "../shared/SignIn";
-import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, loadHotkeys, optionOfKey, saveHotkeys } from "./hotkeys";
-import { type ItemView, LabelQueue, type QueueItem } from "./queue";
+import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, isTextEntry, loadHotkeys, saveHotkeys } from "./hotkeys";
+import { LabelQueue, type QueueItem } from "./queue";
+import { widgetOf } from "./widgets/registry";
+import type { KeyHandler } from "./widgets/types";
 
 export function App() {
   const { key, reason, signIn, signOut } = useStoredKey("labeler");
@@ -58,30 +61,28 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   }, [snap.signedOut, onSignOut]);
 
   const current = snap.current;
-  const options = current ? specChoices(current.claim.label_spec) : [];
   const skippable = caps.has(ROUTE.releaseClaim);
   const [hotkeys, setHotkeys] = useState<Hotkeys>(loadHotkeys);
   const [editingKeys, setEditingKeys] = useState(false);
+  // the current widget's key handler: one window listener, the skip key first
+  const widgetKeys = useRef<KeyHandler | null>(null);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.altKey || e.ctrlKey || e.metaKey || e.repeat) return;
-      const target = e.target as HTMLElement | null;
-      if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
-      const index = optionOfKey(hotkeys, e.key);
-      if (index !== -1) {
-        if (index < options.length) {
+      if (e.altKey || e.ctrlKey || e.metaKey) return;
+      if (isTextEntry(e.target)) return;
+      if (e.key.toLowerCase() === hotkeys.skip.toLowerCase()) {
+        if (skippable && !e.repeat) {
           e.preventDefault();
-          queue.pick(index);
+          queue.skip();
         }
-      } else if (e.key.toLowerCase() === hotkeys.skip.toLowerCase() && skippable) {
-        e.preventDefault();
-        queue.skip();
+        return;
       }
+      widgetKeys.current?.(e);
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [queue, options.length, skippable, hotkeys]);
+  }, [queue, skippable, hotkeys]);
 
   return (
     <div className="label-page">
@@ -130,7 +131,15 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
           ))}
         </div>
         {current ? (
-          <Item item={current} hotkeys={hotkeys} skippable={skippable} onPick={(i) => queue.pick(i)} onSkip={() => queue.skip()} />
+          <Item
+            key={current.claim.claim_id}
+            item={current}
+            hotkeys={hotkeys}
+            skippable={skippable}
+            keys={widgetKeys}
+            onAnswer={(a) => queue.answer(a)}
+            onSkip={() => queue.skip()}
+          />
         ) : snap.nothingToLabel ? (
           <Stack align="center" py="xl">
             <Title order={1} size="h2">
@@ -152,105 +161,46 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   );
 }
 
+/** The current item in the widget of its task type, with the keys hint, Skip and the task id. */
 function Item({
   item,
   hotkeys,
   skippable,
-  onPick,
+  keys,
+  onAnswer,
   onSkip,
 }: {
   item: QueueItem;
   hotkeys: Hotkeys;
   skippable: boolean;
-  onPick: (i: number) => void;
+  keys: { current: KeyHandler | null };
+  onAnswer: (answer: AnswerBody) => void;
   onSkip: () => void;
 }) {
   const { claim, view } = item;
-  return (
-    <article className="label-item" aria-labelledby="question" data-task-id={claim.task_id}>
-      <div className="label-media">
-        <Media view={view} />
-      </div>
-      <Stack className="label-panel" gap="sm">
-        <Title order={1} size="h3" id="question">
-          {claim.label_spec.question}
-        </Title>
-        <ol className="label-options" aria-label="Options">
-          {specChoices(claim.label_spec).map((option, i) => (
-            <li key={option}>
-              <Button
-                variant="light"
-                fullWidth
-                justify="space-between"
-                onClick={() => onPick(i)}
-                rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
-              >
-                {option}
-              </Button>
-            </li>
-          ))}
-        </ol>
-        <Group justify="space-between">
-          <Text size="sm" c="dimmed">
-            Keys {[...hotkeys.options].slice(0, specChoices(claim.label_spec).length).join(" ")} pick an option
-            {skippable ? `, ${hotkeys.skip} skips` : ""}.
-          </Text>
-          {skippable && (
-            <Button variant="subtle" size="xs" onClick={onSkip}>
-              Skip
-            </Button>
-          )}
-        </Group>
-        <Text size="xs" c="dimmed">
-          Task {claim.task_id}
+  const Widget = widgetOf(claim.task_type);
+  const footer = (hint: string) => (
+    <>
+      <Group justify="space-between">
+        <Text size="sm" c="dimmed">
+          {hint}
+          {skippable ? `, ${hotkeys.skip} skips` : ""}.
         </Text>
-      </Stack>
-    </article>
-  );
-}
-
-/** The item: its preloaded image element itself (already decoded), or a link. */
-function Media({ view }: { view: ItemView }) {
-  const holder = useRef<HTMLDivElement>(null);
-  const image = view.kind === "image" ? view.image : null;
-  useEffect(() => {
-    const el = holder.current;
-    if (!el || !image) return;
-    el.replaceChildren(image);
-    return () => {
-      if (image.parentNode === el) el.removeChild(image);
-    };
-  }, [image]);
-  if (view.kind === "image") {
-    return (
-      <>
-        <div ref={holder} className="label-image-holder" />
-        {view.state === "loading" && <Loader size="sm" aria-label="Loading the image" />}
-        {view.state === "error" && (
-          <Alert color="red" title="The image did not load">
-            <a href={view.url} target="_blank" rel="noopener noreferrer">
-              {view.url}
-            </a>
-          </Alert>
+        {skippable && (
+          <Button variant="subtle" size="xs" onClick={onSkip}>
+            Skip
+          </Button>
         )}
-      </>
-    );
-  }
-  if (view.kind === "link") {
-    return (
-      <Stack gap="xs">
-        <Text>This item is not an image. Open it, then pick an option:</Text>
-        <a href={view.url} target="_blank" rel="noopener noreferrer" className="label-link">
-          {view.url}
-        </a>
-      </Stack>
-    );
-  }
+      </Group>
+      <Text size="xs" c="dimmed">
+        Task {claim.task_id}
+      </Text>
+    </>
+  );
   return (
-    <Stack gap="xs">
-      <Text>This item's URL cannot be opened in a browser:</Text>
-      <code className="label-link">{view.url}</code>
-    </Stack>
+    <article className="label-item" aria-labelledby="question" data-task-id={claim.task_id} data-task-type={claim.task_type}>
+      <Widget claim={claim} view={view} hotkeys={hotkeys} onAnswer={onAnswer} keys={keys} footer={footer} />
+    </article>
   );
 }
 

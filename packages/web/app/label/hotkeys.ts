@@ -43,3 +43,15 @@ export function saveHotkeys(h: Hotkeys): void {
 export function optionOfKey(h: Hotkeys, key: string): number {
   return [...h.options].findIndex((k) => k.toLowerCase() === key.toLowerCase());
 }
+
+/** Whether a key press goes to a text field (typed, not a hotkey): a text input, a textarea, a select. */
+export function isTextEntry(target: EventTarget | null): boolean {
+  if (!(target instanceof HTMLElement)) return false;
+  if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") return true;
+  return target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit"].includes(target.type);
+}
+
+/** Whether Enter on `target` is its own (a focused button or link activates it): a widget leaves it alone. */
+export function activatesOnEnter(target: EventTarget | null): boolean {
+  return target instanceof HTMLElement && (target.tagName === "BUTTON" || target.tagName === "A");
+}

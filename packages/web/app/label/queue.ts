@@ -16,9 +16,8 @@
  * Labels are posted in the background: the next item is shown first, and a label the gateway refuses
  * (claim expired, task completed by others) is reported as a notice.
  */
-import { type Claim, ConflictError, type LabelgateClient, NotFoundError } from "@labelgate/sdk/browser";
+import { type AnswerBody, type Claim, ConflictError, type LabelgateClient, NotFoundError } from "@labelgate/sdk/browser";
 import { errorMessage, isAuthError } from "../shared/client";
-import { specChoices } from "../shared/label-spec";
 
 /** Claims held beyond the current one (the items preloaded). */
 export const AHEAD = 3;
@@ -78,13 +77,14 @@ export function viewUrlOf(claim: Claim): string | null {
 }
 
 /**
- * Whether a claim is shown as an image: yes when its task type names images (`image_classification`), no
+ * Whether a claim is shown as an image: yes for a `bounding_box` task and when its task type names images
+ * (`image_classification`), no
  * when it names another medium (text, video, audio, document), else by the URL's extension; an URL with no
  * known extension is tried as an image and shown as a link if it fails to decode.
  */
 function looksLikeImage(claim: Claim, url: string): "yes" | "no" | "maybe" {
   const type = claim.task_type ?? "";
-  if (/image|photo|picture/.test(type)) return "yes";
+  if (type === "bounding_box" || /image|photo|picture/.test(type)) return "yes";
   if (/text|video|audio|document|pdf/.test(type)) return "no";
   const path = new URL(url).pathname;
   if (IMAGE_EXTENSIONS.test(path)) return "yes";
@@ -127,16 +127,18 @@ export class LabelQueue {
     void this.fill();
   }
 
-  /** Labels the current item with option `index` (0-based) and shows the next one at once. */
-  pick(index: number): void {
+  /**
+   * Answers the current item with `answer`, the answer body of its task type (`{label}`, `{labels}`,
+   * `{boxes}` or `{spans}`), and shows the next one at once; the answer is posted in the background.
+   */
+  answer(answer: AnswerBody): void {
     const item = this.items[0];
-    const option = item ? specChoices(item.claim.label_spec)[index] : undefined;
-    if (!item || option === undefined) return;
+    if (!item) return;
     this.items.shift();
     this.sending++;
     this.changed();
     void this.fill();
-    this.client.labeling.label(item.claim.claim_id, option).then(
+    this.client.labeling.label(item.claim.claim_id, answer).then(
       () => {
         this.sending--;
         this.labeled++;

@@ -1,0 +1,219 @@
+/**
+ * `text_span`: the claim's `data_text`, cut into tokens, on which spans of the entity types are marked;
+ * offsets are code points (spans.ts), never UTF-16 units.
+ *
+ * Mouse: select text, then press a key 1-9 (or click an entity type) to mark it; a span's Remove button
+ * removes it. Keyboard: arrows move a caret over the tokens, Shift+arrows extend the selection, keys 1-9
+ * mark it, Delete/Backspace removes the spans under it. A new span replaces those it overlaps. Enter sends
+ * `{spans}`.
+ */
+import { Alert, Button, Kbd, Stack, Text, Title } from "@mantine/core";
+import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { activatesOnEnter, optionOfKey } from "../hotkeys";
+import {
+  addSpan,
+  codePointOffset,
+  codePointsOf,
+  removeSpans,
+  type Span,
+  segmentsOf,
+  tokenAt,
+  tokenize,
+  tokenRange,
+  trimRange,
+} from "../spans";
+import { Media } from "./Media";
+import { CHOICE_COLORS, type WidgetProps } from "./types";
+
+/** The code-point offset of a DOM selection boundary inside `container` (segments carry data-start/data-end). */
+function boundaryOffset(container: HTMLElement, node: Node, offset: number, length: number): number | null {
+  if (!container.contains(node)) return null;
+  if (node.nodeType === Node.TEXT_NODE) {
+    const segment = node.parentElement?.closest<HTMLElement>("[data-start]");
+    if (!segment) return null;
+    return Number(segment.dataset.start) + codePointOffset(node.textContent ?? "", offset);
+  }
+  if (!(node instanceof Element)) return null;
+  const child = node.childNodes[offset];
+  if (child instanceof Element) {
+    const segment = child.matches("[data-start]") ? child : child.querySelector("[data-start]");
+    if (segment instanceof HTMLElement) return Number(segment.dataset.start);
+  }
+  const segment = node.closest<HTMLElement>("[data-start]");
+  return segment ? Number(segment.dataset.end) : length;
+}
+
+/** The code-point range of the page's text selection inside `container`, trimmed of white space, or null. */
+function selectedRange(container: HTMLElement | null, chars: readonly string[]): [number, number] | null {
+  const selection = window.getSelection();
+  if (!container || !selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+  const range = selection.getRangeAt(0);
+  const a = boundaryOffset(container, range.startContainer, range.startOffset, chars.length);
+  const b = boundaryOffset(container, range.endContainer, range.endOffset, chars.length);
+  if (a === null || b === null) return null;
+  return trimRange(chars, a, b);
+}
+
+export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: WidgetProps) {
+  const spec = claim.label_spec;
+  const types = "entity_types" in spec ? spec.entity_types : [];
+  const text = claim.data_text ?? "";
+  const chars = useMemo(() => codePointsOf(text), [text]);
+  const tokens = useMemo(() => tokenize(text), [text]);
+  const [spans, setSpans] = useState<Span[]>([]);
+  const [caret, setCaret] = useState(-1);
+  const [anchor, setAnchor] = useState(-1);
+  const container = useRef<HTMLDivElement>(null);
+  const segments = useMemo(() => segmentsOf(chars.length, tokens, spans), [chars.length, tokens, spans]);
+  const keyboardRange = caret === -1 ? null : tokenRange(tokens, anchor, caret);
+
+  /** The range to act on: the mouse's text selection, else the keyboard's tokens. */
+  const target = (): [number, number] | null => selectedRange(container.current, chars) ?? keyboardRange;
+  const mark = (typeIndex: number) => {
+    const label = types[typeIndex];
+    const range = target();
+    if (label === undefined || !range) return;
+    setSpans((s) => addSpan(s, { start: range[0], end: range[1], label }));
+    const selection = window.getSelection();
+    if (selection && !selection.isCollapsed) {
+      selection.removeAllRanges();
+      const at = tokenAt(tokens, range[0]);
+      setCaret(at);
+      setAnchor(at);
+    }
+  };
+  const unmark = () => {
+    const range = target();
+    if (range) setSpans((s) => removeSpans(s, range[0], range[1]));
+  };
+  const submit = () => onAnswer({ spans });
+
+  useLayoutEffect(() => {
+    keys.current = (e) => {
+      if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+        if (tokens.length === 0) return;
+        e.preventDefault();
+        const next = caret === -1 ? 0 : Math.max(0, Math.min(tokens.length - 1, caret + (e.key === "ArrowLeft" ? -1 : 1)));
+        setCaret(next);
+        if (!e.shiftKey || caret === -1) setAnchor(next);
+        window.getSelection()?.removeAllRanges();
+        return;
+      }
+      if (e.repeat) return;
+      if (e.key === "Enter") {
+        if (activatesOnEnter(e.target)) return;
+        e.preventDefault();
+        submit();
+        return;
+      }
+      if (e.key === "Escape") {
+        setAnchor(caret);
+        return;
+      }
+      if (e.key === "Delete" || e.key === "Backspace") {
+        e.preventDefault();
+        unmark();
+        return;
+      }
+      const index = optionOfKey(hotkeys, e.key);
+      if (index !== -1 && index < types.length) {
+        e.preventDefault();
+        mark(index);
+      }
+    };
+    return () => {
+      keys.current = null;
+    };
+  });
+
+  const colorOf = (label: string) => `choice-color-${Math.max(0, types.indexOf(label)) % CHOICE_COLORS}`;
+  const caretToken = tokens[caret];
+
+  return (
+    <>
+      <div className="label-media label-media-text">
+        {claim.data_text === undefined ? (
+          <Stack gap="xs">
+            <Alert color="yellow" title="The text of this item is not available yet">
+              Skip it, or open its source:
+            </Alert>
+            <Media view={view} />
+          </Stack>
+        ) : (
+          // biome-ignore lint/a11y/useSemanticElements: a run of text to select, not a form group
+          <div ref={container} className="span-text" role="group" aria-label="Text to label" data-testid="span-text">
+            {segments.map((s) => {
+              const span = spans[s.span];
+              const inKeyboard = keyboardRange !== null && s.token !== -1 && keyboardRange[0] <= s.start && s.end <= keyboardRange[1];
+              const classes = [
+                "span-seg",
+                span ? `span-mark ${colorOf(span.label)}` : "",
+                inKeyboard ? "span-selected" : "",
+                caretToken && s.start >= caretToken.start && s.end <= caretToken.end ? "span-caret" : "",
+              ]
+                .filter(Boolean)
+                .join(" ");
+              return (
+                <span key={s.start} data-start={s.start} data-end={s.end} className={classes}>
+                  {chars.slice(s.start, s.end).join("")}
+                </span>
+              );
+            })}
+          </div>
+        )}
+      </div>
+      <Stack className="label-panel" gap="sm">
+        <Title order={1} size="h3" id="question">
+          {spec.question}
+        </Title>
+        <fieldset className="label-fieldset">
+          <legend className="label-legend">Entity types: mark the selected text</legend>
+          <ol className="label-options" aria-label="Entity types">
+            {types.map((t, i) => (
+              <li key={t}>
+                <Button
+                  variant="light"
+                  fullWidth
+                  justify="space-between"
+                  // keep the page's text selection: it is what the click marks
+                  onMouseDown={(e) => e.preventDefault()}
+                  onClick={() => mark(i)}
+                  leftSection={<span className={`label-swatch choice-color-${i % CHOICE_COLORS}`} aria-hidden="true" />}
+                  rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
+                >
+                  {t}
+                </Button>
+              </li>
+            ))}
+          </ol>
+        </fieldset>
+        <ol className="label-parts" aria-label="Spans">
+          {spans.map((s, i) => (
+            <li key={`${s.start}-${s.end}`} className="label-part">
+              <Text size="sm" className="label-part-text">
+                <span className={`label-swatch ${colorOf(s.label)}`} aria-hidden="true" /> {s.label}: “
+                {chars.slice(s.start, s.end).join("")}” ({s.start}–{s.end})
+              </Text>
+              <Button
+                variant="subtle"
+                color="red"
+                size="xs"
+                aria-label={`Remove span ${i + 1}`}
+                onClick={() => setSpans((all) => all.filter((x) => x !== s))}
+              >
+                Remove
+              </Button>
+            </li>
+          ))}
+        </ol>
+        <Button onClick={submit} rightSection={<Kbd>Enter</Kbd>}>
+          Submit {spans.length === 0 ? "(no spans)" : `(${spans.length})`}
+        </Button>
+        {footer(
+          "Select text (or move with the arrows, Shift+arrows to extend), then press " +
+            `${[...hotkeys.options].slice(0, types.length).join(" ")} to mark it; Delete removes; Enter submits`,
+        )}
+      </Stack>
+    </>
+  );
+}

@@ -1,0 +1,30 @@
+/** What every task-type widget of the labeler app gets (registry.ts). */
+import type { AnswerBody, Claim } from "@labelgate/sdk/browser";
+import type { ReactNode } from "react";
+import type { Hotkeys } from "../hotkeys";
+import type { ItemView } from "../queue";
+
+/**
+ * A widget's key handler: the app calls it with every key press that is not the app's own (skip) and not
+ * typed into a text field; it calls `preventDefault()` on the keys it uses.
+ */
+export type KeyHandler = (e: KeyboardEvent) => void;
+
+export interface WidgetProps {
+  claim: Claim;
+  /** the item as the queue prepared it (a preloaded image, a link) */
+  view: ItemView;
+  hotkeys: Hotkeys;
+  /** sends the answer body of the claim's task type and moves to the next item */
+  onAnswer: (answer: AnswerBody) => void;
+  /** where the widget puts its key handler (the app has one window listener) */
+  keys: { current: KeyHandler | null };
+  /** the panel's last rows (the keys hint with skip, the Skip button, the task id), given the widget's hint */
+  footer: (hint: string) => ReactNode;
+}
+
+/** A widget: renders the item and the answer panel of one task type. */
+export type Widget = (props: WidgetProps) => ReactNode;
+
+/** Classes, entity types and their marks cycle through this many colors (label.css `.choice-color-N`). */
+export const CHOICE_COLORS = 8;
