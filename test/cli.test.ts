@@ -67,6 +67,61 @@ describe("task file parsers", () => {
     expect(() => parseCsv("data_url,question,options,max_labels\nx,Q,a|b,many\n")).toThrow(InputError);
     expect(chunkKey("ab".repeat(32), 3)).toBe(`lgcli-${"ab".repeat(16)}-3`);
   });
+
+  it("task types: the type's choices column or flag, data_text, gold_answer as JSON; another type's column is an error", () => {
+    const csv =
+      "data_url,type,question,classes,entity_types,data_text,gold_answer\n" +
+      'https://a.example/1.jpg,bounding_box,Cars?,car|person,,,"{""boxes"":[{""label"":""car"",""x"":1,""y"":2,""w"":3,""h"":4}]}"\n' +
+      'https://a.example/2.txt,text_span,Drugs?,,DRUG,"  Aspirin helps.",\n';
+    expect(parseCsv(csv)).toEqual([
+      {
+        line: 2,
+        task: {
+          type: "bounding_box",
+          data_url: "https://a.example/1.jpg",
+          label_spec: { question: "Cars?", classes: ["car", "person"] },
+          gold_answer: { boxes: [{ label: "car", x: 1, y: 2, w: 3, h: 4 }] },
+        },
+      },
+      {
+        line: 3,
+        task: {
+          type: "text_span",
+          data_url: "https://a.example/2.txt",
+          label_spec: { question: "Drugs?", entity_types: ["DRUG"] },
+          data_text: "  Aspirin helps.",
+        },
+      },
+    ]);
+    expect(() => parseCsv("data_url,type,question,options\nx,bounding_box,Q,a|b\n")).toThrow(
+      /bounding_box task takes classes, not options/,
+    );
+    expect(() => parseCsv('data_url,type,question,options,gold_answer\nx,multi_label_classification,Q,a|b,"[1]"\n')).toThrow(
+      /line 2: gold_answer must be an answer body/,
+    );
+    // JSONL: defaults by type; --gold-column holds an answer body for a reserved type
+    expect(
+      parseJsonl('{"data_url":"x","truth":{"labels":["a"]}}\n', {
+        type: "multi_label_classification",
+        question: "Q",
+        options: ["a", "b"],
+        goldColumn: "truth",
+      }),
+    ).toEqual([
+      {
+        line: 1,
+        task: {
+          data_url: "x",
+          type: "multi_label_classification",
+          label_spec: { question: "Q", options: ["a", "b"] },
+          gold_answer: { labels: ["a"] },
+        },
+      },
+    ]);
+    expect(() => parseJsonl('{"data_url":"x"}\n', { type: "text_span", question: "Q", options: ["a"] })).toThrow(
+      /no label_spec \(give question and entity_types columns, or --question and --entity-types; type text_span\)/,
+    );
+  });
 });
 
 describe("labelgate CLI against a running gateway", () => {
@@ -236,6 +291,161 @@ describe("labelgate CLI against a running gateway", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("task types: task create per type, labeler claim and label with answer bodies, result --consensus", async () => {
+    const admin = new LabelgateClient({ baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN });
+    const keys = await Promise.all([0, 1].map(async (i) => (await admin.admin.createLabeler(`cli-typed-${i}`)).api_key));
+    const as = (i: number) => ({ ...env, LABELGATE_LABELER_KEY: keys[i] as string });
+    /** Claims `taskId` and labels it with `answer` through the CLI, as labeler `i`; the recorded label. */
+    const labelWith = async (i: number, taskId: string, answer: string) => {
+      const claimed = await cli(["labeler", "claim", taskId], as(i));
+      expect(claimed.code).toBe(0);
+      const claim = JSON.parse(claimed.stdout) as { claim_id: string; data_text?: string; task_type: string };
+      const labeled = await cli(["labeler", "label", claim.claim_id, answer], as(i));
+      expect(labeled).toMatchObject({ code: 0, stderr: "" });
+      return { claim, recorded: JSON.parse(labeled.stdout) as { label: string; answer?: unknown } };
+    };
+    const created = (run: { code: number; stdout: string; stderr: string }) => {
+      expect(run).toMatchObject({ code: 0, stderr: "" });
+      return String((JSON.parse(run.stdout) as { task_id: string }).task_id);
+    };
+
+    // bounding_box: --classes; two labelers' boxes fuse into one consensus box
+    const usage = await cli(
+      ["task", "create", "--type", "bounding_box", "--data-url", "https://img.example/s.jpg", "--question", "Cars?", "--options", "a|b"],
+      env,
+    );
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("a bounding_box task takes --classes, not --options");
+    const boxTask = created(
+      await cli(
+        ["task", "create", "--type", "bounding_box", "--data-url", "https://img.example/s.jpg"].concat([
+          "--question",
+          "Box every car",
+          "--classes",
+          "car|person",
+          "--threshold",
+          "2",
+        ]),
+        env,
+      ),
+    );
+    expect(await customer.tasks.get(boxTask)).toMatchObject({
+      task_type: "bounding_box",
+      label_spec: { question: "Box every car", classes: ["car", "person"] },
+    });
+    // a refused answer: exit 1 with the part named, the claim stays open
+    const claimed = JSON.parse((await cli(["labeler", "claim", boxTask], as(0))).stdout) as { claim_id: string };
+    const refused = await cli(["labeler", "label", claimed.claim_id, '{"boxes":[{"label":"bus","x":0,"y":0,"w":1,"h":1}]}'], as(0));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/validation failed[\s\S]*boxes\.0\.label: unknown class "bus"/);
+    const answerFile = path.join(dir, "answer.json");
+    writeFileSync(answerFile, JSON.stringify({ boxes: [{ label: "car", x: 100, y: 50, w: 200, h: 100 }] }));
+    expect((await cli(["labeler", "label", claimed.claim_id, "--answer-file", answerFile], as(0))).code).toBe(0);
+    await labelWith(1, boxTask, '{"boxes":[{"label":"car","x":104,"y":52,"w":196,"h":98}]}');
+    const boxResult = await cli(["result", boxTask, "--wait", "--consensus", "--interval", "100", "--timeout", "30"], env);
+    expect(boxResult.code).toBe(0);
+    const boxView = JSON.parse(boxResult.stdout) as { consensus: { boxes: { label: string; support: number; confidence: number }[] } };
+    expect(boxView).toMatchObject({ task_id: boxTask, confidence: expect.any(Number) });
+    expect(boxView.consensus.boxes).toHaveLength(1);
+    expect(boxView.consensus.boxes[0]).toMatchObject({ label: "car", support: 2 });
+
+    // text_span: the text from a file (an emoji first: offsets in code points), spans as JSON
+    const textFile = path.join(dir, "note.txt");
+    const text = "😀 Aspirin helped Maria sleep.";
+    writeFileSync(textFile, text);
+    const spanTask = created(
+      await cli(
+        ["task", "create", "--type", "text_span", "--data-url", "https://texts.example/1.txt", "--data-text-file", textFile].concat([
+          "--question",
+          "Drugs and people",
+          "--entity-types",
+          "DRUG|PERSON",
+          "--threshold",
+          "1",
+        ]),
+        env,
+      ),
+    );
+    const spans = '{"spans":[{"start":17,"end":22,"label":"PERSON"},{"start":2,"end":9,"label":"DRUG"}]}';
+    const spanLabel = await labelWith(0, spanTask, spans);
+    expect(spanLabel.claim).toMatchObject({ task_type: "text_span", data_text: text });
+    expect(spanLabel.recorded.answer).toEqual({
+      spans: [
+        { start: 2, end: 9, label: "DRUG" },
+        { start: 17, end: 22, label: "PERSON" },
+      ],
+    });
+    const spanResult = await cli(["result", spanTask, "--wait", "--interval", "100", "--timeout", "30"], env);
+    const spanSettled = JSON.parse(spanResult.stdout) as SettledResult;
+    expect(JSON.parse(spanSettled.consensus_label)).toEqual(spanLabel.recorded.answer);
+    expect(spanSettled.consensus).toMatchObject({ spans: [{ start: 2, end: 9, label: "DRUG" }, { label: "PERSON" }] });
+
+    // multi_label_classification: a gold task from --gold-answer, and a labeled one
+    const gold = created(
+      await cli(
+        ["task", "create", "--type", "multi_label_classification", "--data-url", "https://img.example/g.jpg"].concat([
+          "--question",
+          "Which apply?",
+          "--options",
+          "red|round",
+          "--gold-answer",
+          '{"labels":["red"]}',
+        ]),
+        env,
+      ),
+    );
+    expect(await customer.tasks.get(gold)).toMatchObject({ gold: true, gold_answer: { labels: ["red"] } });
+    const badGold = await cli(
+      ["task", "create", "--type", "multi_label_classification", "--data-url", "https://img.example/g.jpg"].concat([
+        "--question",
+        "Which apply?",
+        "--options",
+        "red|round",
+        "--gold-answer",
+        "red",
+      ]),
+      env,
+    );
+    expect(badGold.code).toBe(2);
+    expect(badGold.stderr).toContain("--gold-answer is not valid JSON");
+    const multi = created(
+      await cli(
+        ["task", "create", "--type", "multi_label_classification", "--data-url", "https://img.example/m.jpg"].concat([
+          "--question",
+          "Which apply?",
+          "--options",
+          "red|round|ripe",
+          "--threshold",
+          "1",
+        ]),
+        env,
+      ),
+    );
+    expect((await labelWith(1, multi, '{"labels":["round","red"]}')).recorded.label).toBe('{"labels":["red","round"]}');
+    const multiView = JSON.parse((await cli(["result", multi, "--wait", "--consensus", "--interval", "100"], env)).stdout) as {
+      consensus_label: string;
+      consensus: { labels: string[]; confidence: Record<string, number> };
+    };
+    expect(multiView.consensus_label).toBe('{"labels":["red","round"]}');
+    expect(multiView.consensus.labels).toEqual(["red", "round"]);
+    expect(Object.keys(multiView.consensus.confidence).sort()).toEqual(["red", "ripe", "round"]);
+
+    // single choice through the same commands: an option, and the consensus view of a plain label
+    const single = created(
+      await cli(
+        ["task", "create", "--data-url", "https://img.example/c.jpg", "--question", "Animal?", "--options", "cat|dog", "--threshold", "1"],
+        env,
+      ),
+    );
+    expect((await labelWith(0, single, "dog")).recorded.label).toBe("dog");
+    const singleView = JSON.parse((await cli(["result", single, "--wait", "--consensus", "--interval", "100"], env)).stdout);
+    expect(singleView).toMatchObject({ consensus_label: "dog", consensus: { label: "dog" } });
+
+    const noKey = await cli(["labeler", "claim"], env);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("no labeler key");
   });
 
   it("errors exit non-zero with a clear message on stderr, and nothing is created from an invalid file", async () => {

@@ -2,7 +2,11 @@
 
 - :class:`Client` (customer key ``sk_...``): account, settings, tasks, batches, webhooks, jobs, billing,
   dashboard;
-- :class:`LabelerClient` (labeler key ``lk_...``): claim, label, release;
+- :class:`LabelerClient` (labeler key ``lk_...``): claim, label (an option, or a reserved type's answer body),
+  release;
+- task types (DESIGN §12): ``multi_label_classification``, ``bounding_box``, ``text_span``; their consensus is
+  typed (:class:`MultiLabelConsensus`, :class:`BoxConsensus`, :class:`SpanConsensus`) on results, tasks and
+  webhook events;
 - :class:`AdminClient` (the deployment's admin token): labelers and customers;
 - :mod:`labelgate.webhooks`: ``construct_event`` verifies a ``task.settled`` delivery;
 - :func:`verify_settlement`: checks a settled result's Merkle proof and anchor with the chain alone.
@@ -37,17 +41,24 @@ from .errors import (
 )
 from .labeler import LabelerClient
 from .models import (
+    RESERVED_TASK_TYPES,
     Batch,
     BatchAccepted,
+    BoxConsensus,
     Claim,
+    Consensus,
+    ConsensusBox,
+    ConsensusSpan,
     Customer,
     Delivery,
     Job,
     JobAccepted,
+    MultiLabelConsensus,
     Page,
     RecordedLabel,
     Settings,
     Settlement,
+    SpanConsensus,
     Task,
     TaskAccepted,
     TaskResult,
@@ -62,9 +73,13 @@ __all__ = [
     "AuthenticationError",
     "Batch",
     "BatchAccepted",
+    "BoxConsensus",
     "Claim",
     "Client",
     "ConflictError",
+    "Consensus",
+    "ConsensusBox",
+    "ConsensusSpan",
     "Customer",
     "Delivery",
     "ErrorDetail",
@@ -74,11 +89,13 @@ __all__ = [
     "JobAccepted",
     "LabelerClient",
     "LabelgateError",
+    "MultiLabelConsensus",
     "NotFoundError",
     "Page",
     "PayloadTooLargeError",
     "PermissionDeniedError",
     "QuotaExhaustedError",
+    "RESERVED_TASK_TYPES",
     "RateLimitError",
     "RecordedLabel",
     "ResponseError",
@@ -88,6 +105,7 @@ __all__ = [
     "Settlement",
     "SettlementVerification",
     "SignatureVerificationError",
+    "SpanConsensus",
     "Task",
     "TaskAccepted",
     "TaskResult",

@@ -111,20 +111,28 @@ class TasksAPI(_Namespace):
         confidence_target: float | None = None,
         min_labels: int | None = None,
         gold_label: str | None = None,
+        gold_answer: Mapping[str, Any] | None = None,
+        data_text: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
         **optional: Any,
     ) -> TaskAccepted:
         """Submits one task (202, ``pending``).
 
-        ``type``: e.g. ``image_classification``; ``data_url``: http(s), ``s3://`` or ``gs://``;
-        ``label_spec``: ``{"question": str, "options": [2..50 unique str]}``; ``consensus_threshold``
-        1..25 (default 3); ``max_labels`` <= 50; ``confidence_target`` in (0.5, 1): the confidence
-        policy; ``gold_label``: a gold task; ``metadata``: echoed back; ``**optional``: any other field
-        of the API's task body (e.g. ``data_text``). ``idempotency_key`` (printable ASCII, 1..255): the
-        same key and body answer the original task; generated when not given, so retries are safe.
-        Raises ValidationError (``details``), QuotaExhaustedError, PayloadTooLargeError (> 1 MB),
-        IdempotencyError (key reused with another body).
+        ``type`` picks the ``label_spec`` (DESIGN §12): ``multi_label_classification``
+        (``{"question", "options": [1..50 unique str]}``), ``bounding_box`` (``{"question", "classes": [...]}``),
+        ``text_span`` (``{"question", "entity_types": [...]}``), any other value (e.g. ``image_classification``)
+        single choice (``{"question", "options": [2..50 unique str]}``). ``data_url``: http(s), ``s3://`` or
+        ``gs://``; ``data_text``: a ``text_span`` task's text (at most 100,000 code points; without it the
+        gateway fetches ``data_url``). ``consensus_threshold`` 1..25 (default 3); ``max_labels`` <= 50;
+        ``confidence_target`` in (0.5, 1): the confidence policy. A gold task: ``gold_label`` (single choice: an
+        option) or ``gold_answer`` (a reserved type: its answer body, e.g. ``{"labels": ["red"]}``,
+        ``{"boxes": [{"label", "x", "y", "w", "h"}]}`` in pixels, ``{"spans": [{"start", "end", "label"}]}`` in
+        code points). ``metadata``: echoed back; ``**optional``: any other field of the API's task body.
+        ``idempotency_key`` (printable ASCII, 1..255): the same key and body answer the original task;
+        generated when not given, so retries are safe.
+        Raises ValidationError (``details``: e.g. ``label_spec.classes``, ``gold_answer.spans.0.end``),
+        QuotaExhaustedError, PayloadTooLargeError (> 1 MB), IdempotencyError (key reused with another body).
         """
         body = _body(
             {
@@ -137,6 +145,8 @@ class TasksAPI(_Namespace):
                 "confidence_target": confidence_target,
                 "min_labels": min_labels,
                 "gold_label": gold_label,
+                "gold_answer": dict(gold_answer) if gold_answer is not None else None,
+                "data_text": data_text,
                 "metadata": dict(metadata) if metadata is not None else None,
                 **optional,
             }

@@ -1,6 +1,8 @@
 """``LabelerClient``: the workforce's side of the API (DESIGN §4), with a labeler key ``lk_...``.
 
-A labeler claims a task, labels it with one of its options (or skips it: release), and claims the next.
+A labeler claims a task, labels it with the answer of its type (an option of a single-choice task, or the
+answer body of a reserved type: ``{"labels"}``, ``{"boxes"}``, ``{"spans"}``, DESIGN §12) or skips it
+(release), and claims the next.
 A model can be a labeler like anyone else: the gateway's labeler model (Dawid-Skene) weighs its labels by
 the accuracy it measures, gold answers included (see examples/model_labeler.py).
 """
@@ -57,11 +59,15 @@ class LabelerClient:
         return Claim.from_dict(answer.data)
 
     def label(self, claim_id: str, label: str | Mapping[str, Any]) -> RecordedLabel:
-        """Labels a claimed task: ``label`` is one of its options (a str), or for the typed task kinds
-        the answer body itself (``{"labels": [...]}``, ``{"boxes": [...]}``, ``{"spans": [...]}``).
-        ``labels_needed`` of the answer is 0 exactly when this label decided the task.
-        Raises ValidationError (not an option), NotFoundError ``claim not found``, ConflictError
-        ``claim already labeled`` / ``claim expired`` / ``task no longer accepts labels``."""
+        """Labels a claimed task. ``label``: a single-choice task's option (a str), or a reserved type's answer
+        body (a dict): ``{"labels": [option, ...]}`` (``multi_label_classification``, possibly empty),
+        ``{"boxes": [{"label": cls, "x", "y", "w", "h"}]}`` (``bounding_box``: pixels, ``x``/``y`` the top left,
+        ``w``/``h`` > 0), ``{"spans": [{"start", "end", "label": entity_type}]}`` (``text_span``: code points of
+        the claim's ``data_text``, ``end`` exclusive, not overlapping). At most 500 boxes or spans, 256 KB.
+        The answer's ``answer`` is the body as recorded; ``labels_needed`` is 0 exactly when this label decided
+        the task. Raises ValidationError (``details`` name the part, e.g. ``boxes.0.label``; the claim stays
+        open), PayloadTooLargeError, NotFoundError ``claim not found``, ConflictError ``claim already labeled``
+        / ``claim expired`` / ``task no longer accepts labels``."""
         body = {"label": label} if isinstance(label, str) else dict(label)
         return RecordedLabel.from_dict(self._t.request("POST", f"/v1/labeling/claims/{_claim_id(claim_id)}/label", body=body).data)
 

@@ -5,6 +5,21 @@ does not know in ``extra`` (the API grows: a newer gateway's fields are never lo
 :meth:`Model.to_dict` gives the JSON object back, ``extra`` included). Times are ISO 8601 UTC strings as
 the API sends them (except ``created_at`` of a customer: Unix seconds); money is integer cents;
 probabilities (``confidence``, ``posterior``) are floats in [0, 1].
+
+Task types (DESIGN §12): a task's ``type`` picks its ``label_spec``, its answer body and its consensus.
+
+=============================  ==========================  ====================================  ==========================
+``type``                       ``label_spec``              answer (``LabelerClient.label``)      ``consensus``
+=============================  ==========================  ====================================  ==========================
+any other (single choice)      ``{question, options}``     an option (str), or ``{"label"}``     None
+``multi_label_classification`` ``{question, options}``     ``{"labels": [option, ...]}``         :class:`MultiLabelConsensus`
+``bounding_box``               ``{question, classes}``     ``{"boxes": [{label, x, y, w, h}]}``  :class:`BoxConsensus`
+``text_span``                  ``{question, entity_types}`` ``{"spans": [{start, end, label}]}`` :class:`SpanConsensus`
+=============================  ==========================  ====================================  ==========================
+
+Boxes are in pixels of the item (``x``, ``y``: top left; ``w``, ``h`` > 0); spans count code points of the task's
+``data_text`` (Python ``str`` indices: ``text[start:end]``), ``end`` exclusive. ``consensus_label`` is the
+canonical JSON of the consensus without its confidences.
 """
 
 from __future__ import annotations
@@ -21,7 +36,11 @@ __all__ = [
     "BatchAccepted",
     "Batch",
     "BillingLineItem",
+    "BoxConsensus",
     "Claim",
+    "Consensus",
+    "ConsensusBox",
+    "ConsensusSpan",
     "Customer",
     "DashboardOverview",
     "DashboardQuality",
@@ -38,6 +57,8 @@ __all__ = [
     "LabelerQuality",
     "LabelerQualityList",
     "Model",
+    "MultiLabelConsensus",
+    "RESERVED_TASK_TYPES",
     "Page",
     "QualitySettings",
     "RecordedLabel",
@@ -45,6 +66,7 @@ __all__ = [
     "RegisteredCustomer",
     "Settings",
     "Settlement",
+    "SpanConsensus",
     "Task",
     "TaskAccepted",
     "TaskCounts",
@@ -54,6 +76,7 @@ __all__ = [
     "Usage",
     "UsageDay",
     "Webhook",
+    "consensus_from_dict",
     "flatten",
 ]
 
@@ -69,9 +92,15 @@ def _convert(tp: Any, value: Any) -> Any:
         return None
     origin = typing.get_origin(tp)
     if origin in _UNION_TYPES:
-        for arg in typing.get_args(tp):
-            if arg is type(None):
-                continue
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        models_of = [a for a in args if isinstance(a, type) and issubclass(a, Model)]
+        for arg in args:
+            if len(models_of) > 1 and arg in models_of:
+                # a union of models (e.g. Consensus): the first whose required fields the object has
+                try:
+                    return arg.from_dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else value
+                except KeyError:
+                    continue
             converted = _convert(arg, value)
             if converted is not value or not (isinstance(arg, type) and issubclass(arg, Model)):
                 return converted
@@ -281,13 +310,98 @@ class BatchAccepted(Model):
     extra: dict[str, Any] = _extra()
 
 
+#: The reserved task types; every other ``type`` is single choice.
+RESERVED_TASK_TYPES = ("multi_label_classification", "bounding_box", "text_span")
+
+
+@dataclass
+class MultiLabelConsensus(Model):
+    """``multi_label_classification``: ``labels``, the options that apply (in the spec's order);
+    ``confidence``: per option of the spec, the posterior probability (0..1) of its decided side (applies or not)."""
+
+    labels: list[str]
+    confidence: dict[str, float]
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class ConsensusBox(Model):
+    """One fused box of a :class:`BoxConsensus`: its class and rectangle in pixels (``x``, ``y``: top left),
+    ``confidence`` P(an object of this class, here) (0..1), ``support`` the labelers whose box is in its cluster."""
+
+    label: str
+    x: float
+    y: float
+    w: float
+    h: float
+    confidence: float
+    support: int
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class BoxConsensus(Model):
+    """``bounding_box``: the fused boxes (possibly none)."""
+
+    boxes: list[ConsensusBox]
+    extra: dict[str, Any] = _extra()
+
+    def __iter__(self) -> Iterator[ConsensusBox]:
+        return iter(self.boxes)
+
+
+@dataclass
+class ConsensusSpan(Model):
+    """One span of a :class:`SpanConsensus`: code points ``start`` to ``end`` (exclusive) of the task's
+    ``data_text`` (``text[start:end]`` in Python), its entity type ``label``, ``confidence`` P(this exact extent
+    and type) (0..1)."""
+
+    start: int
+    end: int
+    label: str
+    confidence: float
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class SpanConsensus(Model):
+    """``text_span``: the agreed spans in text order (possibly none)."""
+
+    spans: list[ConsensusSpan]
+    extra: dict[str, Any] = _extra()
+
+    def __iter__(self) -> Iterator[ConsensusSpan]:
+        return iter(self.spans)
+
+
+#: The consensus of a task of a reserved type (None for single choice, whose consensus is ``consensus_label``).
+Consensus = Union[MultiLabelConsensus, BoxConsensus, SpanConsensus]
+
+
+def consensus_from_dict(data: Mapping[str, Any] | None) -> Consensus | None:
+    """The typed consensus of a JSON object: :class:`MultiLabelConsensus` (``labels``), :class:`BoxConsensus`
+    (``boxes``) or :class:`SpanConsensus` (``spans``); None for None. Raises ValueError for another shape and
+    KeyError naming a missing field."""
+    if data is None:
+        return None
+    if "labels" in data:
+        return MultiLabelConsensus.from_dict(data)
+    if "boxes" in data:
+        return BoxConsensus.from_dict(data)
+    if "spans" in data:
+        return SpanConsensus.from_dict(data)
+    raise ValueError(f"not a consensus (no labels, boxes or spans): {sorted(data)}")
+
+
 @dataclass
 class Task(Model):
     """``GET /v1/tasks/{id}``: a task and, once decided, its outcome.
 
     ``status``: pending → labeling → settling → settled, or canceled. ``confidence`` is the calibrated
-    posterior (0..1) of ``consensus_label``; ``posterior`` maps each option to its probability;
-    ``webhook_status`` is pending/delivered/failed (None without a webhook).
+    posterior (0..1) of ``consensus_label``; ``posterior`` maps each option to its probability (empty for
+    ``bounding_box`` and ``text_span``); ``webhook_status`` is pending/delivered/failed (None without a webhook).
+    A reserved type's task also has ``consensus`` once decided (:data:`Consensus`), ``gold_answer`` (a gold
+    task's answer body) and, for ``text_span``, ``data_text`` (None while it is fetched from ``data_url``).
     """
 
     task_id: str
@@ -317,6 +431,9 @@ class Task(Model):
     settled_at: str | None = None
     canceled_at: str | None = None
     webhook_status: str | None = None
+    consensus: Consensus | None = None
+    gold_answer: dict[str, Any] | None = None
+    data_text: str | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -365,8 +482,10 @@ class TaskResult(Model):
 
     ``resolution``: ``consensus``, ``confidence`` or ``max_labels``; ``label_counts``: labels per option;
     ``posterior``: option → probability (0..1); ``confidence`` = ``posterior[consensus_label]``.
-    ``consensus`` is the typed consensus answer of the multi-label, bounding-box and text-span task
-    types (None for single choice).
+    ``consensus`` is the typed consensus of the reserved task types (:class:`MultiLabelConsensus`,
+    :class:`BoxConsensus`, :class:`SpanConsensus`; None for single choice); ``consensus_label`` is then its
+    canonical JSON without the confidences. A consensus of a shape this client does not know (a newer
+    gateway's) is kept as its dict.
     """
 
     task_id: str
@@ -379,7 +498,7 @@ class TaskResult(Model):
     posterior: dict[str, float] | None = None
     labels_collected: int | None = None
     settled_at: str | None = None
-    consensus: Any = None
+    consensus: Consensus | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -415,8 +534,9 @@ class Batch(Model):
 
 @dataclass
 class Claim(Model):
-    """``POST /v1/labeling/claims`` 201: label the task before ``expires_at``. ``view_url`` is a presigned
-    GET (at most 15 minutes) of a private ``s3://``/``gs://`` item."""
+    """``POST /v1/labeling/claims`` 201: label the task before ``expires_at`` with the answer of its
+    ``task_type``. ``view_url`` is a presigned GET (at most 15 minutes) of a private ``s3://``/``gs://`` item;
+    ``data_text`` is a ``text_span`` task's text (spans count its code points)."""
 
     claim_id: str
     task_id: str
@@ -425,13 +545,15 @@ class Claim(Model):
     expires_at: str
     task_type: str | None = None
     view_url: str | None = None
+    data_text: str | None = None
     extra: dict[str, Any] = _extra()
 
 
 @dataclass
 class RecordedLabel(Model):
     """``POST /v1/labeling/claims/{id}/label`` 201. ``labels_needed`` is 0 exactly when this label decided
-    the task; otherwise the most labels it may still take."""
+    the task; otherwise the most labels it may still take. ``label`` is the option chosen, or for a reserved
+    type the canonical JSON of ``answer`` (the answer body as recorded, its parts in canonical order)."""
 
     label_id: str
     claim_id: str
@@ -439,6 +561,7 @@ class RecordedLabel(Model):
     created_at: str
     labels_needed: int
     label: Any = None
+    answer: dict[str, Any] | None = None
     extra: dict[str, Any] = _extra()
 
 

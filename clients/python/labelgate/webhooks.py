@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union, cast
 
 from .errors import SignatureVerificationError
+from .models import Consensus, consensus_from_dict
 
 __all__ = [
     "DEFAULT_TOLERANCE_S",
@@ -55,8 +56,11 @@ class TaskSettledEvent:
     ``confidence`` is the calibrated probability (0..1) of ``consensus_label``; ``settled_at`` and
     ``timestamp`` (this attempt) are ISO 8601 UTC strings; ``ledger_txid`` is the settlement's
     transaction id (``0x`` + 64 hex). ``event_id`` (``X-SVC-Event-Id``) and ``delivery_attempt``
-    (``X-SVC-Delivery-Attempt``) are None when those headers were not passed. Unknown body fields
-    (the API grows, e.g. ``consensus`` of the typed task kinds) are kept in ``extra``.
+    (``X-SVC-Delivery-Attempt``) are None when those headers were not passed. ``consensus`` is the typed
+    consensus of a reserved task type (:class:`labelgate.models.MultiLabelConsensus`, ``BoxConsensus`` or
+    ``SpanConsensus``; ``consensus_label`` is then its canonical JSON without the confidences), None for single
+    choice. Unknown body fields (the API grows) are kept in ``extra``, and so is a ``consensus`` of a shape
+    this client does not know.
     """
 
     event: str
@@ -68,11 +72,14 @@ class TaskSettledEvent:
     timestamp: str
     event_id: str | None = None
     delivery_attempt: int | None = None
+    consensus: Consensus | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The body as sent (known fields and ``extra``), without the header values."""
         d = {k: getattr(self, k) for k in ("event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp")}
+        if self.consensus is not None:
+            d["consensus"] = self.consensus.to_dict()
         d.update(self.extra)
         return d
 
@@ -245,7 +252,10 @@ def construct_event(
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not math.isfinite(confidence):
         raise SignatureVerificationError("malformed_body", "confidence is not a number")
     attempt = _header(headers, "X-SVC-Delivery-Attempt")
-    known = ("event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp")
+    known = ["event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp"]
+    consensus = _consensus(body.get("consensus"))
+    if consensus is not None:
+        known.append("consensus")
     return TaskSettledEvent(
         event=body["event"],
         task_id=body["task_id"],
@@ -256,5 +266,17 @@ def construct_event(
         timestamp=body["timestamp"],
         event_id=_header(headers, "X-SVC-Event-Id"),
         delivery_attempt=int(attempt) if attempt is not None and attempt.strip().isdigit() else None,
+        consensus=consensus,
         extra={k: v for k, v in body.items() if k not in known},
     )
+
+
+def _consensus(value: Any) -> Consensus | None:
+    """The typed consensus of a body's ``consensus``; None when absent, or of a shape this client does not
+    know (a newer gateway's: the caller keeps it in ``extra``)."""
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        return consensus_from_dict(cast("Mapping[str, Any]", value))
+    except (KeyError, ValueError):
+        return None

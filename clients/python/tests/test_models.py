@@ -22,7 +22,7 @@ SETTLED = {
     "settlement": {"ledger": "local", "ledger_txid": "0x" + "9f" * 32, "sequence": 4, "prev_hash": "0" * 64,
                    "recorded_at": "2026-03-14T09:41:07.120Z", "anchor_note": "new"},
     # fields of a newer gateway (DESIGN §12 typed task kinds)
-    "consensus": {"labels": [{"label": "cat", "confidence": 0.97}, {"label": "dog", "confidence": 0.91}]},
+    "consensus": {"labels": ["cat", "dog"], "confidence": {"cat": 0.97, "dog": 0.91}},
     "label_posteriors": {"cat": 0.97, "dog": 0.91},
 }  # fmt: skip
 
@@ -31,7 +31,8 @@ class ModelsTest(unittest.TestCase):
     def test_unknown_fields_are_kept_and_given_back(self) -> None:
         r = TaskResult.from_dict(SETTLED)
         self.assertEqual(r.settlement.ledger_txid, "0x" + "9f" * 32)
-        self.assertEqual(r.consensus["labels"][0]["label"], "cat")
+        assert isinstance(r.consensus, models.MultiLabelConsensus)
+        self.assertEqual((r.consensus.labels, r.consensus.confidence["dog"]), (["cat", "dog"], 0.91))
         self.assertEqual(r.extra, {"label_posteriors": {"cat": 0.97, "dog": 0.91}})
         self.assertEqual(r.settlement.extra, {"anchor_note": "new"})
         self.assertIsNone(r.settlement.chain_id)
@@ -47,7 +48,8 @@ class ModelsTest(unittest.TestCase):
         rec = TaskResult.from_dict(SETTLED).to_record()
         self.assertEqual(rec["settlement.ledger_txid"], "0x" + "9f" * 32)
         self.assertEqual(rec["posterior.cat"], 0.9)
-        self.assertEqual(rec["consensus.labels"][1]["label"], "dog")  # lists stay values
+        self.assertEqual(rec["consensus.labels"], ["cat", "dog"])  # lists stay values
+        self.assertEqual(rec["consensus.confidence.dog"], 0.91)
         self.assertNotIn("settlement", rec)
         line = {"task_id": "tsk_1", "source": {"source-ref": "s3://b/1.jpg", "meta": {"k": 1}}, "confidence": None}
         self.assertEqual(models.flatten(line), {"task_id": "tsk_1", "source.source-ref": "s3://b/1.jpg", "source.meta.k": 1, "confidence": None})
@@ -61,6 +63,31 @@ class ModelsTest(unittest.TestCase):
         assert task.label_spec is not None
         self.assertEqual(task.label_spec.classes, ["car"])
         self.assertEqual(task.extra, {"brand_new": 1})
+
+    def test_typed_consensus_of_each_type(self) -> None:
+        box = {"label": "car", "x": 100.5, "y": 50, "w": 200, "h": 100, "confidence": 0.93, "support": 2}
+        r = TaskResult.from_dict({**SETTLED, "consensus": {"boxes": [box]}, "posterior": {}})
+        assert isinstance(r.consensus, models.BoxConsensus)
+        (b,) = list(r.consensus)
+        self.assertEqual((b.label, b.x, b.w, b.support, b.confidence), ("car", 100.5, 200, 2, 0.93))
+        self.assertEqual(r.to_dict()["consensus"], {"boxes": [box]})
+        span = {"start": 2, "end": 9, "label": "DRUG", "confidence": 0.88}
+        t = Task.from_dict({"task_id": "tsk_1", "status": "settled", "task_type": "text_span", "data_url": "https://x/1.txt",
+                            "created_at": "2026-03-14T09:26:53.589Z", "data_text": "😀 Aspirin", "consensus": {"spans": [span]},
+                            "gold_answer": None})  # fmt: skip
+        assert isinstance(t.consensus, models.SpanConsensus) and t.data_text is not None
+        (s,) = list(t.consensus)
+        self.assertEqual(t.data_text[s.start : s.end], "Aspirin")  # code points are str indices
+        self.assertEqual(models.consensus_from_dict({"spans": []}), models.SpanConsensus(spans=[]))
+        self.assertIsNone(models.consensus_from_dict(None))
+        with self.assertRaises(ValueError):
+            models.consensus_from_dict({"polygons": []})
+        # single choice: no consensus object; an unknown shape is kept as sent
+        self.assertIsNone(TaskResult.from_dict({k: v for k, v in SETTLED.items() if k != "consensus"}).consensus)
+        self.assertEqual(TaskResult.from_dict({**SETTLED, "consensus": {"polygons": [1]}}).consensus, {"polygons": [1]})
+        claim = Claim.from_dict({"claim_id": "clm_1", "task_id": "tsk_1", "data_url": "https://x/1.txt", "expires_at": "2026-03-14T09:26:53.589Z",
+                                 "task_type": "text_span", "label_spec": {"question": "q", "entity_types": ["DRUG"]}, "data_text": "abc"})  # fmt: skip
+        self.assertEqual((claim.data_text, claim.label_spec.entity_types), ("abc", ["DRUG"]))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import json
 import time
 import unittest
 
-from labelgate import webhooks
+from labelgate import models, webhooks
 from labelgate.errors import SignatureVerificationError
 from labelgate.webhooks import TaskSettledEvent, construct_event, sign_payload, verify_signature
 
@@ -44,7 +44,17 @@ class ConstructEventTest(unittest.TestCase):
         self.assertIsInstance(event, TaskSettledEvent)
         self.assertEqual((event.task_id, event.consensus_label, event.confidence), ("tsk_7Hq2Lx9VbN4sKd1Pz8WmYt", "cat", 0.9846))
         self.assertEqual((event.event_id, event.delivery_attempt), ("evt_1", 2))
-        self.assertEqual(event.extra, {"consensus": {"labels": ["cat"]}})  # unknown fields kept
+        self.assertEqual(event.extra, {"consensus": {"labels": ["cat"]}})  # a shape this client does not know: kept
+        self.assertIsNone(event.consensus)
+        self.assertEqual(event.to_dict(), json.loads(raw))
+
+    def test_typed_consensus_of_a_reserved_type(self) -> None:
+        consensus = {"boxes": [{"label": "car", "x": 101.5, "y": 51, "w": 198, "h": 99, "confidence": 0.91, "support": 2}]}
+        raw = body(consensus_label='{"boxes":[{"label":"car","x":101.5,"y":51,"w":198,"h":99}]}', consensus=consensus, later=1)
+        event = construct_event(raw, sign_payload(raw, SECRET), SECRET, now=NOW)
+        assert isinstance(event.consensus, models.BoxConsensus)
+        self.assertEqual([(b.label, b.x, b.support) for b in event.consensus], [("car", 101.5, 2)])
+        self.assertEqual(event.extra, {"later": 1})
         self.assertEqual(event.to_dict(), json.loads(raw))
 
     def test_headers_of_any_shape(self) -> None:

@@ -4,16 +4,22 @@
  *
  * CSV columns (header row required; empty cells count as absent):
  * - `data_url` (required)
- * - `question`, `options` (required unless given with --question/--options); `options` separated by `|`
- * - `type` (default --type, else `image_classification`)
+ * - `type` (default --type, else `image_classification`; DESIGN §12: `multi_label_classification`, `bounding_box`,
+ *   `text_span` or any other value for single choice)
+ * - `question` and the choices of the type (required unless given with --question and the matching flag), each
+ *   separated by `|`: `options` (single choice, `multi_label_classification`), `classes` (`bounding_box`),
+ *   `entity_types` (`text_span`)
+ * - `data_text` (`text_span`: the text to mark, spans count its code points; quote the cell to keep edge spaces;
+ *   without it the gateway fetches `data_url`)
  * - `consensus_threshold`, `max_labels`, `min_labels` (integers), `confidence_target` (a number in 0.5..0.999)
- * - `gold_label` (one of the options: a gold task), or the column named by `--gold-column`
+ * - `gold_label` (single choice: one of the options: a gold task), `gold_answer` (a reserved type: the answer body
+ *   as JSON, e.g. `{"labels":["red"]}`: a gold task), or the column named by `--gold-column` (either, by type)
  * - `callback_url`, `idempotency_key`
  * - `metadata` (a JSON object), and `metadata.<name>` columns (each a string field of `metadata`)
  * Any other column is an error (a typo would otherwise be dropped silently).
  */
 
-import type { TaskRequest } from "@labelgate/sdk";
+import { isReservedTaskType, type TaskRequest } from "@labelgate/sdk";
 import { parse } from "csv-parse/sync";
 
 /** A task read from a file, with the 1-based line where it starts. */
@@ -26,13 +32,21 @@ export interface InputTask {
 export interface TaskDefaults {
   type?: string;
   question?: string;
+  /** single choice and `multi_label_classification` */
   options?: string[];
+  /** `bounding_box` */
+  classes?: string[];
+  /** `text_span` */
+  entity_types?: string[];
   consensus_threshold?: number;
   max_labels?: number;
   confidence_target?: number;
   min_labels?: number;
   callback_url?: string;
-  /** the CSV column or JSONL field whose non-empty value is the task's `gold_label` (it is not sent as such) */
+  /**
+   * the CSV column or JSONL field whose non-empty value is the task's `gold_label` (single choice) or `gold_answer`
+   * (a reserved type: an answer body, as JSON text in a CSV cell) (it is not sent as such)
+   */
   goldColumn?: string;
 }
 
@@ -61,22 +75,58 @@ export function splitOptions(value: string): string[] {
 
 const DEFAULT_TYPE = "image_classification";
 
+/** The label_spec field holding a type's choices: `classes` (bounding_box), `entity_types` (text_span), else `options`. */
+export function choicesFieldOf(type: string): "options" | "classes" | "entity_types" {
+  if (type === "bounding_box") return "classes";
+  if (type === "text_span") return "entity_types";
+  return "options";
+}
+
+/** The flag or column naming a type's choices, for messages (`options`, `classes`, `entity_types`). */
+const choicesFlag = (field: "options" | "classes" | "entity_types") => `--${field.replace("_", "-")}`;
+
+/**
+ * A gold value of a reserved type's task: an answer body, or its JSON text (a CSV cell).
+ * @throws InputError naming the line and `what` when it is not a JSON object
+ */
+export function parseGoldAnswer(value: unknown, what: string, line: number): Record<string, unknown> {
+  let parsed = value;
+  if (typeof value === "string") {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new InputError(`line ${line}: ${what} must be an answer body as JSON, e.g. {"labels":["a"]}`);
+    }
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new InputError(`line ${line}: ${what} must be an answer body (a JSON object), e.g. {"boxes":[...]}`);
+  return parsed as Record<string, unknown>;
+}
+
 function withDefaults(raw: Record<string, unknown>, defaults: TaskDefaults, line: number): TaskRequest {
   const task: Record<string, unknown> = { ...raw };
-  if (defaults.goldColumn !== undefined && defaults.goldColumn !== "gold_label") {
+  task.type ??= defaults.type ?? DEFAULT_TYPE;
+  const type = String(task.type);
+  const reserved = isReservedTaskType(type);
+  if (defaults.goldColumn !== undefined && defaults.goldColumn !== "gold_label" && defaults.goldColumn !== "gold_answer") {
     const gold = task[defaults.goldColumn];
     delete task[defaults.goldColumn];
     if (gold !== undefined && gold !== null && gold !== "") {
-      if (typeof gold !== "string") throw new InputError(`line ${line}: ${defaults.goldColumn} must be a string (an option)`);
-      task.gold_label = gold;
+      if (reserved) task.gold_answer = parseGoldAnswer(gold, defaults.goldColumn, line);
+      else if (typeof gold !== "string") throw new InputError(`line ${line}: ${defaults.goldColumn} must be a string (an option)`);
+      else task.gold_label = gold;
     }
   }
-  task.type ??= defaults.type ?? DEFAULT_TYPE;
+  if (typeof task.gold_answer === "string") task.gold_answer = parseGoldAnswer(task.gold_answer, "gold_answer", line);
   if (task.label_spec === undefined) {
-    if (!defaults.question || !defaults.options) {
-      throw new InputError(`line ${line}: no label_spec (give question and options columns, or --question and --options)`);
+    const field = choicesFieldOf(type);
+    const choices = defaults[field];
+    if (!defaults.question || !choices) {
+      throw new InputError(
+        `line ${line}: no label_spec (give question and ${field} columns, or --question and ${choicesFlag(field)}; type ${type})`,
+      );
     }
-    task.label_spec = { question: defaults.question, options: defaults.options };
+    task.label_spec = { question: defaults.question, [field]: choices };
   }
   if (task.consensus_threshold === undefined && defaults.consensus_threshold !== undefined)
     task.consensus_threshold = defaults.consensus_threshold;
@@ -113,6 +163,10 @@ const CSV_COLUMNS = new Set([
   "data_url",
   "question",
   "options",
+  "classes",
+  "entity_types",
+  "data_text",
+  "gold_answer",
   "type",
   "consensus_threshold",
   "max_labels",
@@ -187,14 +241,22 @@ export function parseCsv(text: string, defaults: TaskDefaults = {}): InputTask[]
         }
         case "question":
         case "options":
+        case "classes":
+        case "entity_types":
           break;
         default:
           task[column] = value;
       }
     }
+    // the type's choices column (options, classes or entity_types), else its flag
+    const type = record.type || defaults.type || DEFAULT_TYPE;
+    const field = choicesFieldOf(type);
+    for (const other of ["options", "classes", "entity_types"] as const) {
+      if (other !== field && record[other]) throw new InputError(`line ${line}: a ${type} task takes ${field}, not ${other}`);
+    }
     const question = record.question || defaults.question;
-    const options = record.options ? splitOptions(record.options) : defaults.options;
-    if (question && options) task.label_spec = { question, options };
+    const choices = record[field] ? splitOptions(record[field]) : defaults[field];
+    if (question && choices) task.label_spec = { question, [field]: choices };
     if (hasMetadata) task.metadata = metadata;
     return { line, task: withDefaults(task, defaults, line) };
   });

@@ -1,14 +1,34 @@
 /**
- * The `labelgate` command line (commander): submit task files, create/watch/export manifest jobs, read
- * tasks and results, verify a settlement on the chain. Data goes to stdout (JSON), progress bars and messages to stderr. `run()` never
+ * The `labelgate` command line (commander): submit task files, create one task of any type (DESIGN §12), create/
+ * watch/export manifest jobs, read tasks and results (with the consensus of a reserved type), claim and label tasks
+ * as a labeler (an option or an answer body as JSON), verify a settlement on the chain. Data goes to stdout (JSON), progress bars and messages to stderr. `run()` never
  * exits the process: it returns the exit code (0 ok, 1 failed, 2 usage) so main.ts owns `process.exit`.
  */
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { readFile } from "node:fs/promises";
-import { type Job, LabelgateClient, LabelgateError, PayloadTooLargeError, ValidationError, verifySettlement } from "@labelgate/sdk";
+import {
+  type AnswerBody,
+  type Job,
+  LabelgateClient,
+  LabelgateError,
+  PayloadTooLargeError,
+  type TaskRequest,
+  type TaskResult,
+  ValidationError,
+  verifySettlement,
+} from "@labelgate/sdk";
 import cliProgress from "cli-progress";
-import { formatOf, InputError, type InputFormat, type InputTask, parseTasks, splitOptions, type TaskDefaults } from "./input";
+import {
+  choicesFieldOf,
+  formatOf,
+  InputError,
+  type InputFormat,
+  type InputTask,
+  parseTasks,
+  splitOptions,
+  type TaskDefaults,
+} from "./input";
 
 /** Where the CLI writes, and the defaults main.ts read from the environment. */
 export interface CliIo {
@@ -16,6 +36,8 @@ export interface CliIo {
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** LABELGATE_API_KEY */
   apiKey?: string;
+  /** LABELGATE_LABELER_KEY: the labeler key (`lk_…`) of the `labeler` commands */
+  labelerKey?: string;
   /** LABELGATE_URL */
   url?: string;
   /** LABELGATE_RPC_URL (else EVM_RPC_URL): JSON-RPC endpoint of the chain settlements are anchored on (`verify`) */
@@ -62,6 +84,54 @@ function policyFlags(o: Record<string, string | undefined>) {
   };
 }
 
+/** The choices flags of a label_spec, by its field. */
+const CHOICE_FLAGS = { options: "--options", classes: "--classes", entity_types: "--entity-types" } as const;
+
+/**
+ * The label_spec of `type` from --question and the type's choices flag (--options for single choice and
+ * multi_label_classification, --classes for bounding_box, --entity-types for text_span; each separated by |).
+ * @throws CliError (exit 2) when the question or the type's flag is missing, or another type's flag is given
+ */
+function labelSpecFlags(type: string, o: Record<string, string | undefined>): Record<string, unknown> {
+  const field = choicesFieldOf(type);
+  const keys = { options: "options", classes: "classes", entity_types: "entityTypes" } as const;
+  for (const other of Object.keys(CHOICE_FLAGS) as (keyof typeof CHOICE_FLAGS)[]) {
+    if (other !== field && o[keys[other]] !== undefined)
+      throw new CliError(`a ${type} task takes ${CHOICE_FLAGS[field]}, not ${CHOICE_FLAGS[other]}`, 2);
+  }
+  const choices = o[keys[field]];
+  if (o.question === undefined || choices === undefined)
+    throw new CliError(`a ${type} task needs --question and ${CHOICE_FLAGS[field]}`, 2);
+  return { question: o.question, [field]: splitOptions(choices) };
+}
+
+/** A JSON flag's value (`--gold-answer`, an answer body): the parsed object. @throws CliError (exit 2) naming the flag */
+function jsonObjectFlag(value: string, name: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new CliError(`${name} is not valid JSON (${err instanceof Error ? err.message : String(err)})`, 2);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new CliError(`${name} must be a JSON object (an answer body, e.g. {"labels":["a"]})`, 2);
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * What `result --consensus` prints: a reserved type's `consensus` (the answer's shape, a confidence per part), or
+ * `{label, confidence}` for single choice; the progress while the task is open.
+ */
+export function consensusView(result: TaskResult): unknown {
+  if (result.status !== "settled") return result;
+  return {
+    task_id: result.task_id,
+    consensus_label: result.consensus_label,
+    confidence: result.confidence,
+    consensus: result.consensus ?? { label: result.consensus_label, confidence: result.confidence },
+  };
+}
+
 /** An optional flag's value: undefined when absent, null for "none" (clears a setting), else parsed. */
 function setting<T>(value: string | undefined, parse: (v: string) => T): T | null | undefined {
   if (value === undefined) return undefined;
@@ -100,6 +170,7 @@ async function buildProgram(io: CliIo) {
   const program = new Command("labelgate")
     .description("labelgate: submit labeling tasks, follow manifest jobs, fetch results")
     .option("--api-key <key>", "customer API key (default: LABELGATE_API_KEY)")
+    .option("--labeler-key <key>", "labeler key of the labeler commands (default: LABELGATE_LABELER_KEY)")
     .option("--url <url>", `gateway base URL (default: LABELGATE_URL, else ${DEFAULT_URL})`)
     .option("--max-attempts <n>", "attempts per request, retries of 429/503 included", "4")
     .showHelpAfterError()
@@ -117,26 +188,44 @@ async function buildProgram(io: CliIo) {
     });
   };
 
+  const labelerClient = (): LabelgateClient => {
+    const opts = program.opts<{ labelerKey?: string; url?: string; maxAttempts: string }>();
+    const labelerKey = opts.labelerKey ?? io.labelerKey;
+    if (!labelerKey) throw new CliError("no labeler key: pass --labeler-key or set LABELGATE_LABELER_KEY", 2);
+    return new LabelgateClient({
+      baseUrl: opts.url ?? io.url ?? DEFAULT_URL,
+      labelerKey,
+      maxAttempts: positiveInt(opts.maxAttempts, "--max-attempts"),
+    });
+  };
+
   program
     .command("submit")
     .summary("submit a JSONL or CSV file of tasks in batches (a rerun creates no duplicates)")
     .description(
       "submit every task of a JSONL or CSV file, in batches; a rerun of the same file creates no duplicates.\n" +
-        "JSONL: one POST /v1/tasks body per line. CSV columns: data_url, question, options (separated by |), type,\n" +
-        "consensus_threshold, max_labels, confidence_target, min_labels, gold_label, callback_url, idempotency_key,\n" +
-        "metadata (JSON object), metadata.<name>. A task with a gold label is a gold task (it measures the labelers).\n" +
+        "JSONL: one POST /v1/tasks body per line. CSV columns: data_url, type, question, the type's choices separated\n" +
+        "by | (options: single choice and multi_label_classification; classes: bounding_box; entity_types: text_span),\n" +
+        "data_text (text_span), consensus_threshold, max_labels, confidence_target, min_labels, gold_label (single\n" +
+        "choice), gold_answer (reserved types: the answer body as JSON), callback_url, idempotency_key, metadata (JSON\n" +
+        "object), metadata.<name>. A task with a gold label or answer is a gold task (it measures the labelers).\n" +
         "Prints one JSON line per task: {line, task_id, batch_id}.",
     )
     .argument("<file>", "tasks file (.jsonl or .csv)")
     .addOption(new Option("--format <format>", "file format (default: by extension)").choices(["jsonl", "csv"]))
     .option("--type <type>", "task type for tasks without one", "image_classification")
     .option("--question <text>", "question for tasks without a label_spec")
-    .option("--options <list>", "options for tasks without a label_spec, separated by |")
+    .option("--options <list>", "options for tasks without a label_spec, separated by | (single choice, multi_label_classification)")
+    .option("--classes <list>", "classes for bounding_box tasks without a label_spec, separated by |")
+    .option("--entity-types <list>", "entity types for text_span tasks without a label_spec, separated by |")
     .option("--threshold <n>", "consensus_threshold for tasks without one")
     .option("--max-labels <n>", "max_labels for tasks without one")
     .option("--confidence-target <p>", "confidence_target (0.5..0.999: the confidence policy) for tasks without one")
     .option("--min-labels <n>", "min_labels for tasks without one")
-    .option("--gold-column <name>", "CSV column / JSONL field holding gold labels: a row with a value is a gold task")
+    .option(
+      "--gold-column <name>",
+      "CSV column / JSONL field holding gold labels (an answer body as JSON for a reserved type): a row with a value is a gold task",
+    )
     .option("--callback-url <url>", "callback_url for tasks without one")
     .option("--batch-size <n>", `tasks per request (1..${MAX_CHUNK})`, String(MAX_CHUNK))
     .action(async (file: string, o: Record<string, string | undefined>) => {
@@ -146,6 +235,8 @@ async function buildProgram(io: CliIo) {
         type: o.type,
         question: o.question,
         options: o.options === undefined ? undefined : splitOptions(o.options),
+        classes: o.classes === undefined ? undefined : splitOptions(o.classes),
+        entity_types: o.entityTypes === undefined ? undefined : splitOptions(o.entityTypes),
         ...policyFlags(o),
         callback_url: o.callbackUrl,
         goldColumn: o.goldColumn,
@@ -196,8 +287,14 @@ async function buildProgram(io: CliIo) {
     .description("create a manifest job; prints {job_id, status, created_at}")
     .argument("<manifest_url>", "s3://bucket/key, gs://bucket/key or https://... (JSONL with data_url or source-ref per line)")
     .requiredOption("--question <text>", "the question of every task")
-    .requiredOption("--options <list>", "the options, separated by |")
-    .option("--type <type>", "task type", "image_classification")
+    .option("--options <list>", "the options, separated by | (single choice, multi_label_classification)")
+    .option("--classes <list>", "bounding_box: the classes, separated by |")
+    .option("--entity-types <list>", "text_span: the entity types, separated by | (each line's text is fetched from its data_url)")
+    .option(
+      "--type <type>",
+      "task type (multi_label_classification, bounding_box, text_span; any other: single choice)",
+      "image_classification",
+    )
     .option("--threshold <n>", "consensus_threshold (default 3)")
     .option("--max-labels <n>", "max_labels (default 2t+1)")
     .option("--confidence-target <p>", "confidence_target of every task (0.5..0.999: the confidence policy)")
@@ -206,6 +303,8 @@ async function buildProgram(io: CliIo) {
     .option("--output-url <url>", "s3:// or gs:// URL to write the export to as well")
     .option("--credentials <file>", "JSON file: {access_key_id, secret_access_key, region, endpoint?} or {service_account_json}")
     .action(async (manifestUrl: string, o: Record<string, string | undefined>) => {
+      const type = o.type ?? "image_classification";
+      const labelSpec = labelSpecFlags(type, o);
       const lg = client();
       let credentials: Record<string, unknown> | undefined;
       if (o.credentials) {
@@ -217,8 +316,8 @@ async function buildProgram(io: CliIo) {
       }
       const created = await lg.jobs.create({
         manifest_url: manifestUrl,
-        label_spec: { question: o.question ?? "", options: splitOptions(o.options ?? "") },
-        type: o.type,
+        label_spec: labelSpec,
+        type,
         ...policyFlags(o),
         callback_url: o.callbackUrl,
         output_url: o.outputUrl,
@@ -327,6 +426,57 @@ async function buildProgram(io: CliIo) {
 
   const task = program.command("task").description("tasks");
   task
+    .command("create")
+    .summary("create one task of any type; prints {task_id, status, ...}")
+    .description(
+      "create one task (POST /v1/tasks). --type picks the label_spec (DESIGN §12): single choice (any type but the\n" +
+        "reserved ones) and multi_label_classification take --options, bounding_box --classes, text_span --entity-types\n" +
+        "(each separated by |) and the text to mark (--data-text or --data-text-file; without either the gateway\n" +
+        "fetches data_url). A gold task: --gold-label (single choice) or --gold-answer (a reserved type's answer body\n" +
+        'as JSON, e.g. \'{"boxes":[{"label":"car","x":10,"y":20,"w":30,"h":40}]}\').',
+    )
+    .requiredOption("--data-url <url>", "the item: http(s)://, s3:// or gs:// URL")
+    .requiredOption("--question <text>", "the question")
+    .option("--type <type>", "multi_label_classification, bounding_box, text_span, or any other (single choice)", "image_classification")
+    .option("--options <list>", "single choice, multi_label_classification: the options, separated by |")
+    .option("--classes <list>", "bounding_box: the classes, separated by |")
+    .option("--entity-types <list>", "text_span: the entity types, separated by |")
+    .option("--data-text <text>", "text_span: the text to mark (spans count its code points)")
+    .option("--data-text-file <file>", "text_span: read the text to mark from this UTF-8 file (as is, no trimming)")
+    .option("--gold-label <option>", "single choice: the true option (a gold task)")
+    .option("--gold-answer <json>", "a reserved type: the true answer body as JSON (a gold task)")
+    .option("--threshold <n>", "consensus_threshold")
+    .option("--max-labels <n>", "max_labels")
+    .option("--confidence-target <p>", "confidence_target (0.5..0.999: the confidence policy)")
+    .option("--min-labels <n>", "min_labels (confidence policy)")
+    .option("--callback-url <url>", "callback_url (needs an active webhook)")
+    .option("--idempotency-key <key>", "idempotency_key: the same key answers the same task")
+    .action(async (o: Record<string, string | undefined>) => {
+      const type = o.type ?? "image_classification";
+      const body: Record<string, unknown> = {
+        type,
+        data_url: o.dataUrl,
+        label_spec: labelSpecFlags(type, o),
+        ...policyFlags(o),
+        callback_url: o.callbackUrl,
+        idempotency_key: o.idempotencyKey,
+      };
+      if (o.dataText !== undefined && o.dataTextFile !== undefined) throw new CliError("give --data-text or --data-text-file, not both", 2);
+      if (o.dataTextFile !== undefined) {
+        try {
+          body.data_text = await readFile(o.dataTextFile, "utf8");
+        } catch (err) {
+          throw new CliError(`cannot read ${o.dataTextFile}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      } else if (o.dataText !== undefined) body.data_text = o.dataText;
+      if (body.data_text !== undefined && type !== "text_span")
+        throw new CliError("--data-text and --data-text-file are for text_span tasks", 2);
+      if (o.goldAnswer !== undefined) body.gold_answer = jsonObjectFlag(o.goldAnswer, "--gold-answer");
+      if (o.goldLabel !== undefined) body.gold_label = o.goldLabel;
+      for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
+      printJson(io, await client().tasks.create(body as TaskRequest));
+    });
+  task
     .command("get")
     .description("print a task")
     .argument("<task_id>")
@@ -344,19 +494,61 @@ async function buildProgram(io: CliIo) {
     .option("--wait", "poll until the task is settled")
     .option("--timeout <seconds>", "with --wait: give up after this long")
     .option("--interval <ms>", "with --wait: poll interval", "1000")
-    .action(async (taskId: string, o: { wait?: boolean; timeout?: string; interval: string }) => {
+    .option(
+      "--consensus",
+      "print only the consensus once settled: {task_id, consensus_label, confidence, consensus} (a reserved type's consensus has a confidence per part; single choice: {label, confidence})",
+    )
+    .action(async (taskId: string, o: { wait?: boolean; timeout?: string; interval: string; consensus?: boolean }) => {
       const lg = client();
+      const show = (r: TaskResult) => printJson(io, o.consensus ? consensusView(r) : r);
       if (!o.wait) {
-        printJson(io, await lg.tasks.result(taskId));
+        show(await lg.tasks.result(taskId));
         return;
       }
       const timeoutMs = o.timeout === undefined ? undefined : positiveInt(o.timeout, "--timeout") * 1000;
       try {
-        printJson(io, await lg.tasks.waitForResult(taskId, { intervalMs: positiveInt(o.interval, "--interval"), timeoutMs }));
+        show(await lg.tasks.waitForResult(taskId, { intervalMs: positiveInt(o.interval, "--interval"), timeoutMs }));
       } catch (err) {
         if (err instanceof LabelgateError) throw err;
         throw new CliError(err instanceof Error ? err.message : String(err));
       }
+    });
+
+  const labeler = program.command("labeler").description("label tasks as a labeler (--labeler-key or LABELGATE_LABELER_KEY, `lk_…`)");
+  labeler
+    .command("claim")
+    .description(
+      "claim a task (the next one of the queue, or <task_id>); prints the claim {claim_id, task_id, task_type, label_spec,\n" +
+        "data_text?, expires_at}, or null (exit 0) when there is nothing to label",
+    )
+    .argument("[task_id]", "claim this task")
+    .action(async (taskId: string | undefined) => printJson(io, await labelerClient().labeling.claim(taskId)));
+  labeler
+    .command("label")
+    .description(
+      "label a claimed task; prints the recorded label (with `answer` for a reserved type). <answer> is an option of a\n" +
+        'single-choice task, or an answer body as JSON: {"labels":[...]} (multi_label_classification),\n' +
+        '{"boxes":[{"label","x","y","w","h"}]} (bounding_box, pixels), {"spans":[{"start","end","label"}]} (text_span,\n' +
+        "code points, end exclusive). A refused answer leaves the claim open.",
+    )
+    .argument("<claim_id>")
+    .argument("[answer]", "an option, or an answer body as JSON (starts with {)")
+    .option("--answer-file <file>", "read the answer body (JSON) from this file")
+    .action(async (claimId: string, answer: string | undefined, o: { answerFile?: string }) => {
+      if ((answer === undefined) === (o.answerFile === undefined)) throw new CliError("give <answer> or --answer-file, one of them", 2);
+      let text = answer ?? "";
+      if (o.answerFile !== undefined) {
+        try {
+          text = await readFile(o.answerFile, "utf8");
+        } catch (err) {
+          throw new CliError(`cannot read ${o.answerFile}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      const body: string | AnswerBody =
+        o.answerFile !== undefined || text.trimStart().startsWith("{")
+          ? (jsonObjectFlag(text, o.answerFile !== undefined ? "--answer-file" : "<answer>") as AnswerBody)
+          : text;
+      printJson(io, await labelerClient().labeling.label(claimId, body));
     });
 
   program

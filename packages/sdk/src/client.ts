@@ -211,7 +211,10 @@ export interface WaitOptions extends RequestOptions {
 export class TasksApi extends Namespace {
   /**
    * Submits one task (202). With retries on and no key given, an `Idempotency-Key` is generated so a
-   * retried submission cannot create a second task.
+   * retried submission cannot create a second task. `task.type` picks the body's shape (DESIGN §12):
+   * `multi_label_classification` (`label_spec: {question, options}`), `bounding_box` (`{question, classes}`),
+   * `text_span` (`{question, entity_types}`, optional `data_text`), each with an optional `gold_answer` (an answer
+   * body); any other type is single choice (`{question, options}`, optional `gold_label`).
    * @throws ValidationError (400, `details`), ForbiddenError `quota exhausted`, PayloadTooLargeError, UnprocessableError (key reuse)
    */
   create(task: TaskRequest, options?: RequestOptions): Promise<TaskAccepted> {
@@ -234,7 +237,8 @@ export class TasksApi extends Namespace {
 
   /**
    * The task's result: `status: "settled"` with the consensus and its ledger record (HTTP 200), or the
-   * labeling progress (HTTP 202) while open. @throws NotFoundError, ConflictError `task canceled`
+   * labeling progress (HTTP 202) while open. A reserved type's result also carries `consensus` (the answer's
+   * shape with a confidence per part: `isMultiLabelConsensus`, `isBoxConsensus`, `isSpanConsensus` tell them apart). @throws NotFoundError, ConflictError `task canceled`
    */
   result(taskId: string, options?: RequestOptions): Promise<TaskResult> {
     return this.byId("getTaskResult", taskId, options);

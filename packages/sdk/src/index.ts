@@ -58,6 +58,20 @@ export {
 } from "./errors";
 export { type ExportFileResult, LabelgateClient, NodeJobsApi } from "./node";
 export * from "./shared-exports";
+export {
+  ANSWER_SHAPES,
+  answerShapeOf,
+  codePointLength,
+  isBoxConsensus,
+  isMultiLabelConsensus,
+  isReservedTaskType,
+  isSpanConsensus,
+  MAX_ANSWER_BYTES,
+  MAX_CHOICES,
+  MAX_PARTS,
+  MAX_TEXT_CODE_POINTS,
+  RESERVED_TASK_TYPES,
+} from "./task-types";
 export { newIdempotencyKey, parseRetryAfter } from "./transport";
 export type {
   EvmSettlement,
