@@ -46,7 +46,8 @@ function fencedBlocks(markdown: string): Block[] {
 const blocks = fencedBlocks(README);
 const KINDS = {
   twoCommands: (b: Block) => b.lang === "bash" && /^pnpm install && pnpm start\b/m.test(b.code),
-  curl: (b: Block) => b.lang === "bash" && b.code.includes("curl "),
+  curl: (b: Block) => b.lang === "bash" && b.code.includes("curl ") && !b.code.includes('"bounding_box"'),
+  typedCurl: (b: Block) => b.lang === "bash" && b.code.includes('"bounding_box"'),
   replay: (b: Block) => b.lang === "bash" && /^pnpm replay\b/m.test(b.code),
   pip: (b: Block) => b.lang === "bash" && /^pip install\b/m.test(b.code),
   python: (b: Block) => b.lang === "python",
@@ -102,8 +103,8 @@ describe("README.md, read", () => {
     expect(README).toMatch(/^## Python client$/m);
   });
 
-  it("is at most about 200 lines", () => {
-    expect(README.split("\n").length).toBeLessThanOrEqual(210);
+  it("is at most about 220 lines (200 before the task types' section)", () => {
+    expect(README.split("\n").length).toBeLessThanOrEqual(225);
   });
 
   it("names the two commands that CI and this test run", () => {
@@ -278,6 +279,19 @@ describe("README.md, run against pnpm start's process", () => {
     expect(result).toMatchObject({ status: "settled", consensus_label: "cat", resolution: "consensus", labels_collected: 1 });
     expect((result.settlement as { ledger: string; ledger_txid: string }).ledger).toBe("evm");
     expect((result.settlement as { ledger_txid: string }).ledger_txid).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("runs the box task of the task types' section in the shell of the quick start", async () => {
+    const out = await run("bash", ["-e", "-o", "pipefail", "-c", `${only("curl").code}\n${only("typedCurl").code}`], {
+      env: { LABELGATE_URL: url, ADMIN_TOKEN },
+      timeoutMs: 120_000,
+    });
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = out.stdout.trim().split("\n");
+    expect(JSON.parse(lines[lines.length - 2] as string)).toEqual({ boxes: [{ label: "car", x: 100, y: 50, w: 200, h: 100 }] });
+    expect(JSON.parse(lines[lines.length - 1] as string)).toEqual({
+      boxes: [{ label: "car", x: 100, y: 50, w: 200, h: 100, confidence: expect.any(Number), support: 1 }],
+    });
   });
 
   it("type-checks the SDK program as an ES module and runs it with pnpm exec tsx", async () => {
