@@ -36,7 +36,7 @@
  */
 import { byLabeler } from "./answers";
 import { leadingOption } from "./decision";
-import { fit } from "./fit";
+import { refit } from "./fit";
 import { minCostAssignment } from "./hungarian";
 import { confusionMatrix, emptySpace, type QualityModel, scoreTask, type Vote } from "./model";
 import type { Part } from "./parts";
@@ -439,12 +439,8 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
       }
     });
   }
-  const objects = objectTables.map((table, size) =>
-    fit(table, { previous: previous?.objects[size], maxIterations: options.maxIterations }),
-  );
-  const classModel = classTable
-    ? fit(classTable, { previous: previous?.class ?? undefined, maxIterations: options.maxIterations }).model
-    : null;
+  const objects = objectTables.map((table, size) => refit(table, previous?.objects[size], { maxIterations: options.maxIterations }));
+  const classModel = classTable ? refit(classTable, previous?.class ?? undefined, { maxIterations: options.maxIterations }).model : null;
   let boxes = 0;
   let sum = 0;
   for (const rec of localization.values()) {
@@ -468,8 +464,9 @@ export function fitBoxes(classes: number, tasks: readonly BoxTask[], options: Bo
   } else if (tasks.length > 0) {
     const perSize = objects.map((o, size) => {
       let found = 0;
+      // a refused refit keeps the previous model and has no posteriors of these tasks
       const q = o.taskPosteriors;
-      for (let t = 0; t < (objectTables[size] as LabelTable).taskCount; t++) found += q[t * 2 + 1] as number;
+      if (q) for (let t = 0; t < (objectTables[size] as LabelTable).taskCount; t++) found += q[t * 2 + 1] as number;
       let missed = 0;
       for (const ids of taskLabelers) missed += ids.reduce((p, id) => p * (1 - labelerRecall(model, id, size)), 1);
       return found / Math.max(1 - missed / tasks.length, 1e-3);

@@ -18,7 +18,7 @@
  * The stopping rule (parts.ts `decideParts`) is per option: every option decided at the target.
  */
 import { byLabeler } from "./answers";
-import { fit } from "./fit";
+import { refit } from "./fit";
 import { emptySpace, type QualityModel, scoreTask } from "./model";
 import type { Part } from "./parts";
 import { LabelTable } from "./table";
@@ -106,7 +106,7 @@ export function fitMultiLabel(k: number, tasks: readonly MultiLabelTask[], optio
   }
   return {
     k,
-    options: tables.map((table, j) => fit(table, { previous: options.previous?.options[j], maxIterations: options.maxIterations }).model),
+    options: tables.map((table, j) => refit(table, options.previous?.options[j], { maxIterations: options.maxIterations }).model),
   };
 }
 

@@ -31,7 +31,7 @@
  *    the posterior of its decoded side.
  */
 import { byLabeler } from "./answers";
-import { fit } from "./fit";
+import { refit } from "./fit";
 import { emptySpace, type QualityModel, scoreTask, type Vote } from "./model";
 import type { Part } from "./parts";
 import { LabelTable } from "./table";
@@ -255,7 +255,7 @@ export function fitSpans(types: number, tasks: readonly SpanTask[], options: Spa
   }
   return {
     types,
-    perType: tables.map((table, e) => fit(table, { previous: options.previous?.perType[e], maxIterations: options.maxIterations }).model),
+    perType: tables.map((table, e) => refit(table, options.previous?.perType[e], { maxIterations: options.maxIterations }).model),
   };
 }
 
