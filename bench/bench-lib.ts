@@ -443,7 +443,10 @@ export async function claimAndLabel(
   stats.labelMs.push(nowMs() - t1);
   if (label.status !== 201) {
     stats.errors++;
-    stats.statuses[`label ${label.status}`] = (stats.statuses[`label ${label.status}`] ?? 0) + 1;
+    // the status and the error's message (e.g. 409 "task no longer accepts labels": decided while claimed)
+    const message = (label.body as { error?: unknown } | undefined)?.error;
+    const key = `label ${label.status}${typeof message === "string" ? ` ${message}` : ""}`;
+    stats.statuses[key] = (stats.statuses[key] ?? 0) + 1;
     return false;
   }
   stats.labels++;

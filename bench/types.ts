@@ -15,8 +15,9 @@
  *    multi_label_classification, bounding_box and text_span through the gateway, the label transaction's decision and
  *    the consensus worker's settlement, `--labelers` labelers in a closed loop, `--seconds` measured per phase;
  *    `--runs` runs through every type of `--types` (single_choice always: the floor) under the threshold policy and
- *    `--confidence-runs` under the confidence policy (0 skips either); each type's ratio to single_choice of the same
- *    run; then the decision's CPU per answer of each type. Needs Postgres and Redis (BENCH_PG_URL, BENCH_REDIS_URL);
+ *    `--confidence-runs` under the confidence policy (0 skips either), single_choice before and after each run; each
+ *    type's ratio to single_choice at its time (interpolated between the single_choice phases around it); then the
+ *    decision's CPU per answer of each type. Needs Postgres and Redis (BENCH_PG_URL, BENCH_REDIS_URL);
  *    about 4 minutes with the defaults. Section "Task types: throughput (`pnpm bench:types`)". `--no-throughput`
  *    skips this part.
  */
