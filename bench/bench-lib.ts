@@ -400,8 +400,31 @@ export interface Labeler {
   key: string;
 }
 
-/** One claim + label cycle of a labeler: true when a label was recorded, false when nothing was open. */
-export async function claimAndLabel(client: JsonClient, labeler: Labeler, stats: CycleStats): Promise<boolean> {
+/** A claim as `POST /v1/labeling/claims` answers it (201), the fields an answer is made from. */
+export interface ClaimBody {
+  claim_id: string;
+  task_id: string;
+  task_type: string;
+  data_url: string;
+  label_spec: Record<string, unknown>;
+  data_text?: string;
+}
+
+/** The benches' single-choice answer: "cat" 85% of the time, else "dog". */
+export function catOrDog(): { label: string } {
+  return { label: Math.random() < 0.85 ? "cat" : "dog" };
+}
+
+/**
+ * One claim + label cycle of a labeler: true when a label was recorded, false when nothing was open.
+ * `answerOf` makes the answer body from the claim (default `catOrDog`).
+ */
+export async function claimAndLabel(
+  client: JsonClient,
+  labeler: Labeler,
+  stats: CycleStats,
+  answerOf: (claim: ClaimBody) => unknown = catOrDog,
+): Promise<boolean> {
   const t0 = nowMs();
   const claim = await client.post("/v1/labeling/claims", labeler.key, {});
   const t1 = nowMs();
@@ -415,13 +438,15 @@ export async function claimAndLabel(client: JsonClient, labeler: Labeler, stats:
     stats.statuses[`claim ${claim.status}`] = (stats.statuses[`claim ${claim.status}`] ?? 0) + 1;
     return false;
   }
-  const claimId = (claim.body as { claim_id: string }).claim_id;
-  const value = Math.random() < 0.85 ? "cat" : "dog";
-  const label = await client.post(`/v1/labeling/claims/${claimId}/label`, labeler.key, { label: value });
+  const body = claim.body as ClaimBody;
+  const label = await client.post(`/v1/labeling/claims/${body.claim_id}/label`, labeler.key, answerOf(body));
   stats.labelMs.push(nowMs() - t1);
   if (label.status !== 201) {
     stats.errors++;
-    stats.statuses[`label ${label.status}`] = (stats.statuses[`label ${label.status}`] ?? 0) + 1;
+    // the status and the error's message (e.g. 409 "task no longer accepts labels": decided while claimed)
+    const message = (label.body as { error?: unknown } | undefined)?.error;
+    const key = `label ${label.status}${typeof message === "string" ? ` ${message}` : ""}`;
+    stats.statuses[key] = (stats.statuses[key] ?? 0) + 1;
     return false;
   }
   stats.labels++;

@@ -1,22 +1,37 @@
 /**
  * `pnpm bench:types [--spans DIR] [--multilabel DIR] [--box-images 600] [--box-seeds 1,2,3] [--gold-share 0.05]
- *   [--seed 1] [--no-write]`
+ *   [--seed 1] [--throughput-only | --no-throughput] [--seconds 5] [--runs 3] [--confidence-runs 1] [--labelers 100]
+ *   [--types single_choice,multi_label_classification,bounding_box,text_span] [--log-level warn] [--no-write]`
  *
- * Consensus quality of the DESIGN §12 task types (packages/quality/bench/types-quality.ts): text_span on a
- * crowd-spans folder, multi_label_classification on a crowd-multilabel folder (each only when its folder is
- * given; there is no default), bounding_box on a generated crowd (always; `--box-images 0` skips it). Pure
- * computation, no services. Writes the section "Task types: consensus quality (`pnpm bench:types`)" of
- * docs/benchmarks.md (replaced on each run) unless --no-write; one JSON line of results on stdout, progress on
- * stderr. Throughput per type through the pipeline is a separate part (it needs the gateway and the worker).
+ * Two parts, each writing its own section of docs/benchmarks.md (replaced on each run) unless --no-write; one
+ * JSON line of results on stdout ({quality, throughput}), progress on stderr.
+ *
+ * 1. Consensus quality of the DESIGN §12 task types (packages/quality/bench/types-quality.ts): text_span on a
+ *    crowd-spans folder, multi_label_classification on a crowd-multilabel folder (each only when its folder is
+ *    given; there is no default), bounding_box on a generated crowd (always; `--box-images 0` skips it). Pure
+ *    computation, no services. Section "Task types: consensus quality (`pnpm bench:types`)". `--throughput-only`
+ *    skips this part.
+ * 2. Throughput (bench/types-throughput.ts, method in its header): answers/s of single_choice,
+ *    multi_label_classification, bounding_box and text_span through the gateway, the label transaction's decision and
+ *    the consensus worker's settlement, `--labelers` labelers in a closed loop, `--seconds` measured per phase;
+ *    `--runs` runs through every type of `--types` (single_choice always: the floor) under the threshold policy and
+ *    `--confidence-runs` under the confidence policy (0 skips either), single_choice before and after each run; each
+ *    type's ratio to single_choice at its time (interpolated between the single_choice phases around it); then the
+ *    decision's CPU per answer of each type. Needs Postgres and Redis (BENCH_PG_URL, BENCH_REDIS_URL);
+ *    about 4 minutes with the defaults. Section "Task types: throughput (`pnpm bench:types`)". `--no-throughput`
+ *    skips this part.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { renderTypesQuality, runTypesQuality, type TypesQualityOptions } from "@labelgate/quality/bench/types-quality";
+import { positiveInt } from "./measure";
+import { renderTypesThroughput, runTypesThroughput, THROUGHPUT_TYPES, type ThroughputType } from "./types-throughput";
 
 const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: consensus quality (`pnpm bench:types`)";
+const THROUGHPUT_SECTION = "## Task types: throughput (`pnpm bench:types`)";
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -36,7 +51,25 @@ export function replaceSection(markdown: string, heading: string, body: string):
   return `${markdown.slice(0, start)}${body.trimEnd()}\n${next < 0 ? "" : markdown.slice(next)}`;
 }
 
-function main(): void {
+function machineLine(seconds: number, command: string): string {
+  return (
+    `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "cpu"}), ` +
+    `Node ${process.version}, ${seconds.toFixed(0)} s: \`${command}\`.`
+  );
+}
+
+/** Writes `body` as the section `heading` of docs/benchmarks.md, or logs it with --no-write. */
+function writeSection(heading: string, body: string, noWrite: boolean): void {
+  if (noWrite) {
+    log(body);
+    return;
+  }
+  const file = path.join(ROOT, "docs/benchmarks.md");
+  writeFileSync(file, replaceSection(readFileSync(file, "utf8"), heading, body));
+  log(`wrote ${heading} to docs/benchmarks.md`);
+}
+
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       spans: { type: "string" },
@@ -45,9 +78,71 @@ function main(): void {
       "box-seeds": { type: "string", default: "1,2,3" },
       "gold-share": { type: "string", default: "0.05" },
       seed: { type: "string", default: "1" },
+      "throughput-only": { type: "boolean", default: false },
+      "no-throughput": { type: "boolean", default: false },
+      seconds: { type: "string", default: "5" },
+      runs: { type: "string", default: "3" },
+      labelers: { type: "string", default: "100" },
+      "confidence-runs": { type: "string", default: "1" },
+      types: { type: "string", default: THROUGHPUT_TYPES.join(",") },
+      "log-level": { type: "string", default: "warn" },
       "no-write": { type: "boolean", default: false },
     },
+    strict: true,
   });
+  if (values["throughput-only"] && values["no-throughput"]) throw new Error("--throughput-only and --no-throughput exclude each other");
+  const noWrite = values["no-write"];
+  const out: { quality?: unknown; throughput?: unknown } = {};
+  if (!values["throughput-only"]) out.quality = quality(values, noWrite);
+  if (!values["no-throughput"]) {
+    const types = values.types.split(",").map((t) => t.trim());
+    for (const t of types)
+      if (!(THROUGHPUT_TYPES as readonly string[]).includes(t))
+        throw new Error(`--types: one of ${THROUGHPUT_TYPES.join(", ")}, got "${t}"`);
+    const options = {
+      seconds: positiveInt(values.seconds, "seconds"),
+      runs: { threshold: count(values.runs, "runs"), confidence: count(values["confidence-runs"], "confidence-runs") },
+      labelers: positiveInt(values.labelers, "labelers"),
+      types: types as ThroughputType[],
+      logLevel: values["log-level"],
+    };
+    const result = await runTypesThroughput(options, log);
+    out.throughput = result;
+    const command = [
+      "pnpm bench:types",
+      values["throughput-only"] ? "--throughput-only" : "",
+      values.seconds !== "5" ? `--seconds ${values.seconds}` : "",
+      values.runs !== "3" ? `--runs ${values.runs}` : "",
+      values.labelers !== "100" ? `--labelers ${values.labelers}` : "",
+      values["confidence-runs"] !== "1" ? `--confidence-runs ${values["confidence-runs"]}` : "",
+      values.types !== THROUGHPUT_TYPES.join(",") ? `--types ${values.types}` : "",
+      values["log-level"] !== "warn" ? `--log-level ${values["log-level"]}` : "",
+    ]
+      .filter((s) => s !== "")
+      .join(" ");
+    const body = [
+      THROUGHPUT_SECTION,
+      "",
+      `${machineLine(result.seconds, command)} Method: bench/types-throughput.ts (header).`,
+      "",
+      ...renderTypesThroughput(result),
+    ].join("\n");
+    writeSection(THROUGHPUT_SECTION, body, noWrite);
+  }
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+/** A `--name` option that must be an integer >= 0. @throws Error naming the option */
+function count(value: string, name: string): number {
+  if (!/^\d+$/.test(value.trim())) throw new Error(`--${name} must be an integer >= 0, got "${value}"`);
+  return Number(value);
+}
+
+/** The consensus-quality part: runs it and writes its section. */
+function quality(
+  values: { spans?: string; multilabel?: string; "box-images": string; "box-seeds": string; "gold-share": string; seed: string },
+  noWrite: boolean,
+): unknown {
   const options: TypesQualityOptions = {
     spans: values.spans ? path.resolve(values.spans) : undefined,
     multilabel: values.multilabel ? path.resolve(values.multilabel) : undefined,
@@ -59,7 +154,6 @@ function main(): void {
   const started = performance.now();
   const result = runTypesQuality(options, log);
   const seconds = (performance.now() - started) / 1000;
-  process.stdout.write(`${JSON.stringify(result)}\n`);
   const command = [
     "pnpm bench:types",
     values.spans ? `--spans ${values.spans}` : "",
@@ -74,18 +168,15 @@ function main(): void {
   const body = [
     SECTION,
     "",
-    `Run ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "cpu"}), ` +
-      `Node ${process.version}, ${seconds.toFixed(0)} s: \`${command}\`. Method and sources: [docs/notes/types.md](notes/types.md).`,
+    `${machineLine(seconds, command)} Method and sources: [docs/notes/types.md](notes/types.md).`,
     "",
     ...renderTypesQuality(result, options),
   ].join("\n");
-  if (values["no-write"]) {
-    log(body);
-    return;
-  }
-  const file = path.join(ROOT, "docs/benchmarks.md");
-  writeFileSync(file, replaceSection(readFileSync(file, "utf8"), SECTION, body));
-  log(`wrote ${SECTION} to docs/benchmarks.md`);
+  writeSection(SECTION, body, noWrite);
+  return result;
 }
 
-main();
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
