@@ -247,7 +247,7 @@ export function tasksStore(db: Db) {
       const { input } = task;
       const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey });
       // a new task waiting for its item: the fetch follows (a replay's fetch was sent with the original, or the reconciliation finds it)
-      const fetch = (created: CreatedTask): FollowUps => ({ itemFetch: record.item_pending ? [{ taskId: created.id }] : [] });
+      const itemFetchOf = (created: CreatedTask): FollowUps => ({ itemFetch: record.item_pending ? [{ taskId: created.id }] : [] });
       const replay = async (): Promise<{ task: CreatedTask; created: boolean; followUps: FollowUps } | undefined> => {
         if (!idempotencyKey) return undefined;
         const fingerprint = requestFingerprint(input);
@@ -260,11 +260,11 @@ export function tasksStore(db: Db) {
       if (earlier) return earlier;
       try {
         const grouped = await submissions.call(record);
-        if (grouped) return { task: grouped, created: true, followUps: fetch(grouped) };
+        if (grouped) return { task: grouped, created: true, followUps: itemFetchOf(grouped) };
         // the customer's quota did not cover all its tasks of the group: this one alone, exactly
         const [alone] = await insertGroup(db, [record]);
         if (!alone) throw new StoreError("quotaExhausted");
-        return { task: alone, created: true, followUps: fetch(alone) };
+        return { task: alone, created: true, followUps: itemFetchOf(alone) };
       } catch (err) {
         // Two identical requests raced: the loser answers with the winner's task.
         if (isUniqueViolation(err)) {

@@ -27,7 +27,7 @@ export const manifestRole = defineWorkerRole("manifest-worker", (ctx, env) => {
       concurrency: {
         manifestIngest: env.MANIFEST_CONCURRENCY,
         manifestExport: env.MANIFEST_CONCURRENCY,
-        itemFetch: env.MANIFEST_CONCURRENCY,
+        itemFetch: env.ITEM_FETCH_CONCURRENCY,
       },
     },
     close: () => storage.dispatcher.close(),

@@ -377,6 +377,20 @@ describe("the item fetch of a text_span task created without data_text", () => {
     expect(await quota()).toBe(2);
   });
 
+  it("POST /v1/tasks refuses an s3:// or gs:// data_url without data_text: no credentials read it", async () => {
+    const c = await registerCustomer(sys);
+    for (const data_url of ["s3://bucket/texts/1.txt", "gs://bucket/texts/1.txt"]) {
+      const res = await sys.api<{ details: { path: string; message: string }[] }>("POST", "/v1/tasks", {
+        token: c.key,
+        body: { type: "text_span", data_url, label_spec: spec },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.details).toEqual([
+        { path: "data_text", message: "required when data_url is s3:// or gs:// (no credentials read it)" },
+      ]);
+    }
+  });
+
   it("a transient failure is retried, and cancels the task on the last attempt; a second run changes nothing", async () => {
     const c = await registerCustomer(sys);
     routes.set("/texts/down.txt", 503);
