@@ -9,7 +9,6 @@
  * shown in the task and the export; the reconciliation finds tasks left waiting for their item.
  */
 import type http from "node:http";
-import { taskKindOf } from "@labelgate/quality";
 import { storageOptions } from "@labelgate/storage";
 import { spaceIdOf } from "@labelgate/store";
 import {
@@ -124,13 +123,8 @@ describe("a manifest job of each reserved type", () => {
     expect(job).toMatchObject({ task_count: 3, type: "multi_label_classification", label_spec: spec });
     const rows = await sys.db.prisma.task.findMany({ where: { jobId }, orderBy: { manifestLine: "asc" } });
     const spaceId = spaceIdOf(c.id, "multi_label_classification", spec);
-    const cap = taskKindOf("multi_label_classification").initialClaimCap(spec, {
-      consensusThreshold: 2,
-      maxLabels: 5,
-      confidenceTarget: null,
-      minLabels: null,
-      gold: false,
-    });
+    // the type's claim cap of a new task: threshold 2 of max_labels 5, so 2 labelers at once
+    const cap = 2;
     for (const r of rows.slice(0, 2)) {
       expect(r).toMatchObject({ taskType: "multi_label_classification", labelSpec: spec, options: spec.options, labelSpaceId: spaceId });
       expect(r).toMatchObject({ claimCap: cap, itemPending: false, goldLabel: null });
@@ -389,6 +383,20 @@ describe("the item fetch of a text_span task created without data_text", () => {
         { path: "data_text", message: "required when data_url is s3:// or gs:// (no credentials read it)" },
       ]);
     }
+  });
+
+  it("a fetch whose enqueue was lost is sent by the reconciliation, and the text arrives", async () => {
+    const c = await registerCustomer(sys);
+    routes.set("/texts/lost.txt", "Lost and found.");
+    // the store answers the fetch as a follow-up; not dispatching it is a lost enqueue
+    const input = { type: "text_span" as const, data_url: server.url("/texts/lost.txt"), label_spec: spec };
+    const policy = { consensus_threshold: 1, max_labels: 1, confidence_target: null, min_labels: null };
+    const created = await sys.store.tasks.create(c.id, { input, policy }, undefined);
+    expect(created.followUps).toEqual({ itemFetch: [{ taskId: created.task.id }] });
+    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetches).toContain(created.task.id);
+    // the system's consensus worker runs the reconciliation as production schedules it (grace 1 s)
+    await sys.queue.schedule("reconcile", 500, {});
+    await eventually(async () => ((await task(c.key, created.task.id)).data_text === "Lost and found." ? true : undefined));
   });
 
   it("a transient failure is retried, and cancels the task on the last attempt; a second run changes nothing", async () => {
