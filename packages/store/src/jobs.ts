@@ -224,8 +224,9 @@ export function jobsStore(db: Db) {
           // field the worker validated: "data_url" unless absent or null, else "source-ref"; `gold` the line's
           // stored gold answer (validated by the worker), which makes it a gold task.
           // the label space exists: startIngesting created it
-          const [rows] = await run<[{ id: string; gold: boolean; item_pending: boolean }]>([
+          const [rows] = await run<[{ created: number; gold: number; item_pending: string[] | null }]>([
             Prisma.sql`
+            WITH created AS (
               INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
                                  label_spec, data_text, item_pending,
                                  callback_url, consensus_threshold, max_labels, confidence_target, min_labels, gold_label,
@@ -242,11 +243,14 @@ export function jobsStore(db: Db) {
                    LATERAL (SELECT f.id, f.line, CASE WHEN f.gold = '' THEN NULL ELSE f.gold::jsonb #>> '{}' END AS gold,
                                    substr(rec, length(f.id) + length(f.line) + length(f.gold) + 4)::jsonb AS source) AS r
               ON CONFLICT (job_id, manifest_line) DO NOTHING
-              RETURNING id, gold_label IS NOT NULL AS gold, item_pending`,
+              RETURNING id, gold_label, item_pending
+            )
+            SELECT count(*)::int AS created, count(gold_label)::int AS gold, array_agg(id) FILTER (WHERE item_pending) AS item_pending
+            FROM created`,
           ]);
-          created = rows.length;
-          gold = rows.filter((r) => r.gold).length;
-          itemPending = rows.filter((r) => r.item_pending).map((r) => r.id);
+          created = rows[0]?.created ?? 0;
+          gold = rows[0]?.gold ?? 0;
+          itemPending = rows[0]?.item_pending ?? [];
         }
         // The chunk before this one commits first (its error, if it failed, rolls this one back).
         await previous;
@@ -318,15 +322,13 @@ export function jobsStore(db: Db) {
     /**
      * A readable stream of the job's export lines (one per manifest line other than gold lines, in manifest order:
      * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`; a reserved type's
-     * lines add `consensus`, bounding_box's `annotations` and text_span's `item_error`, `typedExportFields`), read page by page
-     * along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
+     * lines add `consensus`, bounding_box's `annotations` and text_span's `item_error`: `typedExportFields`), read
+     * page by page along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
      * any size. Each line is built as a string: the same bytes as `JSON.stringify` of that object. It is
      * destroyed with the database error if a page fails.
      */
     exportStream(jobId: string): Readable {
       let after = 0;
-      // the job's type and classes, read with the first page: a reserved type's lines add its fields
-      let typed: { type: string; classes: string[] } | null | undefined;
       return new Readable({
         async read() {
           try {
@@ -338,13 +340,12 @@ export function jobsStore(db: Db) {
                 FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after} AND gold_label IS NULL
                 ORDER BY manifest_line LIMIT ${EXPORT_PAGE}`,
             ]);
-            if (typed === undefined) {
-              const job = jobs[0];
-              typed =
-                job && isReservedTaskType(job.task_type) && job.label_spec !== null
-                  ? { type: job.task_type, classes: choicesOf(job.label_spec) }
-                  : null;
-            }
+            // the job's type and classes (one row by its key, with each page): a reserved type's lines add its fields
+            const job = jobs[0];
+            const typed =
+              job && isReservedTaskType(job.task_type) && job.label_spec !== null
+                ? { type: job.task_type, classes: choicesOf(job.label_spec) }
+                : null;
             if (rows.length === 0) {
               this.push(null);
               return;
