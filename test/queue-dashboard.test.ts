@@ -59,7 +59,11 @@ describe("/admin/queues", () => {
       runs++;
       if (runs === 1) throw new Error("export target unavailable (test)");
     };
-    const handlers: HandlersFor<"manifest-worker"> = { manifestExport: failFirst, manifestIngest: async () => undefined };
+    const handlers: HandlersFor<"manifest-worker"> = {
+      manifestExport: failFirst,
+      manifestIngest: async () => undefined,
+      itemFetch: async () => undefined,
+    };
     workers = startWorkers(sys.backend, handlers, { concurrency: { manifestExport: 1 } });
     const payload = { manifestJobId: "job_dashboardretry" };
     const jobId = catalog.manifestExport.jobId(payload);

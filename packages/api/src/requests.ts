@@ -198,12 +198,17 @@ export const textSpanTaskBody = z
       .max(4 * MAX_TEXT_CODE_POINTS)
       .refine((text) => codePointLength(text) <= MAX_TEXT_CODE_POINTS, `must be at most ${MAX_TEXT_CODE_POINTS} code points`)
       .optional()
-      .describe("the text to label; without it, the body of `data_url` (plain text, fetched once)"),
+      .describe("the text to label; without it, the body of an http(s) `data_url` (UTF-8, fetched once; the task is claimable after)"),
     ...taskFields,
     gold_answer: spanAnswer.optional().describe("a gold task's true spans"),
   })
   .strict()
   .superRefine(checkGoldAnswer)
+  .superRefine((t, ctx) => {
+    // the text of an object URL is read only with a manifest job's credentials (docs/decisions/0194)
+    if (t.data_text === undefined && /^(s3|gs):/i.test(t.data_url))
+      ctx.addIssue({ code: "custom", path: ["data_text"], message: "required when data_url is s3:// or gs:// (no credentials read it)" });
+  })
   .meta({ description: "A text-span task: the labeler marks every entity of the types in the text (possibly none)." });
 
 export const taskBody = z.xor([singleChoiceTaskBody, multiLabelTaskBody, boundingBoxTaskBody, textSpanTaskBody], {

@@ -366,6 +366,10 @@ export const Task = documented(
       .describe("a gold task's true option (null for other tasks); for a reserved type, the canonical JSON of `gold_answer`"),
     gold_answer: answer.optional().describe("a gold task of a reserved type: its true answer"),
     data_text: z.string().optional().describe("a `text_span` task's text (absent while the body of `data_url` is being fetched)"),
+    item_error: z
+      .string()
+      .optional()
+      .describe("a `text_span` task whose text could not be fetched from `data_url`: why (the task was canceled)"),
     gold_answers: count.nullable().describe("a gold task's labels so far (null for other tasks)"),
     gold_agreement: share.describe("a gold task's share of labels equal to `gold_label` (null without labels or for other tasks)"),
     metadata: z.record(z.string(), z.unknown()).nullable().describe("as submitted"),
@@ -770,6 +774,7 @@ export const ExportLine = documented(
       )
       .optional()
       .describe("bounding_box only: the consensus boxes as COCO detection results"),
+    item_error: z.string().optional().describe("text_span only: why the text at `data_url` could not be fetched (the task was canceled)"),
     ledger_txid: z.string().nullable(),
     settled_at: time.nullable(),
     source: z.record(z.string(), z.unknown()).describe("the manifest line as it was"),

@@ -194,6 +194,8 @@ export const webhookWorkerEnv = commonEnv.extend({
 export const manifestWorkerEnv = commonEnv.extend({
   METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS["manifest-worker"]),
   MANIFEST_CONCURRENCY: int(2, 1, 64),
+  /** item fetches (a text_span task's text from its data_url: one short GET each) in flight per process */
+  ITEM_FETCH_CONCURRENCY: int(8, 1, 256),
   /** GCS JSON API endpoint override (emulators, tests); unset = Google's */
   GCS_API_ENDPOINT: z.string().url().optional(),
 });

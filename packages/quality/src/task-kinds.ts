@@ -99,6 +99,11 @@ export interface TypedFitOutput {
 export interface TaskKind {
   /** "single_choice" or the reserved type */
   name: "single_choice" | ReservedTaskType;
+  /**
+   * Whether a task of this type is labeled on its text (`data_text`): a task created without one waits, not
+   * claimable (`item_pending`), until the body of its `data_url` is fetched and stored.
+   */
+  needsText: boolean;
   /** The stored `value` of an answer to a task of `spec`, or what is wrong with it (paths inside the answer body). */
   readAnswer(spec: AnyLabelSpec, body: AnswerBody, item: ItemContext): { value: string; answer?: AnswerBody } | { issues: AnswerIssue[] };
   /** The model the rule scores a task with, from the space row and the rows of the task's labelers. */
@@ -119,6 +124,7 @@ export interface TaskKind {
 
 const singleChoice: TaskKind = {
   name: "single_choice",
+  needsText: false,
   readAnswer(spec, body) {
     const issues = answerIssues("single_choice", spec, body);
     if (issues.length > 0 || !("label" in body)) return { issues };
@@ -333,6 +339,7 @@ function reservedKind(type: ReservedTaskType): TaskKind {
   const rows = rowsOf(type);
   return {
     name: type,
+    needsText: type === "text_span",
     readAnswer(spec, body, item) {
       const issues = answerIssues(type, spec, body, item);
       if (issues.length > 0) return { issues };

@@ -120,6 +120,19 @@ export const catalog = {
   manifestIngest: manifestQueue("manifest-ingest", "ingest"),
   /** write a completed job's export to its `output_url` (s3:// or gs://) */
   manifestExport: manifestQueue("manifest-export", "export"),
+  /**
+   * one job per task created without its item (`tasks.item_pending`: a `text_span` task without `data_text`):
+   * fetch the body of its `data_url` as its text and make it claimable. A fetch that fails on every attempt,
+   * or any attempt for a reason a retry cannot fix (404, too long, not UTF-8), cancels the task with the reason
+   * (docs/decisions/0194). The reconciliation requeues tasks left `item_pending`.
+   */
+  itemFetch: defineQueue({
+    name: "item-fetch",
+    consumer: "manifest-worker",
+    payload: z.object({ taskId: z.string().startsWith("tsk_") }),
+    jobId: (p) => `item-${p.taskId}`,
+    jobOptions: { attempts: 5, backoff: { type: "exponential", delay: 2000 }, ...keepFinished },
+  }),
   /** one job per `task.settled` event (outbox row in `events`) */
   taskSettled: defineQueue({
     name: "task-settled",

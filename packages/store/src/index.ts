@@ -5,7 +5,7 @@
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
  * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
- * `deliveries`, `jobs`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
+ * `deliveries`, `jobs`, `items`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
  * `StoreError`s (a domain kind, errors.ts; the gateway maps them to HTTP answers); database outages surface as
  * the driver's errors (`isDatabaseUnavailable`).
  */
@@ -16,6 +16,7 @@ import { type BillingStore, billingStore } from "./billing";
 import { type DashboardStore, dashboardStore } from "./dashboard";
 import { createDb, type Db, type DbOptions } from "./database";
 import { type DeliveriesStore, deliveriesStore } from "./deliveries";
+import { type ItemsStore, itemsStore } from "./items";
 import { type JobsStore, jobsStore } from "./jobs";
 import { type LabelingStore, labelingStore } from "./labeling";
 import { type ReconcileStore, reconcileStore } from "./reconcile";
@@ -87,7 +88,8 @@ export type {
   Webhook,
 } from "./generated/client";
 export { Prisma } from "./generated/client";
-export type { IngestingJob, ManifestChunk } from "./jobs";
+export type { PendingItem } from "./items";
+export { type ChunkWritten, type IngestingJob, jobSpecOf, type ManifestChunk } from "./jobs";
 export type { ClaimResult, LabelRecord } from "./labeling";
 export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
 export * from "./lifecycle";
@@ -96,7 +98,7 @@ export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
 export { mergeSettings, type QualitySettings, type StoredSettings, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
-export { calibrationSummary, labelSpaceId } from "./spaces";
+export { calibrationSummary, labelSpaceId, spaceIdOf } from "./spaces";
 export { type CreatedBatch, type CreatedTask, type NewTask, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export type { DeliveryWithAttempts } from "./webhooks";
@@ -119,6 +121,8 @@ export interface Store {
   readonly webhooks: WebhooksStore;
   readonly deliveries: DeliveriesStore;
   readonly jobs: JobsStore;
+  /** items fetched after their task was created (a text_span task's text): store it, or cancel the task */
+  readonly items: ItemsStore;
   readonly billing: BillingStore;
   readonly dashboard: DashboardStore;
   readonly reconcile: ReconcileStore;
@@ -148,6 +152,7 @@ export function storeOver(db: Db): Store {
     webhooks: webhooksStore(db),
     deliveries: deliveriesStore(db),
     jobs: jobsStore(db),
+    items: itemsStore(db),
     billing: billingStore(db),
     dashboard: dashboardStore(db),
     reconcile: reconcileStore(db),

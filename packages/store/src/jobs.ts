@@ -12,8 +12,8 @@
  */
 
 import { Readable } from "node:stream";
-import { type JobStatus, reservedLabels } from "@labelgate/api";
-import { GOLD_CLAIM_CAP, initialClaimCap } from "@labelgate/quality";
+import { type AnyLabelSpec, choicesOf, isReservedTaskType, type JobStatus, reservedLabels } from "@labelgate/api";
+import { GOLD_CLAIM_CAP, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { newestFirstPage, statusIn } from "./fragments";
@@ -21,7 +21,7 @@ import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { UNFINISHED_STATUSES } from "./lifecycle";
 import { QuotaExhaustedError, releaseSql, reserveOneSql } from "./quota";
-import { labelSpaceId } from "./spaces";
+import { spaceIdOf } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
 
 /** Tasks of a job that keep it from completing (the retired `staged` included, should a row hold it); never gold tasks. */
@@ -52,6 +52,10 @@ interface ExportRow {
   data_url: string;
   consensus_label: string | null;
   confidence: number | null;
+  /** a reserved type's consensus (jsonb as text), null for single choice and until decided */
+  consensus: string | null;
+  /** why the item could not be fetched (a canceled text_span task) */
+  item_error: string | null;
   ledger_txid: string | null;
   /** `Date.toISOString()`'s format, made by Postgres */
   settled_at: string | null;
@@ -60,13 +64,53 @@ interface ExportRow {
 }
 
 /**
- * One chunk of manifest lines to write: `records` holds `<task id>\t<line number>\t<line text>` rows joined
- * with "\n" (a manifest line never contains "\n", an id or a number never a tab): one string parameter costs
- * the driver far less than parallel arrays of a thousand elements each.
+ * One chunk of manifest lines to write: `records` holds `<task id>\t<line number>\t<gold>\t<line text>` rows
+ * joined with "\n" (a manifest line never contains "\n", an id or a number never a tab), `<gold>` being empty
+ * or the JSON string of the line's stored gold answer (an option, or the canonical JSON of a reserved type's
+ * gold answer: JSON escapes tabs and newlines): one string parameter costs the driver far less than parallel
+ * arrays of a thousand elements each.
  */
 export interface ManifestChunk {
   rows: number;
   records: string;
+}
+
+/** The label_spec of a job: a reserved type's as stored, else single choice's question and options. */
+export function jobSpecOf(job: Pick<Job, "labelSpec" | "question" | "options">): AnyLabelSpec {
+  return (job.labelSpec as AnyLabelSpec | null) ?? { question: job.question, options: job.options };
+}
+
+/** A bounding_box consensus box as the export's COCO detection result (`annotations`). */
+interface ConsensusBox {
+  label: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  confidence: number;
+}
+
+/**
+ * The fields a reserved type's export line adds after `confidence` (DESIGN §12), as JSON text with a leading
+ * comma: `consensus` (null until decided) and, for bounding_box, `annotations`: the consensus boxes as COCO
+ * detection results `{bbox: [x, y, w, h], category_id: 1-based index in classes, category, score}` ([] when
+ * not decided); for text_span, `item_error` when its text could not be fetched.
+ */
+function typedExportFields(type: string, classes: readonly string[], r: ExportRow): string {
+  const consensus = r.consensus === null ? null : (JSON.parse(r.consensus) as Record<string, unknown>);
+  let out = `,"consensus":${JSON.stringify(consensus)}`;
+  if (type === "bounding_box") {
+    const boxes = (consensus?.boxes ?? []) as ConsensusBox[];
+    const annotations = boxes.map((b) => ({
+      bbox: [b.x, b.y, b.w, b.h],
+      category_id: classes.indexOf(b.label) + 1,
+      category: b.label,
+      score: b.confidence,
+    }));
+    out += `,"annotations":${JSON.stringify(annotations)}`;
+  }
+  if (r.item_error !== null) out += `,"item_error":${JSON.stringify(r.item_error)}`;
+  return out;
 }
 
 /** What a chunk write needs of its job. */
@@ -75,6 +119,7 @@ export type IngestingJob = Pick<
   | "id"
   | "customerId"
   | "taskType"
+  | "labelSpec"
   | "question"
   | "options"
   | "consensusThreshold"
@@ -83,6 +128,11 @@ export type IngestingJob = Pick<
   | "minLabels"
   | "callbackUrl"
 >;
+
+/** What a committed chunk leaves to do: the item fetch of each of its tasks waiting for its item. */
+export interface ChunkWritten {
+  followUps: FollowUps;
+}
 
 export function jobsStore(db: Db) {
   const { prisma, pool } = db;
@@ -120,10 +170,14 @@ export function jobsStore(db: Db) {
      * commit while the first waits (in JS) for the second's predecessor: a stall only the statement timeout ends.
      */
     startIngesting: async (job: Job): Promise<Job> => {
-      const spaceId = labelSpaceId(job.customerId, job.question, job.options);
+      const spec = jobSpecOf(job);
+      const spaceId = spaceIdOf(job.customerId, job.taskType, spec);
+      const reserved = isReservedTaskType(job.taskType);
       const [, started] = await prisma.$transaction([
         prisma.$executeRaw`
-          INSERT INTO label_spaces (id, customer_id, question, options) VALUES (${spaceId}, ${job.customerId}, ${job.question}, ${job.options}::text[])
+          INSERT INTO label_spaces (id, customer_id, question, options, task_type, label_spec)
+          VALUES (${spaceId}, ${job.customerId}, ${job.question}, ${job.options}::text[], ${reserved ? job.taskType : null},
+                  ${reserved ? JSON.stringify(spec) : null}::jsonb)
           ON CONFLICT (id) DO NOTHING`,
         prisma.job.update({ where: { id: job.id }, data: { status: "ingesting", startedAt: job.startedAt ?? new Date() } }),
       ]);
@@ -135,54 +189,68 @@ export function jobsStore(db: Db) {
      * chunk before it) committed, their quota reservation and the new resume point `jobs.lines_ingested` =
      * `throughLine`. Lines already written by an interrupted run are skipped by the unique (job_id,
      * manifest_line) and neither counted nor reserved. Tasks are created `pending` but are not claimable
-     * while their job is not `labeling` (the claim checks the job's status).
+     * while their job is not `labeling` (the claim checks the job's status). A task of a type labeled on its
+     * text (text_span) without the line's `data_text` waits for its item (`item_pending`): `followUps` holds
+     * their fetches, for the caller to dispatch once this resolves (committed).
      * @throws QuotaExhaustedError (the chunk rolls back) or what `previous` throws
      */
-    async writeChunk(job: IngestingJob, chunk: ManifestChunk, throughLine: number, previous: Promise<void>): Promise<void> {
+    async writeChunk(job: IngestingJob, chunk: ManifestChunk, throughLine: number, previous: Promise<void>): Promise<ChunkWritten> {
       const policy = {
         consensus_threshold: job.consensusThreshold,
         max_labels: job.maxLabels,
         confidence_target: job.confidenceTarget,
         min_labels: job.minLabels,
       };
-      const claimCap = initialClaimCap({
-        options: job.options,
+      const spec = jobSpecOf(job);
+      const kind = taskKindOf(job.taskType);
+      const claimCap = kind.initialClaimCap(spec, {
         consensusThreshold: job.consensusThreshold,
         maxLabels: job.maxLabels,
         confidenceTarget: job.confidenceTarget,
         minLabels: job.minLabels,
+        gold: false,
       });
+      const reserved = isReservedTaskType(job.taskType);
       const reserve = reservedLabels(policy);
-      const spaceId = labelSpaceId(job.customerId, job.question, job.options);
-      await withTransaction(pool, async (run) => {
+      const spaceId = spaceIdOf(job.customerId, job.taskType, spec);
+      // a text task (text_span) takes the line's `data_text` (validated by the worker) or waits for its item
+      const needsText = kind.needsText;
+      return withTransaction(pool, async (run) => {
         let created = 0;
         let gold = 0;
+        let itemPending: string[] = [];
         if (chunk.rows > 0) {
           // `source` is the line itself (JSON.parse accepted it; Postgres parses it once more), `data_url` the
-          // field the worker validated: "data_url" unless absent or null, else "source-ref"; `gold_label` the
-          // line's gold label (validated by the worker), which makes it a gold task.
+          // field the worker validated: "data_url" unless absent or null, else "source-ref"; `gold` the line's
+          // stored gold answer (validated by the worker), which makes it a gold task.
           // the label space exists: startIngesting created it
-          const [rows] = await run<[{ created: number; gold: number }]>([
+          const [rows] = await run<[{ created: number; gold: number; item_pending: string[] | null }]>([
             Prisma.sql`
             WITH created AS (
               INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
+                                 label_spec, data_text, item_pending,
                                  callback_url, consensus_threshold, max_labels, confidence_target, min_labels, gold_label,
                                  label_space_id, claim_cap, quota_reserved)
               SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'pending'::"TaskStatus", ${job.taskType},
                      coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
+                     ${reserved ? JSON.stringify(spec) : null}::jsonb,
+                     CASE WHEN ${needsText} THEN r.source->>'data_text' END, ${needsText} AND r.source->>'data_text' IS NULL,
                      ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${job.confidenceTarget}::float8, ${job.minLabels}::int,
-                     r.source->>'gold_label', ${spaceId},
-                     CASE WHEN r.source->>'gold_label' IS NULL THEN ${claimCap}::int ELSE ${GOLD_CLAIM_CAP}::int END, ${reserve}::int
+                     r.gold, ${spaceId},
+                     CASE WHEN r.gold IS NULL THEN ${claimCap}::int ELSE ${GOLD_CLAIM_CAP}::int END, ${reserve}::int
               FROM unnest(string_to_array(${chunk.records}, E'\\n')) AS rec,
-                   LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line) AS f,
-                   LATERAL (SELECT f.id, f.line, substr(rec, length(f.id) + length(f.line) + 3)::jsonb AS source) AS r
+                   LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line, split_part(rec, E'\\t', 3) AS gold) AS f,
+                   LATERAL (SELECT f.id, f.line, CASE WHEN f.gold = '' THEN NULL ELSE f.gold::jsonb #>> '{}' END AS gold,
+                                   substr(rec, length(f.id) + length(f.line) + length(f.gold) + 4)::jsonb AS source) AS r
               ON CONFLICT (job_id, manifest_line) DO NOTHING
-              RETURNING gold_label
+              RETURNING id, gold_label, item_pending
             )
-            SELECT count(*)::int AS created, count(gold_label)::int AS gold FROM created`,
+            SELECT count(*)::int AS created, count(gold_label)::int AS gold, array_agg(id) FILTER (WHERE item_pending) AS item_pending
+            FROM created`,
           ]);
           created = rows[0]?.created ?? 0;
           gold = rows[0]?.gold ?? 0;
+          itemPending = rows[0]?.item_pending ?? [];
         }
         // The chunk before this one commits first (its error, if it failed, rolls this one back).
         await previous;
@@ -199,6 +267,7 @@ export function jobsStore(db: Db) {
           ],
           { commit: true },
         );
+        return { followUps: { itemFetch: itemPending.map((taskId) => ({ taskId })) } };
       });
     },
 
@@ -252,8 +321,9 @@ export function jobsStore(db: Db) {
 
     /**
      * A readable stream of the job's export lines (one per manifest line other than gold lines, in manifest order:
-     * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`), read page by page
-     * along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
+     * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`; a reserved type's
+     * lines add `consensus`, bounding_box's `annotations` and text_span's `item_error`: `typedExportFields`), read
+     * page by page along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
      * any size. Each line is built as a string: the same bytes as `JSON.stringify` of that object. It is
      * destroyed with the database error if a page fails.
      */
@@ -262,13 +332,20 @@ export function jobsStore(db: Db) {
       return new Readable({
         async read() {
           try {
-            const [rows] = await transactionRows<[ExportRow]>(pool, [
+            const [jobs, rows] = await transactionRows<[{ task_type: string; label_spec: AnyLabelSpec | null }, ExportRow]>(pool, [
+              Prisma.sql`SELECT task_type, label_spec FROM jobs WHERE id = ${jobId}`,
               Prisma.sql`
-                SELECT manifest_line, id, data_url, consensus_label, confidence, ledger_txid,
+                SELECT manifest_line, id, data_url, consensus_label, confidence, consensus::text AS consensus, item_error, ledger_txid,
                        to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS settled_at, source::text AS source
                 FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after} AND gold_label IS NULL
                 ORDER BY manifest_line LIMIT ${EXPORT_PAGE}`,
             ]);
+            // the job's type and classes (one row by its key, with each page): a reserved type's lines add its fields
+            const job = jobs[0];
+            const typed =
+              job && isReservedTaskType(job.task_type) && job.label_spec !== null
+                ? { type: job.task_type, classes: choicesOf(job.label_spec) }
+                : null;
             if (rows.length === 0) {
               this.push(null);
               return;
@@ -278,8 +355,9 @@ export function jobsStore(db: Db) {
             for (const r of rows) {
               chunk +=
                 `{"task_id":${JSON.stringify(r.id)},"data_url":${JSON.stringify(r.data_url)},` +
-                `"consensus_label":${JSON.stringify(r.consensus_label)},"confidence":${JSON.stringify(r.confidence)},` +
-                `"ledger_txid":${JSON.stringify(r.ledger_txid)},"settled_at":${r.settled_at === null ? "null" : `"${r.settled_at}"`},` +
+                `"consensus_label":${JSON.stringify(r.consensus_label)},"confidence":${JSON.stringify(r.confidence)}` +
+                (typed ? typedExportFields(typed.type, typed.classes, r) : "") +
+                `,"ledger_txid":${JSON.stringify(r.ledger_txid)},"settled_at":${r.settled_at === null ? "null" : `"${r.settled_at}"`},` +
                 `"source":${JSON.stringify((r.source === null ? null : JSON.parse(r.source)) ?? {})}}\n`;
             }
             this.push(chunk);

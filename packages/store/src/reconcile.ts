@@ -18,6 +18,8 @@ export interface LostWork {
   exports: string[];
   /** manifest jobs in `labeling` (each checked for completion) */
   labelingJobs: string[];
+  /** open tasks still waiting for their item (`item_pending`) after the grace: their fetch */
+  itemFetches: string[];
 }
 
 export function reconcileStore(db: Db) {
@@ -31,7 +33,7 @@ export function reconcileStore(db: Db) {
     async lostWork(graceMs: number, deliveryGraceMs: number, limit: number): Promise<LostWork> {
       const cutoff = new Date(Date.now() - graceMs);
       const deliveryCutoff = new Date(Date.now() - deliveryGraceMs);
-      const [settlements, events, deliveries, ingestions, exports, labelingJobs] = await Promise.all([
+      const [settlements, events, deliveries, ingestions, exports, labelingJobs, itemFetches] = await Promise.all([
         prisma.task.findMany({
           where: { status: "settling", lastLabelAt: { lt: cutoff }, lastLabelId: { not: null } },
           select: { id: true, lastLabelId: true },
@@ -50,6 +52,13 @@ export function reconcileStore(db: Db) {
           take: limit,
         }),
         prisma.job.findMany({ where: { status: "labeling" }, select: { id: true }, take: limit }),
+        // the partial index on updated_at WHERE item_pending (migration item_fetch)
+        prisma.task.findMany({
+          where: { itemPending: true, status: "pending", updatedAt: { lt: cutoff } },
+          select: { id: true },
+          orderBy: { updatedAt: "asc" },
+          take: limit,
+        }),
       ]);
       // LEDGER=evm: a task whose record is appended waits for its anchor (the anchorer), not for a settlement job
       const recorded = new Set(
@@ -66,6 +75,7 @@ export function reconcileStore(db: Db) {
         ingestions: ingestions.map((j) => j.id),
         exports: exports.map((j) => j.id),
         labelingJobs: labelingJobs.map((j) => j.id),
+        itemFetches: itemFetches.map((t) => t.id),
       };
     },
   };

@@ -67,6 +67,8 @@ interface TaskRecord extends TaskPolicyColumns {
   label_spec: AnyLabelSpec | null;
   /** a text_span task's text when given */
   data_text: string | null;
+  /** the task waits for its item (its kind `needsText` and no `data_text`): not claimable until the fetch */
+  item_pending: boolean;
   callback_url: string | null;
   metadata: Record<string, unknown> | null;
   idempotency_key: string | null;
@@ -108,6 +110,8 @@ function taskRecord(
     gold: gold !== null,
   };
   const reserved = isReservedTaskType(input.type);
+  const kind = taskKindOf(input.type);
+  const dataText = "data_text" in input ? (input.data_text ?? null) : null;
   return {
     id: extra.id,
     customer_id: customerId,
@@ -117,7 +121,8 @@ function taskRecord(
     question: input.label_spec.question,
     options: choicesOf(input.label_spec),
     label_spec: reserved ? input.label_spec : null,
-    data_text: "data_text" in input ? (input.data_text ?? null) : null,
+    data_text: dataText,
+    item_pending: kind.needsText && dataText === null,
     callback_url: input.callback_url ?? extra.callbackUrl ?? null,
     consensus_threshold: policy.consensus_threshold,
     max_labels: policy.max_labels,
@@ -128,7 +133,7 @@ function taskRecord(
     metadata: input.metadata ?? null,
     idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
     request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
-    claim_cap: taskKindOf(input.type).initialClaimCap(input.label_spec, kindPolicy),
+    claim_cap: kind.initialClaimCap(input.label_spec, kindPolicy),
     quota_reserved: reservedLabels(policy),
     created_at: extra.createdAt?.toISOString() ?? null,
   };
@@ -141,11 +146,11 @@ function taskRecord(
  */
 function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, label_spec, data_text, callback_url,
+    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, label_spec, data_text, item_pending, callback_url,
                        consensus_threshold, max_labels, confidence_target, min_labels, gold_label, label_space_id, metadata,
                        idempotency_key, request_hash, claim_cap, quota_reserved, created_at)
     SELECT r.id, r.customer_id, r.batch_id, r.task_type, r.data_url, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
-           r.label_spec, r.data_text, r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
+           r.label_spec, r.data_text, r.item_pending, r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
            r.metadata, r.idempotency_key, r.request_hash, r.claim_cap, r.quota_reserved, COALESCE(r.created_at, now())
     FROM ${source}
     RETURNING id, created_at`;
@@ -166,7 +171,7 @@ export function insertSpacesSql(source: Prisma.Sql): Prisma.Sql {
 }
 
 const RECORDS = Prisma.raw(`AS r(id text, customer_id text, batch_id text, task_type text, data_url text, question text, options jsonb,
-  label_spec jsonb, data_text text, callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
+  label_spec jsonb, data_text text, item_pending boolean, callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
   label_space_id text, metadata jsonb, idempotency_key text, request_hash text, claim_cap int, quota_reserved int,
   created_at timestamptz)`);
 
@@ -188,6 +193,8 @@ export interface CreatedBatch {
   taskIds: string[];
   createdAt: Date;
   created: boolean;
+  /** the fetch of each new task's item that waits for it (`item_pending`), for the caller to dispatch */
+  followUps: FollowUps;
 }
 
 /**
@@ -228,29 +235,36 @@ export function tasksStore(db: Db) {
     /**
      * Creates one task (POST /v1/tasks). With an idempotency key, a repeat of the same request returns the
      * original task (`created: false`); the same key with another request is 422. The insert and its quota
-     * reservation are one statement shared with the concurrent submissions of this process.
+     * reservation are one statement shared with the concurrent submissions of this process. `followUps`: the
+     * fetch of a new task's item when it waits for it (`item_pending`), for the caller to dispatch.
      * @throws StoreError quotaExhausted | idempotencyMismatch
      */
-    async create(customerId: string, task: NewTask, idempotencyKey: string | undefined): Promise<{ task: CreatedTask; created: boolean }> {
+    async create(
+      customerId: string,
+      task: NewTask,
+      idempotencyKey: string | undefined,
+    ): Promise<{ task: CreatedTask; created: boolean; followUps: FollowUps }> {
       const { input } = task;
-      const replay = async (): Promise<{ task: CreatedTask; created: boolean } | undefined> => {
+      const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey });
+      // a new task waiting for its item: the fetch follows (a replay's fetch was sent with the original, or the reconciliation finds it)
+      const itemFetchOf = (created: CreatedTask): FollowUps => ({ itemFetch: record.item_pending ? [{ taskId: created.id }] : [] });
+      const replay = async (): Promise<{ task: CreatedTask; created: boolean; followUps: FollowUps } | undefined> => {
         if (!idempotencyKey) return undefined;
         const fingerprint = requestFingerprint(input);
         const existing = await prisma.task.findUnique({ where: { customerId_idempotencyKey: { customerId, idempotencyKey } } });
         if (!existing) return undefined;
         if (existing.requestHash !== fingerprint || existing.batchId) throw new StoreError("idempotencyMismatch");
-        return { task: { id: existing.id, status: existing.status, createdAt: existing.createdAt }, created: false };
+        return { task: { id: existing.id, status: existing.status, createdAt: existing.createdAt }, created: false, followUps: {} };
       };
       const earlier = await replay();
       if (earlier) return earlier;
-      const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey });
       try {
         const grouped = await submissions.call(record);
-        if (grouped) return { task: grouped, created: true };
+        if (grouped) return { task: grouped, created: true, followUps: itemFetchOf(grouped) };
         // the customer's quota did not cover all its tasks of the group: this one alone, exactly
         const [alone] = await insertGroup(db, [record]);
         if (!alone) throw new StoreError("quotaExhausted");
-        return { task: alone, created: true };
+        return { task: alone, created: true, followUps: itemFetchOf(alone) };
       } catch (err) {
         // Two identical requests raced: the loser answers with the winner's task.
         if (isUniqueViolation(err)) {
@@ -284,7 +298,7 @@ export function tasksStore(db: Db) {
         if (!existing) return undefined;
         if (existing.requestHash !== fingerprint) throw new StoreError("idempotencyMismatch");
         const tasks = await prisma.task.findMany({ where: { batchId: existing.id }, select: { id: true }, orderBy: { createdAt: "asc" } });
-        return { batchId: existing.id, taskIds: tasks.map((t) => t.id), createdAt: existing.createdAt, created: false };
+        return { batchId: existing.id, taskIds: tasks.map((t) => t.id), createdAt: existing.createdAt, created: false, followUps: {} };
       };
       const earlier = await replay();
       if (earlier) return earlier;
@@ -347,7 +361,8 @@ export function tasksStore(db: Db) {
         }
         throw err;
       }
-      return { batchId, taskIds: records.map((r) => r.id), createdAt, created: true };
+      const itemFetch = records.flatMap((r) => (r.item_pending ? [{ taskId: r.id }] : []));
+      return { batchId, taskIds: records.map((r) => r.id), createdAt, created: true, followUps: { itemFetch } };
     },
 
     /** A customer's task, or undefined (another customer's task does not exist for it). */

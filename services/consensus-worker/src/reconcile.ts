@@ -5,7 +5,8 @@
  * task still `settling`, (2) every `task.settled` event the webhook worker has not recorded, (3) every
  * webhook delivery still pending whose job is gone (its grace is longer: a delivery's first attempt runs in
  * its routing job without a job of its own, for up to WEBHOOK_TIMEOUT_MS plus a slot wait), (4) manifest
- * jobs still `queued`/`ingesting`, (5) completed manifest jobs whose export to output_url is not written.
+ * jobs still `queued`/`ingesting`, (5) completed manifest jobs whose export to output_url is not written,
+ * (6) the item fetch of every open task still waiting for its item (`item_pending`, docs/decisions/0194).
  * It also completes manifest jobs none of whose tasks is open (normally done at settlement).
  * Requeue is a no-op for jobs still waiting, delayed or active (a delivery between retries is delayed).
  * One failed requeue never ends the pass: a requeue that races a job finishing or being retried elsewhere
@@ -36,6 +37,8 @@ export interface ReconcileReport {
   events: number;
   deliveries: number;
   jobs: number;
+  /** tasks still waiting for their item */
+  items: number;
   requeued: number;
   /** requeues that raced a job moved by someone else (skipped) */
   raced: number;
@@ -84,11 +87,13 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   for (const manifestJobId of lost.exports) {
     await requeue("manifestExport", manifestJobId, () => deps.queue.requeue("manifestExport", { manifestJobId }));
   }
+  for (const taskId of lost.itemFetches) await requeue("itemFetch", taskId, () => deps.queue.requeue("itemFetch", { taskId }));
   const report: ReconcileReport = {
     tasks: lost.settlements.length,
     events: lost.events.length,
     deliveries: lost.deliveries.length,
     jobs: lost.ingestions.length + lost.exports.length,
+    items: lost.itemFetches.length,
     requeued,
     raced,
     failed: failures.length,

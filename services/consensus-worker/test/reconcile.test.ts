@@ -56,6 +56,7 @@ async function completeIngestions(n: number): Promise<void> {
   workers ??= startWorkers<"manifest-worker">(sys.backend, {
     manifestIngest: async () => undefined,
     manifestExport: async () => undefined,
+    itemFetch: async () => undefined,
   });
   await eventually(async () => ((await sys.queue.counts("manifestIngest")).completed === n ? true : undefined), 15_000, `${n} completed`);
 }

@@ -59,11 +59,15 @@ function specView(t: { labelSpec: Task["labelSpec"]; question: string; options: 
   return (t.labelSpec as wire.AnyLabelSpec | null) ?? { question: t.question, options: t.options };
 }
 
-/** The fields of a reserved type's task (DESIGN §12): its text, its consensus once decided. Empty for single choice. */
-function typedFields(t: Task): Pick<wire.Task, "data_text" | "consensus"> {
+/**
+ * The fields of a reserved type's task (DESIGN §12): its text, why its text could not be fetched, its consensus once
+ * decided. Empty for single choice.
+ */
+function typedFields(t: Task): Pick<wire.Task, "data_text" | "item_error" | "consensus"> {
   if (!isReservedTaskType(t.taskType)) return {};
   return {
     ...(t.dataText !== null ? { data_text: t.dataText } : {}),
+    ...(t.itemError !== null ? { item_error: t.itemError } : {}),
     consensus: (t.consensus as wire.Task["consensus"]) ?? null,
   };
 }

@@ -14,11 +14,21 @@
  * `lines_ingested`; `(job_id, manifest_line)` is unique, so a chunk written twice creates nothing twice.
  */
 import type { Readable } from "node:stream";
-import { dataUrlProblem } from "@labelgate/api";
+import {
+  type AnyLabelSpec,
+  answerSchemaOf,
+  answerShapeOf,
+  choicesOf,
+  codePointLength,
+  dataUrlProblem,
+  isReservedTaskType,
+  MAX_TEXT_CODE_POINTS,
+} from "@labelgate/api";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
+import { taskKindOf } from "@labelgate/quality";
+import { dispatch, type QueueClient } from "@labelgate/queue";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "@labelgate/storage";
-import { type Job, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
+import { type Job, jobSpecOf, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
 import { LineTooLongError, readLines } from "./lines";
 
 export interface IngestDeps {
@@ -38,16 +48,29 @@ export class ManifestError extends Error {
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
+/** What a manifest line must give for a job of a type: its label_spec, and whether a line may carry the text. */
+export interface LineRules {
+  type: string;
+  spec: AnyLabelSpec;
+}
+
+/** A parsed manifest line: its data URL, its stored gold answer (or undefined), the line as an object. */
+export interface ManifestLine {
+  dataUrl: string;
+  /** the stored gold answer: an option, or the canonical JSON of a reserved type's `gold_answer` */
+  goldLabel: string | undefined;
+  source: Record<string, unknown>;
+}
+
 /**
- * Parses one manifest line: `data_url` (or `source-ref`), and an optional `gold_label` (one of the job's
- * `options`: the line is a gold task, docs/contract.md (DESIGN §10)).
+ * Parses one manifest line: `data_url` (or `source-ref`), and optionally the gold answer that makes the line a
+ * gold task (docs/contract.md, DESIGN §10): `gold_label`, one of the job's options, for single choice;
+ * `gold_answer`, an answer of the type (DESIGN §12), for a reserved type. A line of a text_span job may carry
+ * its text, `data_text` (a string of 1 to MAX_TEXT_CODE_POINTS code points); without it the task's text is the
+ * body of its data URL, fetched after ingestion (`itemFetch`).
  * @returns undefined for a blank line. @throws ManifestError naming the line.
  */
-export function parseManifestLine(
-  line: string,
-  number: number,
-  options: readonly string[],
-): { dataUrl: string; goldLabel: string | undefined; source: Record<string, unknown> } | undefined {
+export function parseManifestLine(line: string, number: number, rules: LineRules): ManifestLine | undefined {
   if (line.trim() === "") return undefined;
   let value: unknown;
   try {
@@ -70,13 +93,37 @@ export function parseManifestLine(
   // the rule of a task's data_url (@labelgate/api): a storage URL names a bucket and a key
   const problem = dataUrlProblem(url);
   if (problem) throw new ManifestError(`line ${number}: data URL ${problem}`);
-  const gold = obj.gold_label;
+  const kind = taskKindOf(rules.type);
+  const text = obj.data_text;
+  if (kind.needsText && text !== undefined && text !== null) {
+    if (typeof text !== "string" || text === "") throw new ManifestError(`line ${number}: "data_text" must be a non-empty string`);
+    if (text.length > 4 * MAX_TEXT_CODE_POINTS || codePointLength(text) > MAX_TEXT_CODE_POINTS)
+      throw new ManifestError(`line ${number}: "data_text" longer than ${MAX_TEXT_CODE_POINTS} code points`);
+  }
   let goldLabel: string | undefined;
-  if (gold !== undefined && gold !== null) {
-    if (typeof gold !== "string" || !options.includes(gold)) {
-      throw new ManifestError(`line ${number}: "gold_label" must be one of the label spec's options`);
+  if (!isReservedTaskType(rules.type)) {
+    const gold = obj.gold_label;
+    if (gold !== undefined && gold !== null) {
+      if (typeof gold !== "string" || !choicesOf(rules.spec).includes(gold)) {
+        throw new ManifestError(`line ${number}: "gold_label" must be one of the label spec's options`);
+      }
+      goldLabel = gold;
     }
-    goldLabel = gold;
+  } else {
+    if (obj.gold_label !== undefined && obj.gold_label !== null)
+      throw new ManifestError(`line ${number}: a ${rules.type} line gives its gold answer as "gold_answer" ${answerShapeOf(rules.type)}`);
+    const gold = obj.gold_answer;
+    if (gold !== undefined && gold !== null) {
+      const shaped = answerSchemaOf(rules.type).safeParse(gold);
+      if (!shaped.success)
+        throw new ManifestError(`line ${number}: "gold_answer" must be ${answerShapeOf(rules.type)} (${shaped.error.issues[0]?.message})`);
+      const read = kind.readAnswer(rules.spec, shaped.data, { text: typeof text === "string" ? text : undefined });
+      if (!("value" in read)) {
+        const issue = read.issues[0];
+        throw new ManifestError(`line ${number}: "gold_answer" ${[...(issue?.path ?? [])].join(".")}: ${issue?.message}`);
+      }
+      goldLabel = read.value;
+    }
   }
   return { dataUrl: url, goldLabel, source: obj };
 }
@@ -101,6 +148,7 @@ export async function ingestManifest(
     ? (JSON.parse(deps.secretBox.open(job.credentialsCiphertext, job.id)) as StorageCredentials)
     : undefined;
   const chunkSize = deps.chunkSize ?? 1000;
+  const rules: LineRules = { type: job.taskType, spec: jobSpecOf(job) };
   const resumeAfter = job.linesIngested;
   let stream: Readable | undefined;
   // Chunks are pipelined: while one is read and parsed, up to two are written on two connections. A chunk
@@ -109,12 +157,20 @@ export async function ingestManifest(
   // so the committed chunks are always a prefix of the manifest and `lines_ingested` its end.
   let last: Promise<void> = Promise.resolve();
   let beforeLast: Promise<void> = Promise.resolve();
+  // the item fetches of committed chunks (text_span lines without data_text), sent in chunk order
+  let fetches: Promise<unknown> = Promise.resolve();
   const write = async (chunk: ManifestChunk, throughLine: number) => {
     await beforeLast;
     const previous = last;
-    const next = store.jobs.writeChunk(job, chunk, throughLine, previous);
-    // its error surfaces where it is awaited (a handler is attached so that it is never unhandled)
+    const written = store.jobs.writeChunk(job, chunk, throughLine, previous);
+    const next = written.then(() => undefined);
+    // its error surfaces where `next` is awaited (a handler is attached so that it is never unhandled); a
+    // chunk that did not commit has nothing to fetch
     next.catch(() => undefined);
+    fetches = Promise.all([fetches, written]).then(
+      ([, w]) => dispatch(deps.queue, w.followUps, deps.logger),
+      () => undefined,
+    );
     beforeLast = previous;
     last = next;
   };
@@ -125,8 +181,8 @@ export async function ingestManifest(
     for await (const { line, number } of readLines(stream)) {
       if (number <= resumeAfter) continue;
       lastLine = number;
-      const parsed = parseManifestLine(line, number, job.options);
-      if (parsed) addRow(chunk, line, number);
+      const parsed = parseManifestLine(line, number, rules);
+      if (parsed) addRow(chunk, line, number, parsed.goldLabel);
       if (chunk.rows >= chunkSize) {
         await write(chunk, number);
         chunk = newChunk();
@@ -163,6 +219,8 @@ export async function ingestManifest(
     throw err;
   }
 
+  // every committed chunk's item fetches are sent (a lost one is found by the reconciliation)
+  await fetches;
   // The whole manifest is in: its tasks become claimable at once, by the job's status (one row).
   const opened = await store.jobs.open(jobId);
   deps.logger.info({ job_id: jobId, tasks: opened?.task_count, status: opened?.status }, "manifest ingested");
@@ -173,9 +231,9 @@ function newChunk(): ManifestChunk {
   return { rows: 0, records: "" };
 }
 
-/** Adds a line to a chunk as `<task id>\t<line number>\t<line text>` (see the store's `ManifestChunk`). */
-function addRow(chunk: ManifestChunk, line: string, number: number): void {
-  chunk.records += `${chunk.rows > 0 ? "\n" : ""}${newId("task")}\t${number}\t${line}`;
+/** Adds a line to a chunk as `<task id>\t<line number>\t<gold>\t<line text>` (see the store's `ManifestChunk`). */
+function addRow(chunk: ManifestChunk, line: string, number: number, gold: string | undefined): void {
+  chunk.records += `${chunk.rows > 0 ? "\n" : ""}${newId("task")}\t${number}\t${gold === undefined ? "" : JSON.stringify(gold)}\t${line}`;
   chunk.rows++;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The manifest worker's role on the runtime: its handlers on the `manifest-ingest` and `manifest-export`
- * queues, reading https manifests and custom S3 endpoints through connections whose lookup refuses private
+ * The manifest worker's role on the runtime: its handlers on the `manifest-ingest`, `manifest-export` and
+ * `item-fetch` queues, reading https manifests and custom S3 endpoints through connections whose lookup refuses private
  * addresses at connect time (storage.ts). A job returned to the queue at shutdown resumes from
  * jobs.lines_ingested.
  */
@@ -23,7 +23,13 @@ export const manifestRole = defineWorkerRole("manifest-worker", (ctx, env) => {
       storage,
       chunkSize: ctx.options.manifestChunkSize,
     }),
-    workers: { concurrency: { manifestIngest: env.MANIFEST_CONCURRENCY, manifestExport: env.MANIFEST_CONCURRENCY } },
+    workers: {
+      concurrency: {
+        manifestIngest: env.MANIFEST_CONCURRENCY,
+        manifestExport: env.MANIFEST_CONCURRENCY,
+        itemFetch: env.ITEM_FETCH_CONCURRENCY,
+      },
+    },
     close: () => storage.dispatcher.close(),
   };
 });

@@ -232,3 +232,33 @@ it("a 10,000-line manifest: 10,000 tasks in manifest order, opened together, and
   }
   expect(ids.size).toBe(N);
 }, 240_000);
+
+describe("text_span items on S3", () => {
+  it("a line without data_text gets the object's body with the job's credentials; a missing object cancels its task", async () => {
+    const c = await registerCustomer(sys);
+    await putS3(s3.client, "manifests", "texts/1.txt", "Grace Hopper wrote COBOL.", "text/plain; charset=utf-8");
+    const lines = [
+      JSON.stringify({ "source-ref": "s3://manifests/texts/1.txt" }),
+      JSON.stringify({ "source-ref": "s3://manifests/texts/none.txt" }),
+    ];
+    await putS3(s3.client, "manifests", "spans/manifest.jsonl", jsonl(lines));
+    const jobId = await createJob(sys, c.key, {
+      manifest_url: "s3://manifests/spans/manifest.jsonl",
+      credentials: s3.credentials,
+      type: "text_span",
+      label_spec: { question: "Mark the people", entity_types: ["PERSON"] },
+    });
+    await waitForStatus(sys, c.key, jobId, "labeling");
+    const [found, missing] = (await jobTasks(sys, jobId)).map((t) => t.id) as [string, string];
+    const stored = await eventually(async () => {
+      const t = await sys.db.prisma.task.findUniqueOrThrow({ where: { id: found } });
+      return t.itemPending ? undefined : t;
+    });
+    expect(stored).toMatchObject({ dataText: "Grace Hopper wrote COBOL.", status: "pending" });
+    const canceled = await eventually(async () => {
+      const t = await sys.db.prisma.task.findUniqueOrThrow({ where: { id: missing } });
+      return t.status === "canceled" ? t : undefined;
+    });
+    expect(canceled.itemError).toBe("the text at data_url could not be read: object s3://manifests/texts/none.txt not found");
+  });
+});

@@ -70,7 +70,9 @@ export function taskHandlers(
       // the task body, then the customer's task defaults (docs/contract.md, DESIGN §10)
       const policy = resolvePolicy([input, settings.task_defaults]);
       await requireWebhooksFor(store, customerId, input.callback_url ? [{ path: "callback_url", url: input.callback_url }] : []);
-      const { task } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
+      const { task, followUps } = await store.tasks.create(customerId, { input, policy }, idempotencyKeyOf(req, input.idempotency_key));
+      // a text_span task without data_text: the fetch of its text (if the queue is down, the reconciliation sends it)
+      await dispatch(queue, followUps, deps.logger);
       const body: wire.TaskAccepted = {
         task_id: task.id,
         status: task.status as wire.TaskStatus,
@@ -103,6 +105,7 @@ export function taskHandlers(
         }),
       );
       const batch = await store.tasks.createBatch(customerId, input, policies, idempotencyKeyOf(req, input.idempotency_key));
+      await dispatch(queue, batch.followUps, deps.logger);
       const body: wire.BatchAccepted = {
         batch_id: batch.batchId,
         task_count: batch.taskIds.length,
