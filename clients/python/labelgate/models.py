@@ -401,7 +401,8 @@ class Task(Model):
     posterior (0..1) of ``consensus_label``; ``posterior`` maps each option to its probability (empty for
     ``bounding_box`` and ``text_span``); ``webhook_status`` is pending/delivered/failed (None without a webhook).
     A reserved type's task also has ``consensus`` once decided (:data:`Consensus`), ``gold_answer`` (a gold
-    task's answer body) and, for ``text_span``, ``data_text`` (None while it is fetched from ``data_url``).
+    task's answer body) and, for ``text_span``, ``data_text`` (None while it is fetched from ``data_url``) and
+    ``item_error`` (why the task was canceled when its text could not be fetched; None otherwise).
     """
 
     task_id: str
@@ -434,6 +435,7 @@ class Task(Model):
     consensus: Consensus | None = None
     gold_answer: dict[str, Any] | None = None
     data_text: str | None = None
+    item_error: str | None = None
     extra: dict[str, Any] = _extra()
 
 

@@ -92,3 +92,22 @@ class ModelsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ItemErrorTest(unittest.TestCase):
+    def test_a_text_span_task_canceled_for_its_text_says_why(self) -> None:
+        task = Task.from_dict(
+            {
+                "task_id": "tsk_1",
+                "status": "canceled",
+                "task_type": "text_span",
+                "data_url": "https://texts.example/gone.txt",
+                "created_at": "2026-11-26T07:00:00.000Z",
+                "label_spec": {"question": "Mark the people", "entity_types": ["PER"]},
+                "item_error": "GET https://texts.example/gone.txt answered 404",
+            }
+        )
+        self.assertEqual(task.item_error, "GET https://texts.example/gone.txt answered 404")
+        self.assertIsNone(task.data_text)
+        self.assertEqual(task.extra, {})
+        self.assertEqual(task.to_dict()["item_error"], task.item_error)
