@@ -31,7 +31,6 @@ import type { LabelerParams, QualityModel, SpaceParams } from "./model";
 import type { MultiLabelModel } from "./multilabel";
 import { decideParts, type PartsPolicy } from "./parts";
 import {
-  CALIBRATION_BINS,
   type CalibrationBin,
   calibrationBinOf,
   emptyBins,
@@ -205,13 +204,15 @@ interface ModelRows<M> {
   join(spec: AnyLabelSpec, space: StoredTypedSpace, rows: readonly StoredTypedLabeler[]): M;
 }
 
-function partsRows<M extends { parts: QualityModel[] }>(make: (spec: AnyLabelSpec, parts: QualityModel[]) => M): ModelRows<M> {
+/** The rows of a model made of one part per name (multi-label options, span entity types). */
+function partsRows<M>(partsOf: (model: M) => QualityModel[], make: (spec: AnyLabelSpec, parts: QualityModel[]) => M): ModelRows<M> {
   return {
     split(model) {
-      const { spaces, ids } = splitModels(model.parts);
+      const parts = partsOf(model);
+      const { spaces, ids } = splitModels(parts);
       const labelers = [...ids].map((id) => {
-        const parts = model.parts.map((m) => m.labelers.get(id) ?? null);
-        return { labelerId: id, labels: labelsOf(parts), parts };
+        const own = parts.map((m) => m.labelers.get(id) ?? null);
+        return { labelerId: id, labels: labelsOf(own), parts: own };
       });
       return { space: { parts: spaces }, labelers };
     },
@@ -223,16 +224,14 @@ function partsRows<M extends { parts: QualityModel[] }>(make: (spec: AnyLabelSpe
   };
 }
 
-const multiLabelRows = partsRows<{ parts: QualityModel[] } & MultiLabelModel>((spec, parts) => ({
-  k: choicesOf(spec).length,
-  options: parts,
-  parts,
-}));
-const spanRows = partsRows<{ parts: QualityModel[] } & SpanModel>((spec, parts) => ({
-  types: choicesOf(spec).length,
-  perType: parts,
-  parts,
-}));
+const multiLabelRows = partsRows<MultiLabelModel>(
+  (m) => m.options,
+  (spec, options) => ({ k: choicesOf(spec).length, options }),
+);
+const spanRows = partsRows<SpanModel>(
+  (m) => m.perType,
+  (spec, perType) => ({ types: choicesOf(spec).length, perType }),
+);
 
 const boxRows: ModelRows<BoxModel> = {
   split(model) {
@@ -273,13 +272,6 @@ const boxRows: ModelRows<BoxModel> = {
 // --- reserved types: the kind ---------------------------------------------------------------------------------
 
 type AnyDefinition = TaskTypeDefinition<AnyLabelSpec, AnswerBody, unknown, unknown>;
-
-/** The stored model of a reserved type with its `parts` view (multi-label options, span types) for the rows. */
-function withParts(type: ReservedTaskType, model: unknown): unknown {
-  if (type === "multi_label_classification") return { ...(model as MultiLabelModel), parts: (model as MultiLabelModel).options };
-  if (type === "text_span") return { ...(model as SpanModel), parts: (model as SpanModel).perType };
-  return model;
-}
 
 function rowsOf(type: ReservedTaskType): ModelRows<unknown> {
   if (type === "bounding_box") return boxRows as ModelRows<unknown>;
@@ -429,7 +421,7 @@ export function refitTyped(input: TypedFitInput, now: () => number = () => perfo
     tasks.filter((t) => input.type !== "text_span" || t.item !== undefined),
     previous,
   );
-  const { space, labelers } = rows.split(withParts(input.type, model));
+  const { space, labelers } = rows.split(model);
   const bins = emptyBins();
   for (const t of input.tasks) {
     if (t.gold === null || t.answers.length === 0 || (input.type === "text_span" && t.text === null)) continue;
@@ -445,7 +437,6 @@ export function refitTyped(input: TypedFitInput, now: () => number = () => perfo
     bin.sumConfidence += r.confidence;
     if (kind.goldCorrect(input.spec, t.gold, r.consensusLabel)) bin.correct += 1;
   }
-  if (bins.length !== CALIBRATION_BINS) throw new Error("calibration bins");
   return {
     space,
     labelers: labelers.map((l) => ({ labelerId: l.labelerId, params: l })),
