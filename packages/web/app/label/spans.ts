@@ -110,12 +110,33 @@ export function tokenRange(tokens: readonly Token[], from: number, to: number): 
  * one span (or none), covering [0, length) in order.
  */
 export function segmentsOf(length: number, tokens: readonly Token[], spans: readonly Span[]): Segment[] {
-  const cuts = new Set<number>([0, length]);
-  for (const t of tokens) cuts.add(t.start).add(t.end);
-  for (const s of spans) cuts.add(Math.min(s.start, length)).add(Math.min(s.end, length));
+  return segmentsIn({ start: 0, end: length, firstToken: 0 }, tokens, spans);
+}
+
+/**
+ * {@link segmentsOf} of the code points [range.start, range.end) only (a {@link Chunk}): the runs covering
+ * that range in order, cut at the edges of `tokens` (searched from index `range.firstToken`, whose indexes
+ * the runs carry) and of `spans` (clipped to the range; a run's `span` indexes `spans`).
+ */
+export function segmentsIn(
+  range: { start: number; end: number; firstToken: number },
+  tokens: readonly Token[],
+  spans: readonly Span[],
+): Segment[] {
+  const { start: from, end: to } = range;
+  if (to <= from) return [];
+  const clamp = (n: number) => Math.max(from, Math.min(n, to));
+  const cuts = new Set<number>([from, to]);
+  let first = Math.max(0, Math.min(range.firstToken, tokens.length));
+  while (first > 0 && (tokens[first - 1] as Token).end > from) first--;
+  for (let i = first; i < tokens.length && (tokens[i] as Token).start < to; i++) {
+    const t = tokens[i] as Token;
+    cuts.add(clamp(t.start)).add(clamp(t.end));
+  }
+  for (const s of spans) if (s.start < to && s.end > from) cuts.add(clamp(s.start)).add(clamp(s.end));
   const edges = [...cuts].sort((a, b) => a - b);
   const segments: Segment[] = [];
-  let ti = 0;
+  let ti = first;
   let si = 0;
   const sorted = spans.map((s, i) => ({ s, i })).sort((a, b) => a.s.start - b.s.start);
   for (let k = 1; k < edges.length; k++) {
@@ -133,6 +154,75 @@ export function segmentsOf(length: number, tokens: readonly Token[], spans: read
     });
   }
   return segments;
+}
+
+/**
+ * A piece of the text rendered (and re-rendered) as one unit: code points [start, end), holding the tokens
+ * [firstToken, endToken). Chunks end at a token's start, never inside a token.
+ */
+export interface Chunk {
+  start: number;
+  end: number;
+  firstToken: number;
+  endToken: number;
+}
+
+/** A chunk ends at a paragraph break (white space with a line feed) once it has this many code points. */
+export const CHUNK_MIN = 400;
+/** A chunk ends at the next token once it has this many code points (a token longer than this is one chunk). */
+export const CHUNK_MAX = 2000;
+
+/**
+ * The text (`chars`, its `tokens` from {@link tokenize}) cut into chunks covering [0, chars.length) in order:
+ * at a paragraph break once a chunk has `min` code points, else at a token's start once it has `max`. An
+ * empty text has no chunk. A key press then re-renders only the chunks whose spans, selection or caret
+ * changed (a text may have 100,000 code points).
+ */
+export function chunksOf(chars: readonly string[], tokens: readonly Token[], min = CHUNK_MIN, max = CHUNK_MAX): Chunk[] {
+  const length = chars.length;
+  if (length === 0) return [];
+  const chunks: Chunk[] = [];
+  let start = 0;
+  let firstToken = 0;
+  for (let i = 1; i < tokens.length; i++) {
+    const at = (tokens[i] as Token).start;
+    const size = at - start;
+    if (size < min) continue;
+    let paragraph = false;
+    if (size < max) for (let c = (tokens[i - 1] as Token).end; c < at && !paragraph; c++) paragraph = chars[c] === "\n";
+    if (!paragraph && size < max) continue;
+    chunks.push({ start, end: at, firstToken, endToken: i });
+    start = at;
+    firstToken = i;
+  }
+  chunks.push({ start, end: length, firstToken, endToken: tokens.length });
+  return chunks;
+}
+
+/** The spans of `spans` that share a code point with `chunk`, in their order. */
+export function spansIn(spans: readonly Span[], chunk: { start: number; end: number }): Span[] {
+  return spans.filter((s) => overlaps(s, chunk));
+}
+
+/** `range` clipped to `chunk`, or null when they share no code point (or `range` is null). */
+export function clipRange(range: readonly [number, number] | null, chunk: { start: number; end: number }): [number, number] | null {
+  if (!range || range[0] >= chunk.end || range[1] <= chunk.start) return null;
+  return [Math.max(range[0], chunk.start), Math.min(range[1], chunk.end)];
+}
+
+/** Whether two lists of spans are equal, span by span (start, end and label). */
+export function sameSpans(a: readonly Span[], b: readonly Span[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  return a.every((s, i) => {
+    const t = b[i] as Span;
+    return s.start === t.start && s.end === t.end && s.label === t.label;
+  });
+}
+
+/** Whether two ranges (or nulls) are equal. */
+export function sameRange(a: readonly [number, number] | null, b: readonly [number, number] | null): boolean {
+  return a === b || (a !== null && b !== null && a[0] === b[0] && a[1] === b[1]);
 }
 
 /** The token at or after code point `offset` (for placing the caret), or the last token; -1 without tokens. */
