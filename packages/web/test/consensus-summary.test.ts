@@ -20,8 +20,9 @@ describe("summarizeParts", () => {
     expect(summarizeParts({ boxes: [] })).toBe("no boxes");
   });
 
-  it("counts spans by entity type, ties in order of first appearance", () => {
+  it("counts spans by entity type, ties by name whatever the spans' order", () => {
     expect(summarizeParts({ spans: [span("DRUG", 0), span("PERSON", 5)] })).toBe("2 spans: DRUG, PERSON");
+    expect(summarizeParts({ spans: [span("PERSON", 0), span("DRUG", 5)] })).toBe("2 spans: DRUG, PERSON");
     expect(summarizeParts({ spans: [span("LOC", 0), span("PER", 3), span("PER", 9)] })).toBe("3 spans: PER ×2, LOC");
     expect(summarizeParts({ spans: [] })).toBe("no spans");
   });

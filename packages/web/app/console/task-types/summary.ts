@@ -28,13 +28,12 @@ function listed(names: readonly string[]): string {
   return names.length > SUMMARY_NAMES_MAX ? `${shown} +${names.length - SUMMARY_NAMES_MAX} more` : shown;
 }
 
-/** The labels of `parts` grouped: "car ×2, person", most frequent first, ties in order of first appearance. */
+/** `labels` grouped by name: "car ×2, person", most frequent first, ties by name (whatever the parts' order). */
 function grouped(labels: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const l of labels) counts.set(l, (counts.get(l) ?? 0) + 1);
-  const order = [...counts.keys()];
   const names = [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || order.indexOf(a[0]) - order.indexOf(b[0]))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
     .map(([name, n]) => (n > 1 ? `${name} ×${n}` : name));
   return listed(names);
 }
