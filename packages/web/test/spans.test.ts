@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import {
   addSpan,
-  CHUNK_MAX,
+  CHUNK_SIZES,
   chunksOf,
   clipRange,
   codePointOffset,
@@ -133,10 +133,10 @@ function spansFrom(cuts: readonly number[], length: number): Span[] {
 }
 
 /** The runs of every chunk, their span as its label (a chunk's runs index the chunk's own spans). */
-function chunkedRuns(text: string, spans: readonly Span[], min?: number, max?: number) {
+function chunkedRuns(text: string, spans: readonly Span[], min: number) {
   const chars = codePointsOf(text);
   const tokens = tokenize(text);
-  return chunksOf(chars, tokens, min, max).flatMap((c) => {
+  return chunksOf(chars, tokens, { paragraph: min, sentence: min * 2, max: min * 3 }).flatMap((c) => {
     const mine = spansIn(spans, c);
     return segmentsIn(c, tokens, mine).map((r) => ({ ...r, span: mine[r.span]?.label ?? null }));
   });
@@ -151,7 +151,7 @@ describe("chunksOf", () => {
       fc.property(texts, fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 120 }), (text, min, extra) => {
         const chars = codePointsOf(text);
         const tokens = tokenize(text);
-        const chunks = chunksOf(chars, tokens, min, min + extra);
+        const chunks = chunksOf(chars, tokens, { paragraph: min, sentence: min + (extra >> 1), max: min + extra });
         if (chars.length === 0) return expect(chunks).toEqual([]);
         expect(chunks[0]?.start).toBe(0);
         expect(chunks.at(-1)?.end).toBe(chars.length);
@@ -181,32 +181,39 @@ describe("chunksOf", () => {
         // a run crossing a chunk's edge is cut there: compare the code points each run covers
         const label = (runs: { start: number; end: number; token: number; span: string | null }[]) =>
           runs.flatMap((r) => Array.from({ length: r.end - r.start }, (_, k) => `${r.start + k}:${r.token}:${r.span}`));
-        expect(label(chunkedRuns(text, spans, min, min * 2))).toEqual(label(whole));
+        expect(label(chunkedRuns(text, spans, min))).toEqual(label(whole));
       }),
     );
   });
 
-  it("prefers a paragraph break once a chunk is long enough, else cuts at a token once it is too long", () => {
-    const text = `${"ab ".repeat(5)}\n\n${"cd ".repeat(5)}`;
-    const chunks = chunksOf(codePointsOf(text), tokenize(text), 10, 1000);
-    expect(chunks.map((c) => [c.start, c.end])).toEqual([
+  it("prefers a paragraph break, then a sentence's end, then any token", () => {
+    const sizes = { paragraph: 10, sentence: 20, max: 40 };
+    const cuts = (text: string) => chunksOf(codePointsOf(text), tokenize(text), sizes).map((c) => [c.start, c.end]);
+    const para = `${"ab ".repeat(5)}\n\n${"cd ".repeat(5)}`;
+    expect(cuts(para)).toEqual([
       [0, 17],
       [17, 32],
     ]);
-    const flat = "ab ".repeat(10);
-    expect(chunksOf(codePointsOf(flat), tokenize(flat), 5, 9).map((c) => c.end - c.start)).toEqual([9, 9, 9, 3]);
+    // no line feed: at the first sentence's end past 20 code points ("ab ab ab ab. " is 13)
+    const sentences = "ab ab ab ab. ".repeat(4);
+    expect(cuts(sentences)).toEqual([
+      [0, 26],
+      [26, 52],
+    ]);
+    // a period not followed by white space is no sentence's end; none at all: cut once 40 are reached
+    expect(cuts("ab.cd ".repeat(10)).map(([a, b]) => (b as number) - (a as number))).toEqual([42, 18]);
+    expect(cuts("ab ".repeat(20)).map(([a, b]) => (b as number) - (a as number))).toEqual([42, 18]);
   });
 
-  it("cuts a text of 100,000 code points into chunks of at most CHUNK_MAX and a token, offsets in code points", () => {
+  it("cuts a text of 100,000 code points into chunks of at most CHUNK_SIZES.max and a token, offsets in code points", () => {
     const unit = `words ${EMOJI} `; // 8 code points, the emoji at 6
     const text = unit.repeat(12_500);
     const chars = codePointsOf(text);
     expect(chars.length).toBe(100_000);
     const tokens = tokenize(text);
     const chunks = chunksOf(chars, tokens);
-    expect(chunks.length).toBeGreaterThan(40);
-    expect(chunks.length).toBeLessThan(60);
-    for (const c of chunks) expect(c.end - c.start).toBeLessThanOrEqual(CHUNK_MAX + unit.length);
+    expect(chunks.length).toBe(Math.ceil(100_000 / (CHUNK_SIZES.max + unit.length)));
+    for (const c of chunks) expect(c.end - c.start).toBeLessThanOrEqual(CHUNK_SIZES.max + unit.length);
     // a span on the 5,000th emoji is drawn in the chunk holding code point 40,006 only
     const span = { start: 4999 * 8 + 6, end: 4999 * 8 + 7, label: "A" };
     const holding = chunks.filter((c) => spansIn([span], c).length > 0);

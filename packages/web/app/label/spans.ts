@@ -167,30 +167,48 @@ export interface Chunk {
   endToken: number;
 }
 
-/** A chunk ends at a paragraph break (white space with a line feed) once it has this many code points. */
-export const CHUNK_MIN = 400;
-/** A chunk ends at the next token once it has this many code points (a token longer than this is one chunk). */
-export const CHUNK_MAX = 2000;
+/** Where {@link chunksOf} cuts, in code points of the chunk so far. */
+export interface ChunkSizes {
+  /** at a paragraph break (white space with a line feed) once the chunk has this many */
+  paragraph: number;
+  /** at a sentence's end (".", "!", "?" or "…" then white space) once it has this many */
+  sentence: number;
+  /** at the next token once it has this many (a token longer than this is one chunk) */
+  max: number;
+}
+
+/** The widget's chunk sizes: a chunk is a paragraph, a few sentences, or at most about 3,000 code points. */
+export const CHUNK_SIZES: ChunkSizes = { paragraph: 400, sentence: 1000, max: 3000 };
+
+const SENTENCE_END = new Set([".", "!", "?", "…"]);
 
 /**
- * The text (`chars`, its `tokens` from {@link tokenize}) cut into chunks covering [0, chars.length) in order:
- * at a paragraph break once a chunk has `min` code points, else at a token's start once it has `max`. An
- * empty text has no chunk. A key press then re-renders only the chunks whose spans, selection or caret
- * changed (a text may have 100,000 code points).
+ * The text (`chars`, its `tokens` from {@link tokenize}) cut into chunks covering [0, chars.length) in order,
+ * each ending at a token's start ({@link ChunkSizes}: at a paragraph break, else at a sentence's end, else
+ * anywhere between tokens). The widget draws each chunk as its own block and re-renders it only when its
+ * spans, selection or caret change: a key press in a text of 100,000 code points then lays out one or two
+ * chunks, not the whole text. An empty text has no chunk.
  */
-export function chunksOf(chars: readonly string[], tokens: readonly Token[], min = CHUNK_MIN, max = CHUNK_MAX): Chunk[] {
+export function chunksOf(chars: readonly string[], tokens: readonly Token[], sizes: ChunkSizes = CHUNK_SIZES): Chunk[] {
   const length = chars.length;
   if (length === 0) return [];
   const chunks: Chunk[] = [];
   let start = 0;
   let firstToken = 0;
   for (let i = 1; i < tokens.length; i++) {
+    const previous = tokens[i - 1] as Token;
     const at = (tokens[i] as Token).start;
     const size = at - start;
-    if (size < min) continue;
-    let paragraph = false;
-    if (size < max) for (let c = (tokens[i - 1] as Token).end; c < at && !paragraph; c++) paragraph = chars[c] === "\n";
-    if (!paragraph && size < max) continue;
+    if (size < Math.min(sizes.paragraph, sizes.sentence, sizes.max)) continue;
+    let cut = size >= sizes.max;
+    if (!cut && size >= sizes.paragraph) for (let c = previous.end; c < at && !cut; c++) cut = chars[c] === "\n";
+    if (!cut && size >= sizes.sentence)
+      cut =
+        previous.end > previous.start &&
+        previous.end - previous.start === 1 &&
+        SENTENCE_END.has(chars[previous.start] as string) &&
+        at > previous.end;
+    if (!cut) continue;
     chunks.push({ start, end: at, firstToken, endToken: i });
     start = at;
     firstToken = i;

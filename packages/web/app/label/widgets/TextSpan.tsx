@@ -6,6 +6,10 @@
  * removes it. Keyboard: arrows move a caret over the tokens, Shift+arrows extend the selection, keys 1-9
  * mark it, Delete/Backspace removes the spans under it. A new span replaces those it overlaps. Enter sends
  * `{spans}`.
+ *
+ * A text may have 100,000 code points: it is drawn in chunks (spans.ts `chunksOf`: paragraphs, a few
+ * sentences), each a block of its own (label.css `.span-chunk`) and a memoized component, so a key press
+ * re-renders and lays out only the chunks whose spans, selection or caret it changes.
  */
 import { Alert, Button, Kbd, Stack, Text, Title } from "@mantine/core";
 import { memo, useLayoutEffect, useMemo, useRef, useState } from "react";
