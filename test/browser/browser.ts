@@ -70,9 +70,14 @@ export function unexpectedProblems(watch: PageWatch, expectedStatuses: number[] 
   return problems.length === 0 ? [] : [...problems, ...watch.failed.map((f) => `(answer ${f})`)];
 }
 
-/** Serious or critical accessibility violations of the page as it is now (axe-core, WCAG 2.1 A and AA). */
-export async function accessibilityViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+/**
+ * Serious or critical accessibility violations of the page as it is now (axe-core, WCAG 2.1 A and AA),
+ * outside the elements matching `options.exclude` (CSS selectors).
+ */
+export async function accessibilityViolations(page: Page, options: { exclude?: string[] } = {}): Promise<string[]> {
+  let builder = new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]);
+  for (const selector of options.exclude ?? []) builder = builder.exclude(selector);
+  const result = await builder.analyze();
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("; ")})`);

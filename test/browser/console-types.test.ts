@@ -183,6 +183,9 @@ describe("consensus views of the reserved task types", () => {
           .waitFor();
       }
       expect(await page.getByTestId("box-table").locator("tbody tr").count()).toBe(drawn.length);
+      // the item's image is shown once: the consensus drawing, no preview above it
+      expect(await page.locator(".task-preview").count()).toBe(0);
+      expect(await page.locator(`img[src="${images.url(32)}"]`).count()).toBe(1);
       await audit("console-task-bounding-box");
     },
     scaled(90_000),
@@ -284,6 +287,8 @@ describe("consensus views of the reserved task types", () => {
       await page.locator("[data-testid=gold-answer] rect.box-rect").first().waitFor();
       expect(await page.locator("[data-testid=gold-answer] rect.box-rect").count()).toBe(1);
       await page.getByTestId("gold").getByText("gold answer below", { exact: false }).waitFor();
+      expect(await page.locator(`img[src="${images.url(33)}"]`).count()).toBe(1);
+      expect(await page.locator(".task-preview").count()).toBe(0);
       await audit("console-task-gold-bounding-box");
 
       const text = "Grace 🎉 visited Oslo.";
@@ -312,5 +317,107 @@ describe("consensus views of the reserved task types", () => {
       await audit("console-task-gold-multi-label");
     },
     scaled(90_000),
+  );
+
+  it(
+    "bounding_box not yet settled: the item's image once, as the preview",
+    async () => {
+      const taskId = await createTask({
+        type: "bounding_box",
+        data_url: images.url(35),
+        label_spec: { question: "Draw a box around every animal", classes: ["cat"] },
+        consensus_threshold: 3,
+      });
+      await openTask(taskId, "task-policy");
+      await page.locator(".task-preview").waitFor();
+      expect(await page.locator(`img[src="${images.url(35)}"]`).count()).toBe(1);
+    },
+    scaled(60_000),
+  );
+
+  it(
+    "text_span whose text cannot be fetched: canceled, and the task page says why",
+    async () => {
+      const missing = images.url(0).replace(/\/img\/0\.svg$/, "/texts/missing.txt");
+      const taskId = await createTask({
+        type: "text_span",
+        data_url: missing,
+        label_spec: { question: "Mark people and places", entity_types: ["PER", "LOC"] },
+      });
+      const error = await eventually(async () => {
+        const r = await sys.api<{ status: string; item_error?: string }>("GET", `/v1/tasks/${taskId}`, { token: customerKey });
+        return r.body.status === "canceled" ? r.body.item_error : undefined;
+      });
+      expect(error).toMatch(/^the text at data_url could not be read: /);
+      await openTask(taskId, "item-error");
+      expect(await page.getByTestId("item-error").textContent()).toBe(`Canceled: ${error}`);
+      await audit("console-task-item-error");
+    },
+    scaled(60_000),
+  );
+
+  it(
+    "the task list summarizes a reserved type's consensus; a single-choice label as it is",
+    async () => {
+      const multi = await createTask({
+        type: "multi_label_classification",
+        data_url: images.url(36),
+        label_spec: { question: "Which colors?", options: ["red", "round", "blue"] },
+        consensus_threshold: 3,
+      });
+      const boxes = await createTask({
+        type: "bounding_box",
+        data_url: images.url(37),
+        label_spec: { question: "Box every road user", classes: ["car", "person"] },
+        consensus_threshold: 3,
+      });
+      const text = "Ana took aspirin.";
+      const spanTask = await createTask({
+        type: "text_span",
+        data_url: "https://texts.example/list.txt",
+        data_text: text,
+        label_spec: { question: "Mark drugs and people", entity_types: ["DRUG", "PERSON"] },
+        consensus_threshold: 3,
+      });
+      const single = await createTask({
+        type: "image_classification",
+        data_url: images.url(38),
+        label_spec: { question: "Cat or dog?", options: ["cat", "dog"] },
+        consensus_threshold: 3,
+      });
+      await labelUntilSettled(multi, { labels: ["red", "round"] });
+      await labelUntilSettled(boxes, {
+        boxes: [
+          { label: "car", x: 10, y: 10, w: 100, h: 80 },
+          { label: "person", x: 200, y: 40, w: 50, h: 120 },
+          { label: "car", x: 300, y: 200, w: 120, h: 90 },
+        ],
+      });
+      await labelUntilSettled(spanTask, { spans: [spanOf(text, "aspirin", "DRUG"), spanOf(text, "Ana", "PERSON")] });
+      const singleResult = await labelUntilSettled(single, { label: "dog" });
+
+      await page.goto(`${sys.baseUrl}/console/tasks?status=settled`);
+      const summaryOf = async (taskId: string) => {
+        const row = page.locator("tr").filter({ has: page.getByRole("link", { name: taskId, exact: true }) });
+        await row.waitFor({ timeout: scaled(20_000) });
+        return row;
+      };
+      const expected: [string, string][] = [
+        [multi, "red, round"],
+        [boxes, "3 boxes: car ×2, person"],
+        [spanTask, "2 spans: DRUG, PERSON"],
+      ];
+      for (const [taskId, summary] of expected) {
+        const row = await summaryOf(taskId);
+        expect(await row.getByTestId("consensus-summary").textContent()).toBe(summary);
+        // the canonical JSON stays at hand, in the cell's title
+        expect(await row.getByTestId("consensus-summary").getAttribute("title")).toMatch(/^\{"/);
+      }
+      const singleRow = await summaryOf(single);
+      expect(await singleRow.getByTestId("consensus-summary").textContent()).toBe(singleResult.consensus_label);
+      expect(singleResult.consensus_label).toBe("dog");
+      await audit("console-tasks-summaries");
+    },
+    scaled(120_000),
   );
 });

@@ -97,6 +97,11 @@ function TaskSummary({ task }: { task: Task }) {
               <Mono>{task.data_url}</Mono>
             )}
           </Text>
+          {task.item_error && (
+            <Text size="sm" className="break-all" data-testid="item-error">
+              <strong>Canceled:</strong> {task.item_error}
+            </Text>
+          )}
           {task.webhook_status && <Text size="sm">Webhook: {task.webhook_status}</Text>}
           {task.metadata && (
             <Text size="sm" component="div">
@@ -104,11 +109,23 @@ function TaskSummary({ task }: { task: Task }) {
             </Text>
           )}
         </Stack>
-        {link && IMAGE.test(new URL(link).pathname) && <img src={link} alt={`Item of task ${task.task_id}`} className="task-preview" />}
+        {link && IMAGE.test(new URL(link).pathname) && !drawsItem(task) && (
+          <img src={link} alt={`Item of task ${task.task_id}`} className="task-preview" />
+        )}
       </Group>
       <CancelTask task={task} />
     </Card>
   );
+}
+
+/**
+ * Whether the page draws `task`'s item below with its answer (a bounding_box task settled, whose consensus
+ * boxes are drawn over the image, or a gold one with its gold_answer): then the summary shows no preview of
+ * the image, so it is shown once.
+ */
+function drawsItem(task: Task): boolean {
+  if (task.task_type !== "bounding_box") return false;
+  return task.status === "settled" || (task.gold && task.gold_answer !== undefined);
 }
 
 function CancelTask({ task }: { task: Task }) {

@@ -12,6 +12,7 @@ import { useSession } from "../auth";
 import { IdLink, PageHeader, QueryView, StatusBadge } from "../components/common";
 import { type CoreFeatures, DataTable } from "../components/DataTable";
 import { TASK_SORTS, TASK_STATUSES, taskListParams, taskListQuery } from "../queries";
+import { consensusSummary } from "../task-types/summary";
 
 const STATUSES = TASK_STATUSES;
 const SORTS = TASK_SORTS;
@@ -34,7 +35,21 @@ const columns = helper.columns([
     header: "Labels",
     cell: (info) => `${info.getValue()} / ${info.row.original.consensus_threshold}`,
   }),
-  helper.accessor("consensus_label", { header: "Consensus", cell: (info) => info.getValue() ?? "—" }),
+  // a reserved type's consensus as a summary of its parts, the canonical JSON in its title
+  helper.accessor((t) => consensusSummary(t), {
+    id: "consensus",
+    header: "Consensus",
+    cell: (info) => {
+      const summary = info.getValue();
+      if (summary === null) return "—";
+      const label = info.row.original.consensus_label;
+      return (
+        <Text size="sm" lineClamp={2} title={label !== summary ? (label ?? undefined) : undefined} data-testid="consensus-summary">
+          {summary}
+        </Text>
+      );
+    },
+  }),
   helper.accessor("confidence", { header: "Confidence", cell: (info) => formatShare(info.getValue()) }),
   helper.accessor("created_at", { header: "Created", cell: (info) => formatTime(info.getValue()) }),
   helper.accessor("settled_at", { header: "Settled", cell: (info) => formatTime(info.getValue()) }),

@@ -6,17 +6,28 @@
  * removes it. Keyboard: arrows move a caret over the tokens, Shift+arrows extend the selection, keys 1-9
  * mark it, Delete/Backspace removes the spans under it. A new span replaces those it overlaps. Enter sends
  * `{spans}`.
+ *
+ * A text may have 100,000 code points: it is drawn in chunks (spans.ts `chunksOf`: paragraphs, a few
+ * sentences), each a block of its own (label.css `.span-chunk`) and a memoized component, so a key press
+ * re-renders and lays out only the chunks whose spans, selection or caret it changes.
  */
 import { Alert, Button, Kbd, Stack, Text, Title } from "@mantine/core";
-import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { memo, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { activatesOnEnter, optionOfKey } from "../hotkeys";
 import {
   addSpan,
+  type Chunk,
+  chunksOf,
+  clipRange,
   codePointOffset,
   codePointsOf,
   removeSpans,
   type Span,
-  segmentsOf,
+  sameRange,
+  sameSpans,
+  segmentsIn,
+  spansIn,
+  type Token,
   tokenAt,
   tokenize,
   tokenRange,
@@ -40,7 +51,10 @@ function boundaryOffset(container: HTMLElement, node: Node, offset: number, leng
     if (segment instanceof HTMLElement) return Number(segment.dataset.start);
   }
   const segment = node.closest<HTMLElement>("[data-start]");
-  return segment ? Number(segment.dataset.end) : length;
+  if (segment) return Number(segment.dataset.end);
+  // past the last run of a chunk
+  const chunk = node.closest<HTMLElement>("[data-chunk-end]");
+  return chunk ? Number(chunk.dataset.chunkEnd) : length;
 }
 
 /** The code-point range of the page's text selection inside `container`, trimmed of white space, or null. */
@@ -54,6 +68,63 @@ function selectedRange(container: HTMLElement | null, chars: readonly string[]):
   return trimRange(chars, a, b);
 }
 
+/** The color class of entity type `label` (label.css `.choice-color-N`, by its place in `types`). */
+function colorClass(types: readonly string[], label: string): string {
+  return `choice-color-${Math.max(0, types.indexOf(label)) % CHOICE_COLORS}`;
+}
+
+interface TextChunkProps {
+  chunk: Chunk;
+  /** the whole text's code points and tokens (the same arrays for every chunk) */
+  chars: readonly string[];
+  tokens: readonly Token[];
+  types: readonly string[];
+  /** the spans sharing a code point with the chunk */
+  spans: readonly Span[];
+  /** the keyboard's selection clipped to the chunk, and the caret's token when in it (code points) */
+  selected: [number, number] | null;
+  caret: [number, number] | null;
+}
+
+/**
+ * One chunk of the text as its runs (segments with data-start/data-end, code points). Memoized on the
+ * values of its spans, selection and caret: a key press re-renders only the chunks it changes.
+ */
+const TextChunk = memo(
+  function TextChunk({ chunk, chars, tokens, types, spans, selected, caret }: TextChunkProps) {
+    const segments = segmentsIn(chunk, tokens, spans);
+    return (
+      <span className="span-chunk" data-chunk-start={chunk.start} data-chunk-end={chunk.end}>
+        {segments.map((s) => {
+          const span = spans[s.span];
+          const inKeyboard = selected !== null && s.token !== -1 && selected[0] <= s.start && s.end <= selected[1];
+          const classes = [
+            "span-seg",
+            span ? `span-mark ${colorClass(types, span.label)}` : "",
+            inKeyboard ? "span-selected" : "",
+            caret && s.start >= caret[0] && s.end <= caret[1] ? "span-caret" : "",
+          ]
+            .filter(Boolean)
+            .join(" ");
+          return (
+            <span key={s.start} data-start={s.start} data-end={s.end} className={classes}>
+              {chars.slice(s.start, s.end).join("")}
+            </span>
+          );
+        })}
+      </span>
+    );
+  },
+  (a, b) =>
+    a.chunk === b.chunk &&
+    a.chars === b.chars &&
+    a.tokens === b.tokens &&
+    a.types === b.types &&
+    sameSpans(a.spans, b.spans) &&
+    sameRange(a.selected, b.selected) &&
+    sameRange(a.caret, b.caret),
+);
+
 export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: WidgetProps) {
   const spec = claim.label_spec;
   const types = "entity_types" in spec ? spec.entity_types : [];
@@ -64,7 +135,7 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
   const [caret, setCaret] = useState(-1);
   const [anchor, setAnchor] = useState(-1);
   const container = useRef<HTMLDivElement>(null);
-  const segments = useMemo(() => segmentsOf(chars.length, tokens, spans), [chars.length, tokens, spans]);
+  const chunks = useMemo(() => chunksOf(chars, tokens), [chars, tokens]);
   const keyboardRange = caret === -1 ? null : tokenRange(tokens, anchor, caret);
 
   /** The range to act on: the mouse's text selection, else the keyboard's tokens. */
@@ -126,7 +197,13 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
     };
   });
 
-  const colorOf = (label: string) => `choice-color-${Math.max(0, types.indexOf(label)) % CHOICE_COLORS}`;
+  // keep the keyboard's caret in view in a long text
+  useLayoutEffect(() => {
+    if (caret === -1) return;
+    container.current?.querySelector(".span-caret")?.scrollIntoView({ block: "nearest" });
+  }, [caret]);
+
+  const colorOf = (label: string) => colorClass(types, label);
   const caretToken = tokens[caret];
 
   return (
@@ -142,23 +219,18 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
         ) : (
           // biome-ignore lint/a11y/useSemanticElements: a run of text to select, not a form group
           <div ref={container} className="span-text" role="group" aria-label="Text to label" data-testid="span-text">
-            {segments.map((s) => {
-              const span = spans[s.span];
-              const inKeyboard = keyboardRange !== null && s.token !== -1 && keyboardRange[0] <= s.start && s.end <= keyboardRange[1];
-              const classes = [
-                "span-seg",
-                span ? `span-mark ${colorOf(span.label)}` : "",
-                inKeyboard ? "span-selected" : "",
-                caretToken && s.start >= caretToken.start && s.end <= caretToken.end ? "span-caret" : "",
-              ]
-                .filter(Boolean)
-                .join(" ");
-              return (
-                <span key={s.start} data-start={s.start} data-end={s.end} className={classes}>
-                  {chars.slice(s.start, s.end).join("")}
-                </span>
-              );
-            })}
+            {chunks.map((c) => (
+              <TextChunk
+                key={c.start}
+                chunk={c}
+                chars={chars}
+                tokens={tokens}
+                types={types}
+                spans={spansIn(spans, c)}
+                selected={clipRange(keyboardRange, c)}
+                caret={caretToken && caretToken.start < c.end && caretToken.end > c.start ? [caretToken.start, caretToken.end] : null}
+              />
+            ))}
           </div>
         )}
       </div>
