@@ -8,7 +8,7 @@
  * deselects. Keys 1-9 set the selected box's class and the class of the next box. Enter sends `{boxes}`.
  */
 import { Button, Kbd, Stack, Title } from "@mantine/core";
-import { type PointerEvent as ReactPointerEvent, useLayoutEffect, useRef, useState } from "react";
+import { type PointerEvent as ReactPointerEvent, useRef, useState } from "react";
 import {
   type Box,
   boxFromCorners,
@@ -24,7 +24,7 @@ import {
 } from "../boxes";
 import { activatesOnEnter, optionOfKey } from "../hotkeys";
 import { ImageState, Media, useImageHolder } from "./Media";
-import { CHOICE_COLORS, type WidgetProps } from "./types";
+import { CHOICE_COLORS, useKeyHandler, type WidgetProps } from "./types";
 
 type Drag =
   | { mode: "draw"; from: Point; pointer: number }
@@ -63,62 +63,57 @@ export function BoundingBox({ claim, view, hotkeys, onAnswer, keys, footer }: Wi
     setBoxes([...boxes, centeredBox(natural, className)]);
   };
 
-  useLayoutEffect(() => {
-    keys.current = (e) => {
-      const target = e.target;
-      if (e.key === "Enter") {
-        if (e.repeat || activatesOnEnter(target)) return;
-        e.preventDefault();
-        submit();
-        return;
-      }
-      if (e.key === "Tab") {
-        // Tab cycles through the boxes from the page or the image; past the last box it leaves as usual
-        if (target !== document.body || boxes.length === 0) return;
-        const next = selected === null ? (e.shiftKey ? boxes.length - 1 : 0) : selected + (e.shiftKey ? -1 : 1);
-        if (next < 0 || next >= boxes.length) {
-          setSelected(null);
-          return;
-        }
-        e.preventDefault();
-        setSelected(next);
-        return;
-      }
-      if (e.key === "Escape") {
+  useKeyHandler(keys, (e) => {
+    const target = e.target;
+    if (e.key === "Enter") {
+      if (e.repeat || activatesOnEnter(target)) return;
+      e.preventDefault();
+      submit();
+      return;
+    }
+    if (e.key === "Tab") {
+      // Tab cycles through the boxes from the page or the image; past the last box it leaves as usual
+      if (target !== document.body || boxes.length === 0) return;
+      const next = selected === null ? (e.shiftKey ? boxes.length - 1 : 0) : selected + (e.shiftKey ? -1 : 1);
+      if (next < 0 || next >= boxes.length) {
         setSelected(null);
         return;
       }
-      if (!natural) return;
-      const arrow = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
-      if (arrow) {
-        if (selected === null) return;
-        e.preventDefault();
-        const step = nudgeStep(natural);
-        const [dx, dy] = [(arrow[0] as number) * step, (arrow[1] as number) * step];
-        update(selected, (b) => (e.shiftKey ? resizeBox(b, dx, dy, natural) : moveBox(b, dx, dy, natural)));
-        return;
-      }
-      if (e.repeat) return;
-      if (e.key === "Delete" || e.key === "Backspace") {
-        if (selected === null) return;
-        e.preventDefault();
-        remove(selected);
-        return;
-      }
-      if (e.key.toLowerCase() === "n" && optionOfKey(hotkeys, e.key) === -1) {
-        e.preventDefault();
-        add();
-        return;
-      }
-      const index = optionOfKey(hotkeys, e.key);
-      if (index !== -1 && index < classes.length) {
-        e.preventDefault();
-        setClass(index);
-      }
-    };
-    return () => {
-      keys.current = null;
-    };
+      e.preventDefault();
+      setSelected(next);
+      return;
+    }
+    if (e.key === "Escape") {
+      setSelected(null);
+      return;
+    }
+    if (!natural) return;
+    const arrow = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
+    if (arrow) {
+      if (selected === null) return;
+      e.preventDefault();
+      const step = nudgeStep(natural);
+      const [dx, dy] = [(arrow[0] as number) * step, (arrow[1] as number) * step];
+      update(selected, (b) => (e.shiftKey ? resizeBox(b, dx, dy, natural) : moveBox(b, dx, dy, natural)));
+      return;
+    }
+    if (e.repeat) return;
+    if (e.key === "Delete" || e.key === "Backspace") {
+      if (selected === null) return;
+      e.preventDefault();
+      remove(selected);
+      return;
+    }
+    if (e.key.toLowerCase() === "n" && optionOfKey(hotkeys, e.key) === -1) {
+      e.preventDefault();
+      add();
+      return;
+    }
+    const index = optionOfKey(hotkeys, e.key);
+    if (index !== -1 && index < classes.length) {
+      e.preventDefault();
+      setClass(index);
+    }
   });
 
   const pointAt = (e: ReactPointerEvent): Point | null =>

@@ -3,10 +3,10 @@
  * ticked options as `{labels}` (none ticked is an answer too).
  */
 import { Button, Checkbox, Kbd, Stack, Title } from "@mantine/core";
-import { useLayoutEffect, useState } from "react";
+import { useState } from "react";
 import { activatesOnEnter, optionOfKey } from "../hotkeys";
 import { Media } from "./Media";
-import type { WidgetProps } from "./types";
+import { useKeyHandler, type WidgetProps } from "./types";
 
 export function MultiLabel({ claim, view, hotkeys, onAnswer, keys, footer }: WidgetProps) {
   const spec = claim.label_spec;
@@ -20,24 +20,19 @@ export function MultiLabel({ claim, view, hotkeys, onAnswer, keys, footer }: Wid
     });
   const submit = () => onAnswer({ labels: options.filter((o) => ticked.has(o)) });
 
-  useLayoutEffect(() => {
-    keys.current = (e) => {
-      if (e.repeat) return;
-      if (e.key === "Enter") {
-        if (activatesOnEnter(e.target)) return;
-        e.preventDefault();
-        submit();
-        return;
-      }
-      const option = options[optionOfKey(hotkeys, e.key)];
-      if (option !== undefined) {
-        e.preventDefault();
-        toggle(option);
-      }
-    };
-    return () => {
-      keys.current = null;
-    };
+  useKeyHandler(keys, (e) => {
+    if (e.repeat) return;
+    if (e.key === "Enter") {
+      if (activatesOnEnter(e.target)) return;
+      e.preventDefault();
+      submit();
+      return;
+    }
+    const option = options[optionOfKey(hotkeys, e.key)];
+    if (option !== undefined) {
+      e.preventDefault();
+      toggle(option);
+    }
   });
 
   return (

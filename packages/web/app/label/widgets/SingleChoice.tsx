@@ -1,9 +1,8 @@
 /** Single choice (every task type but the reserved ones): one button per option, keys 1-9 pick at once. */
 import { Button, Kbd, Stack, Title } from "@mantine/core";
-import { useLayoutEffect } from "react";
 import { optionOfKey } from "../hotkeys";
 import { Media } from "./Media";
-import type { WidgetProps } from "./types";
+import { useKeyHandler, type WidgetProps } from "./types";
 
 /** The options of a single-choice label_spec (none when the spec is of another shape). */
 function optionsOf(spec: WidgetProps["claim"]["label_spec"]): string[] {
@@ -12,19 +11,14 @@ function optionsOf(spec: WidgetProps["claim"]["label_spec"]): string[] {
 
 export function SingleChoice({ claim, view, hotkeys, onAnswer, keys, footer }: WidgetProps) {
   const options = optionsOf(claim.label_spec);
-  useLayoutEffect(() => {
-    keys.current = (e) => {
-      if (e.repeat) return;
-      const index = optionOfKey(hotkeys, e.key);
-      const option = options[index];
-      if (option !== undefined) {
-        e.preventDefault();
-        onAnswer({ label: option });
-      }
-    };
-    return () => {
-      keys.current = null;
-    };
+  useKeyHandler(keys, (e) => {
+    if (e.repeat) return;
+    const index = optionOfKey(hotkeys, e.key);
+    const option = options[index];
+    if (option !== undefined) {
+      e.preventDefault();
+      onAnswer({ label: option });
+    }
   });
   return (
     <>

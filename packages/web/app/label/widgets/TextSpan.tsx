@@ -34,7 +34,7 @@ import {
   trimRange,
 } from "../spans";
 import { Media } from "./Media";
-import { CHOICE_COLORS, type WidgetProps } from "./types";
+import { CHOICE_COLORS, useKeyHandler, type WidgetProps } from "./types";
 
 /** The code-point offset of a DOM selection boundary inside `container` (segments carry data-start/data-end). */
 function boundaryOffset(container: HTMLElement, node: Node, offset: number, length: number): number | null {
@@ -159,42 +159,37 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
   };
   const submit = () => onAnswer({ spans });
 
-  useLayoutEffect(() => {
-    keys.current = (e) => {
-      if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
-        if (tokens.length === 0) return;
-        e.preventDefault();
-        const next = caret === -1 ? 0 : Math.max(0, Math.min(tokens.length - 1, caret + (e.key === "ArrowLeft" ? -1 : 1)));
-        setCaret(next);
-        if (!e.shiftKey || caret === -1) setAnchor(next);
-        window.getSelection()?.removeAllRanges();
-        return;
-      }
-      if (e.repeat) return;
-      if (e.key === "Enter") {
-        if (activatesOnEnter(e.target)) return;
-        e.preventDefault();
-        submit();
-        return;
-      }
-      if (e.key === "Escape") {
-        setAnchor(caret);
-        return;
-      }
-      if (e.key === "Delete" || e.key === "Backspace") {
-        e.preventDefault();
-        unmark();
-        return;
-      }
-      const index = optionOfKey(hotkeys, e.key);
-      if (index !== -1 && index < types.length) {
-        e.preventDefault();
-        mark(index);
-      }
-    };
-    return () => {
-      keys.current = null;
-    };
+  useKeyHandler(keys, (e) => {
+    if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+      if (tokens.length === 0) return;
+      e.preventDefault();
+      const next = caret === -1 ? 0 : Math.max(0, Math.min(tokens.length - 1, caret + (e.key === "ArrowLeft" ? -1 : 1)));
+      setCaret(next);
+      if (!e.shiftKey || caret === -1) setAnchor(next);
+      window.getSelection()?.removeAllRanges();
+      return;
+    }
+    if (e.repeat) return;
+    if (e.key === "Enter") {
+      if (activatesOnEnter(e.target)) return;
+      e.preventDefault();
+      submit();
+      return;
+    }
+    if (e.key === "Escape") {
+      setAnchor(caret);
+      return;
+    }
+    if (e.key === "Delete" || e.key === "Backspace") {
+      e.preventDefault();
+      unmark();
+      return;
+    }
+    const index = optionOfKey(hotkeys, e.key);
+    if (index !== -1 && index < types.length) {
+      e.preventDefault();
+      mark(index);
+    }
   });
 
   // keep the keyboard's caret in view in a long text

@@ -1,6 +1,6 @@
 /** What every task-type widget of the labeler app gets (registry.ts). */
 import type { AnswerBody, Claim } from "@labelgate/sdk/browser";
-import type { ReactNode } from "react";
+import { type ReactNode, useLayoutEffect } from "react";
 import type { Hotkeys } from "../hotkeys";
 import type { ItemView } from "../queue";
 
@@ -28,3 +28,16 @@ export type Widget = (props: WidgetProps) => ReactNode;
 
 /** Classes, entity types and their marks cycle through this many colors (label.css `.choice-color-N`). */
 export const CHOICE_COLORS = 8;
+
+/**
+ * Installs `handler` as the widget's key handler after each render (so it sees that render's state), and removes
+ * it when the widget unmounts: the app's one window listener calls `keys.current`.
+ */
+export function useKeyHandler(keys: WidgetProps["keys"], handler: KeyHandler): void {
+  useLayoutEffect(() => {
+    keys.current = handler;
+    return () => {
+      keys.current = null;
+    };
+  });
+}
