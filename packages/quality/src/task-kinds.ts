@@ -305,6 +305,13 @@ function namesOf(answer: AnswerBody): Set<string> {
   return new Set([answer.label]);
 }
 
+/** Answers per option, class or entity type: each answer counts once for each name it gives. */
+function countNames(spec: AnyLabelSpec, answers: readonly LabeledAnswer<AnswerBody>[]): Record<string, number> {
+  const counts = Object.fromEntries(choicesOf(spec).map((o) => [o, 0]));
+  for (const a of answers) for (const name of namesOf(a.answer)) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}
+
 /** A box answer matches the gold boxes: as many boxes, each gold box met by one of its class at IoU >= MATCH_IOU. */
 function boxesMatch(gold: AnswerBody, answer: AnswerBody): boolean {
   if (!("boxes" in gold) || !("boxes" in answer) || gold.boxes.length !== answer.boxes.length) return false;
@@ -347,12 +354,13 @@ function reservedKind(type: ReservedTaskType): TaskKind {
       );
     },
     decide(spec, policy, votes, model, item) {
-      const counts = this.labelCounts(spec, votes);
+      // each stored answer parsed once, for the counts and the aggregator
+      const answers: LabeledAnswer<AnswerBody>[] = votes.map((v) => ({ labelerId: v.labelerId, answer: parsed(v.value) }));
+      const counts = countNames(spec, answers);
       const n = votes.length;
       if (policy.gold) return { done: false, counts, labelsNeeded: 1, claimCap: GOLD_CLAIM_CAP };
       if (n > policy.maxLabels) throw new Error(`${n} votes exceed max_labels ${policy.maxLabels}`);
       if (n === 0) return { done: false, counts, labelsNeeded: policy.maxLabels, claimCap: typedClaimCap(policy, 0) };
-      const answers: LabeledAnswer<AnswerBody>[] = votes.map((v) => ({ labelerId: v.labelerId, answer: parsed(v.value) }));
       const r = def.aggregate(spec, model, answers, item) as TypedConsensus<unknown>;
       const d = decideParts(partsPolicy(policy), n, r.parts);
       if (!d.settled) return { done: false, counts, labelsNeeded: Math.max(1, d.labelsNeeded), claimCap: typedClaimCap(policy, n) };
@@ -373,11 +381,11 @@ function reservedKind(type: ReservedTaskType): TaskKind {
       return gold === value;
     },
     initialClaimCap: (_spec, policy) => typedClaimCap(policy, 0),
-    labelCounts(spec, votes) {
-      const counts = Object.fromEntries(choicesOf(spec).map((o) => [o, 0]));
-      for (const v of votes) for (const name of namesOf(parsed(v.value))) counts[name] = (counts[name] ?? 0) + 1;
-      return counts;
-    },
+    labelCounts: (spec, votes) =>
+      countNames(
+        spec,
+        votes.map((v) => ({ labelerId: v.labelerId, answer: parsed(v.value) })),
+      ),
     labelerSummary: (_space, params) => ({ labels: (params as StoredTypedLabeler | null)?.labels ?? 0, estimatedAccuracy: null }),
   };
 }
