@@ -69,6 +69,14 @@ export function labelSpecSchemaOf(type: string): z.ZodType<AnyLabelSpec> {
   return labelSpec;
 }
 
+/**
+ * The label_spec of a stored task, job or label space: a reserved type's as stored (its `label_spec` column),
+ * else single choice's question and options (the column is null for single choice).
+ */
+export function storedLabelSpec(stored: { labelSpec: unknown; question: string; options: string[] }): AnyLabelSpec {
+  return (stored.labelSpec as AnyLabelSpec | null) ?? { question: stored.question, options: stored.options };
+}
+
 /** The names a label_spec offers: its options, classes or entity types. */
 export function choicesOf(spec: AnyLabelSpec): string[] {
   if ("classes" in spec) return spec.classes;

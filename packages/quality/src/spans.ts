@@ -136,10 +136,8 @@ function codePointCount(text: string, from: number, to: number): number {
   return n;
 }
 
-/** Length of a text in Unicode code points. */
-export function codePointLength(text: string): number {
-  return codePointCount(text, 0, text.length);
-}
+/** Length of a text in Unicode code points (the contract's count, @labelgate/api). */
+export { codePointLength } from "@labelgate/api";
 
 /** Index of the first token whose end is after `offset` (binary search; tokens sorted, disjoint). */
 function firstTokenEndingAfter(tokens: readonly Token[], offset: number): number {

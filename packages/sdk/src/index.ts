@@ -61,6 +61,7 @@ export * from "./shared-exports";
 export {
   ANSWER_SHAPES,
   answerShapeOf,
+  choicesOf,
   codePointLength,
   isBoxConsensus,
   isMultiLabelConsensus,

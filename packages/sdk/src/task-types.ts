@@ -15,6 +15,7 @@ import type { Task, TaskRequest } from "@labelgate/api/types";
 export {
   ANSWER_SHAPES,
   answerShapeOf,
+  choicesOf,
   codePointLength,
   isReservedTaskType,
   MAX_ANSWER_BYTES,

@@ -89,7 +89,7 @@ export type {
 } from "./generated/client";
 export { Prisma } from "./generated/client";
 export type { PendingItem } from "./items";
-export { type ChunkWritten, type IngestingJob, jobSpecOf, type ManifestChunk } from "./jobs";
+export type { ChunkWritten, IngestingJob, ManifestChunk } from "./jobs";
 export type { ClaimResult, LabelRecord } from "./labeling";
 export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
 export * from "./lifecycle";

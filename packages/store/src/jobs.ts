@@ -12,7 +12,7 @@
  */
 
 import { Readable } from "node:stream";
-import { type AnyLabelSpec, choicesOf, isReservedTaskType, type JobStatus, reservedLabels } from "@labelgate/api";
+import { type AnyLabelSpec, choicesOf, isReservedTaskType, type JobStatus, reservedLabels, storedLabelSpec } from "@labelgate/api";
 import { GOLD_CLAIM_CAP, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
@@ -73,11 +73,6 @@ interface ExportRow {
 export interface ManifestChunk {
   rows: number;
   records: string;
-}
-
-/** The label_spec of a job: a reserved type's as stored, else single choice's question and options. */
-export function jobSpecOf(job: Pick<Job, "labelSpec" | "question" | "options">): AnyLabelSpec {
-  return (job.labelSpec as AnyLabelSpec | null) ?? { question: job.question, options: job.options };
 }
 
 /** A bounding_box consensus box as the export's COCO detection result (`annotations`). */
@@ -170,7 +165,7 @@ export function jobsStore(db: Db) {
      * commit while the first waits (in JS) for the second's predecessor: a stall only the statement timeout ends.
      */
     startIngesting: async (job: Job): Promise<Job> => {
-      const spec = jobSpecOf(job);
+      const spec = storedLabelSpec(job);
       const spaceId = spaceIdOf(job.customerId, job.taskType, spec);
       const reserved = isReservedTaskType(job.taskType);
       const [, started] = await prisma.$transaction([
@@ -201,7 +196,7 @@ export function jobsStore(db: Db) {
         confidence_target: job.confidenceTarget,
         min_labels: job.minLabels,
       };
-      const spec = jobSpecOf(job);
+      const spec = storedLabelSpec(job);
       const kind = taskKindOf(job.taskType);
       const claimCap = kind.initialClaimCap(spec, {
         consensusThreshold: job.consensusThreshold,

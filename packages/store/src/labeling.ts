@@ -34,7 +34,7 @@
  * exactly as its requests one after the other would.
  */
 
-import { type AnswerBody, type AnyLabelSpec, OPEN_TASK_STATUSES } from "@labelgate/api";
+import { type AnswerBody, type AnyLabelSpec, OPEN_TASK_STATUSES, storedLabelSpec } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import { isExcluded, type KindDecision, type LabelVote, type StoredLabelerRow, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
@@ -211,7 +211,7 @@ function claimResultOf(row: StoredClaimRow): ClaimResult {
     task_id: row.task_id,
     task_type: row.task_type,
     data_url: row.data_url,
-    label_spec: row.label_spec ?? { question: row.question, options: row.options },
+    label_spec: storedLabelSpec({ labelSpec: row.label_spec, question: row.question, options: row.options }),
     ...(row.data_text !== null ? { data_text: row.data_text } : {}),
     expires_at: row.expires_at.toISOString(),
     job_id: row.job_id,
@@ -495,7 +495,7 @@ function labelWriteSql(
 
 /** A task's label_spec: a reserved type's as stored, else single choice's question and options. */
 function specOf(task: LabelingTask): AnyLabelSpec {
-  return task.label_spec ?? { question: task.question, options: task.options };
+  return storedLabelSpec({ labelSpec: task.label_spec, question: task.question, options: task.options });
 }
 
 /**

@@ -2,7 +2,7 @@
  * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4, DESIGN §3), each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
-import { isReservedTaskType, WEBHOOK_EVENTS } from "@labelgate/api";
+import { isReservedTaskType, storedLabelSpec, WEBHOOK_EVENTS } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import {
   type AnchoredRecord,
@@ -54,11 +54,6 @@ function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answ
   };
 }
 
-/** A task's label_spec: a reserved type's as stored, else single choice's question and options. */
-function specView(t: { labelSpec: Task["labelSpec"]; question: string; options: string[] }): wire.AnyLabelSpec {
-  return (t.labelSpec as wire.AnyLabelSpec | null) ?? { question: t.question, options: t.options };
-}
-
 /**
  * The fields of a reserved type's task (DESIGN §12): its text, why its text could not be fetched, its consensus once
  * decided. Empty for single choice.
@@ -79,7 +74,7 @@ export function taskView(t: Task): wire.Task {
     status: visibleStatus(t.status),
     task_type: t.taskType,
     data_url: t.dataUrl,
-    label_spec: specView(t),
+    label_spec: storedLabelSpec(t),
     ...typedFields(t),
     created_at: t.createdAt.toISOString(),
     callback_url: t.callbackUrl,
@@ -243,7 +238,7 @@ export function jobView(j: Job, tasksSettled: number): wire.Job {
     job_id: j.id,
     status: j.status,
     manifest_url: j.manifestUrl,
-    label_spec: specView(j),
+    label_spec: storedLabelSpec(j),
     type: j.taskType,
     consensus_threshold: j.consensusThreshold,
     max_labels: j.maxLabels,

@@ -23,12 +23,13 @@ import {
   dataUrlProblem,
   isReservedTaskType,
   MAX_TEXT_CODE_POINTS,
+  storedLabelSpec,
 } from "@labelgate/api";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
 import { taskKindOf } from "@labelgate/quality";
 import { dispatch, type QueueClient } from "@labelgate/queue";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "@labelgate/storage";
-import { type Job, jobSpecOf, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
+import { type Job, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
 import { LineTooLongError, readLines } from "./lines";
 
 export interface IngestDeps {
@@ -148,7 +149,7 @@ export async function ingestManifest(
     ? (JSON.parse(deps.secretBox.open(job.credentialsCiphertext, job.id)) as StorageCredentials)
     : undefined;
   const chunkSize = deps.chunkSize ?? 1000;
-  const rules: LineRules = { type: job.taskType, spec: jobSpecOf(job) };
+  const rules: LineRules = { type: job.taskType, spec: storedLabelSpec(job) };
   const resumeAfter = job.linesIngested;
   let stream: Readable | undefined;
   // Chunks are pipelined: while one is read and parsed, up to two are written on two connections. A chunk

@@ -4,12 +4,8 @@
  */
 import type { AnyLabelSpec } from "@labelgate/sdk/browser";
 
-/** The names a label_spec offers: its options, classes or entity types, in the spec's order. */
-export function specChoices(spec: AnyLabelSpec): string[] {
-  if ("classes" in spec) return spec.classes;
-  if ("entity_types" in spec) return spec.entity_types;
-  return spec.options;
-}
+/** The names a label_spec offers: its options, classes or entity types, in the spec's order (the contract's `choicesOf`). */
+export { choicesOf as specChoices } from "@labelgate/sdk/browser";
 
 /** What the names of a label_spec are called: "Options", "Classes" or "Entity types". */
 export function specChoicesName(spec: AnyLabelSpec): string {
