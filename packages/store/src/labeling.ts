@@ -740,8 +740,9 @@ export function labelingStore(db: Db) {
      * Retry-safe (docs/contract.md, DESIGN §4): with `idempotencyKey`, the labeler's live claim made with that key
      * is returned instead of a new one (found only when the insert stopped on it, so a first request costs
      * no extra statement; a claim of the key that expired by time is marked expired and the key claims
-     * anew). Without one, a named task on which the labeler holds a live claim returns that claim. A live
-     * claim is neither labeled, released nor expired.
+     * anew). Without one, a named task on which the labeler holds a live claim returns that claim; when that
+     * claim expired between the re-check and this read, the task is tried once more. A live claim is neither
+     * labeled, released nor expired.
      * @param ttlSeconds how long the claim holds its slot
      * @throws StoreError taskNotFound when `taskId` names no task; idempotencyMismatch when the key's live
      * claim is of another task than `taskId`.
@@ -754,6 +755,7 @@ export function labelingStore(db: Db) {
     ): Promise<ClaimResult | undefined> {
       const skipped: string[] = [];
       let keyFreed = false;
+      let heldExpired = false;
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const claimId = newId("claim");
         const request: ClaimAttempt = { claimId, labelerId, skip: [...skipped], ttlSeconds, idempotencyKey };
@@ -778,7 +780,16 @@ export function labelingStore(db: Db) {
         if (row.ok) {
           return claimResultOf({ ...row, claim_id: claimId });
         }
-        if (taskId) return heldClaim(labelerId, taskId);
+        if (taskId) {
+          const held = await heldClaim(labelerId, taskId);
+          if (held) return held;
+          // The re-check may have seen the labeler's own claim live an instant before it expired, and this read
+          // after it: then the task is claimable again. One more attempt, and only one (a task that is full,
+          // closed or already labeled fails the re-check every time).
+          if (heldExpired) return undefined;
+          heldExpired = true;
+          continue;
+        }
         skipped.push(candidate);
       }
       return undefined;
