@@ -7,7 +7,7 @@
  * enqueue is logged and left to it — the one fallback, written here once.
  */
 import { catalog, type Payload, type QueueKey } from "./catalog";
-import type { QueueClient } from "./engine";
+import { type QueueClient, QueueUnavailableError } from "./engine";
 
 /** What must follow a commit: payloads by queue key (an absent or empty key: nothing for that queue). */
 export type FollowUps = { [K in QueueKey]?: Payload<K>[] };
@@ -32,14 +32,15 @@ export function mergeFollowUps(...parts: FollowUps[]): FollowUps {
 }
 
 /**
- * Enqueues every follow-up, queue by queue in catalog order, one payload after the other. A failed enqueue
- * (the queue backend down or slow) is logged as deferred to the reconciliation and does not stop the rest:
- * the commit stands, and the reconciliation enqueues what could not be.
+ * Enqueues every follow-up, queue by queue in catalog order: a queue's payloads in one `enqueueMany` (round
+ * trips of up to 500 jobs), or one `requeue` after the other in requeue mode. A failed enqueue (the queue
+ * backend down or slow) is logged as deferred to the reconciliation and does not stop the other queues: the
+ * commit stands, and the reconciliation enqueues what could not be.
  * @returns how many were sent and how many deferred. Never throws for a queue failure; a payload that
  *   does not match its queue's schema is a bug and is logged as deferred too (its reconciliation will fail loudly).
  */
 export async function dispatch(
-  queue: Pick<QueueClient, "enqueue" | "requeue">,
+  queue: Pick<QueueClient, "enqueueMany" | "requeue">,
   followUps: FollowUps,
   logger: DispatchLogger,
   modes: DispatchModes = {},
@@ -48,16 +49,29 @@ export async function dispatch(
   let deferred = 0;
   for (const key of Object.keys(catalog) as QueueKey[]) {
     const payloads = (followUps[key] ?? []) as Payload<typeof key>[];
+    if (payloads.length === 0) continue;
     const mode = modes[key] ?? {};
     const overrides = mode.attempts === undefined ? {} : { attempts: mode.attempts };
+    const defer = (err: unknown, count: number, payload: unknown) => {
+      deferred += count;
+      logger.warn({ err, queue: catalog[key].name, jobs: count, payload }, `${catalog[key].name} enqueue deferred to reconciliation`);
+    };
+    if (!mode.requeue) {
+      try {
+        sent += await queue.enqueueMany(key, payloads, overrides);
+      } catch (err) {
+        const added = err instanceof QueueUnavailableError ? err.added : 0;
+        sent += added;
+        defer(err, payloads.length - added, payloads[added]);
+      }
+      continue;
+    }
     for (const payload of payloads) {
       try {
-        if (mode.requeue) await queue.requeue(key, payload, overrides);
-        else await queue.enqueue(key, payload, overrides);
+        await queue.requeue(key, payload, overrides);
         sent++;
       } catch (err) {
-        deferred++;
-        logger.warn({ err, queue: catalog[key].name, payload }, `${catalog[key].name} enqueue deferred to reconciliation`);
+        defer(err, 1, payload);
       }
     }
   }

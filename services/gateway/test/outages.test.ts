@@ -113,11 +113,26 @@ describe("Redis unavailable", () => {
     } finally {
       await dead.close();
     }
-    expect(warnings.map((w) => w.message)).toEqual([
-      "manifest-export enqueue deferred to reconciliation",
-      "manifest-export enqueue deferred to reconciliation",
-    ]);
-    expect(warnings[1]?.fields).toMatchObject({ queue: "manifest-export", payload: { manifestJobId: `job_b${suffix}` } });
+    // one queue's payloads go in one call: one warning for both, naming the first not enqueued
+    expect(warnings.map((w) => w.message)).toEqual(["manifest-export enqueue deferred to reconciliation"]);
+    expect(warnings[0]?.fields).toMatchObject({ queue: "manifest-export", jobs: 2, payload: { manifestJobId: `job_a${suffix}` } });
+  });
+
+  it("a queue's follow-ups go in bulk (chunks of 500): 1,200 item fetches, each job once, a second dispatch adds none", async () => {
+    const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const itemFetch = Array.from({ length: 1200 }, (_, i) => ({ taskId: `tsk_bulk${suffix}_${i}` }));
+    const sink = { warn: () => undefined };
+    const waiting = async () => (await healthy.queue.counts("itemFetch")).waiting ?? 0;
+    const before = await waiting();
+    expect(await dispatch(healthy.queue, { itemFetch }, sink)).toEqual({ sent: 1200, deferred: 0 });
+    expect((await waiting()) - before).toBe(1200);
+    // the same payloads again: BullMQ keeps one job per id
+    expect(await dispatch(healthy.queue, { itemFetch }, sink)).toEqual({ sent: 1200, deferred: 0 });
+    expect((await waiting()) - before).toBe(1200);
+    expect(await healthy.queue.requeue("itemFetch", itemFetch[1199] as { taskId: string })).toBe("pending");
+    // a bad payload is refused before anything is sent
+    await expect(healthy.queue.enqueueMany("itemFetch", [{ taskId: `tsk_ok${suffix}` }, { taskId: "nope" }])).rejects.toThrow();
+    expect((await waiting()) - before).toBe(1200);
   });
 });
 
