@@ -28,7 +28,14 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Dataset, loadDataset as loadQualityDataset } from "@labelgate/quality/bench/dataset";
-import { type OverlapPoint, overlapAccuracyAt, pickGold, references, uniformOverlap } from "@labelgate/quality/bench/sim-lib";
+import {
+  type OverlapPoint,
+  overlapAccuracyAt,
+  pickGold,
+  references,
+  uniformOverlap,
+  workerSortedItems,
+} from "@labelgate/quality/bench/sim-lib";
 import { type ReplaySummary, runReplay } from "@labelgate/replay";
 import { migrateDatabase } from "@labelgate/store";
 import { benchTarget, ROOT, type Started, startServices, tearDown } from "./bench-lib";
@@ -68,6 +75,8 @@ export interface DatasetResult {
   confidence: Run[];
   /** the uniform-overlap curve on every item with gold (the threshold run's baseline; no gold tasks) */
   curve: OverlapPoint[];
+  /** items (of those with 2+ answers) whose recorded answers are in ascending worker-id order (sim-lib `workerSortedItems`) */
+  workerSorted: { sorted: number; items: number };
 }
 
 interface Stat {
@@ -183,6 +192,12 @@ export function renderSection(
       );
     }
   }
+  const sortedSets = results.filter((r) => r.workerSorted.items > 0 && r.workerSorted.sorted >= 0.9 * r.workerSorted.items);
+  for (const r of sortedSets)
+    lines.push(
+      "",
+      `Recorded order of ${r.dataset}: the answers of ${r.workerSorted.sorted} of its ${r.workerSorted.items} items with two or more answers are in ascending worker-id order, a sort rather than an arrival order. The replay and the uniform overlap take "the first k answers" as the first to arrive; here they are the k lowest worker ids, so the baseline picks workers by id. \`packages/quality/bench/shuffle-answers.ts\` writes a copy with each item's answers in a random order (docs/notes/quality.md section 0).`,
+    );
   lines.push("", "Targets (issue 27):", "");
   for (const t of checkTargets(results)) lines.push(`- ${t.line}`);
   lines.push("");
@@ -274,6 +289,7 @@ async function main(): Promise<void> {
         threshold: { summary: thresholdSummary, overlap: overlapAccuracyAt(curve, thresholdSummary.label_share, ds.options.length) },
         confidence: [],
         curve,
+        workerSorted: workerSortedItems(limited),
       };
       for (const seed of seeds) {
         log(`${name}: confidence policy T=${target}, seed ${seed}`);
@@ -321,6 +337,7 @@ function fromRecorded(text: string, folder: string, names: readonly string[], li
         .filter((l) => l.policy === "confidence" && l.uniform_overlap !== undefined)
         .map((l) => ({ summary: l, overlap: l.uniform_overlap as number })),
       curve,
+      workerSorted: workerSortedItems(limited),
     });
   }
   return results;

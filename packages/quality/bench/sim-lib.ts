@@ -358,6 +358,29 @@ export function references(ds: Dataset): { majority_vote: number; dawid_skene: n
   return { majority_vote: Math.round((mv / n) * 1e4) / 1e4, dawid_skene: Math.round((dsCorrect / n) * 1e4) / 1e4 };
 }
 
+/**
+ * Whether a data set's recorded order looks like a sort rather than an arrival order: of the items with two or
+ * more answers, how many have them in ascending worker-id order (numeric ids compared as numbers). Random
+ * arrival orders put about 1 / answers! of the items there; a file sorted by worker within each item puts all of
+ * them (web: 2,665 of 2,665). Then "the first k answers" of the replay and of the uniform overlap mean "the k
+ * lowest worker ids" (docs/notes/quality.md section 0; `shuffle-answers.ts` writes a copy in a random order).
+ */
+export function workerSortedItems(ds: Dataset): { sorted: number; items: number } {
+  const compare = (a: string, b: string) => {
+    const x = Number(a);
+    const y = Number(b);
+    return Number.isFinite(x) && Number.isFinite(y) ? x - y : a < b ? -1 : a > b ? 1 : 0;
+  };
+  let sorted = 0;
+  let items = 0;
+  for (const it of ds.items) {
+    if (it.answers.length < 2) continue;
+    items++;
+    if (it.answers.every((a, i) => i === 0 || compare((it.answers[i - 1] as { worker: string }).worker, a.worker) <= 0)) sorted++;
+  }
+  return { sorted, items };
+}
+
 /** One point of the uniform-overlap curve: every item's first k answers, aggregated offline. */
 export interface OverlapPoint {
   k: number;
