@@ -17,12 +17,15 @@
 import { expectedCalibrationError, pickGoldItems } from "@labelgate/replay";
 import {
   calibrationSummary,
+  confidenceClaimCap,
   type Decision,
   decideConfidence,
   decideThreshold,
   emptySpace,
+  expectedGainOfOneLabel,
   fit,
   LabelTable,
+  leadingOption,
   type QualityModel,
   refit,
   scoreTask,
@@ -60,6 +63,14 @@ export interface SimConfig {
   minLabels: number;
   /** "refit" (the service's `refit`) or "unguarded" (a warm fit from the previous model, never checked: the engine before issue 27) */
   refitMode?: "refit" | "unguarded";
+  /**
+   * An extra stopping rule of the confidence policy, tried and not in the service (docs/notes/quality.md section 0):
+   * an open task settles with its leader (as at max_labels) when one more label of a typical labeler would gain
+   * less than `epsilon` in the probability of a right consensus (`expectedGainOfOneLabel`, "optimistic" = the
+   * best outcome, "expected" = the mean), or ("futile") when no run of agreeing typical labels reaches T within
+   * max_labels. Absent: the service's rule.
+   */
+  stopRule?: { kind: "optimistic" | "expected"; epsilon: number } | { kind: "futile" };
 }
 
 export const DEFAULT_SIM: SimConfig = {
@@ -236,11 +247,20 @@ export function simulate(ds: Dataset, config: SimConfig, hooks: SimHooks = {}): 
     if (config.policy === "threshold") {
       return decideThreshold({ consensusThreshold: st.threshold, maxLabels: st.maxLabels }, st.counts, posterior);
     }
-    return decideConfidence(
-      { confidenceTarget: config.confidenceTarget, minLabels: config.minLabels, maxLabels: st.maxLabels },
-      st.counts,
-      posterior,
-    );
+    const policy = { confidenceTarget: config.confidenceTarget, minLabels: config.minLabels, maxLabels: st.maxLabels };
+    const d = decideConfidence(policy, st.counts, posterior);
+    const rule = config.stopRule;
+    if (!d.settled && rule) {
+      const stop =
+        rule.kind === "futile"
+          ? confidenceClaimCap(model.space, votes, { ...policy, maxLabels: st.maxLabels + 1 }) > st.maxLabels - votes.length
+          : expectedGainOfOneLabel(model.space, votes)[rule.kind] < rule.epsilon;
+      if (stop) {
+        const option = leadingOption(posterior, st.counts);
+        return { settled: true, option, confidence: posterior[option] as number, resolution: "max_labels" };
+      }
+    }
+    return d;
   };
   const startItem = (item: DatasetItem): ItemState => {
     const n = Math.min(50, item.answers.length);

@@ -13,6 +13,9 @@
  *   --rate 180                               labels per second of the replay (sweep spacing of --refit system)
  *   --synthetic                              also run the synthetic scenarios of synthetic.ts
  *   --references                             print the MV and DS references of each dataset first
+ *   --stop-rule optimistic:0.05              an extra stopping rule of the confidence policy, tried and not in the
+ *                                            service (sim-lib.ts `SimConfig.stopRule`): optimistic:EPS,
+ *                                            expected:EPS or futile
  */
 import path from "node:path";
 import { type Dataset, loadDataset } from "./dataset";
@@ -22,6 +25,7 @@ import {
   overlapAccuracyAt,
   pickGold,
   references,
+  type SimConfig,
   type SimPolicy,
   simulate,
   uniformOverlap,
@@ -36,6 +40,15 @@ function list(value: string | undefined, fallback: string): string[] {
     for (let i = Number(range[1]); i <= Number(range[2]); i++) out.push(String(i));
     return out;
   });
+}
+
+/** `--stop-rule`: "optimistic:0.05", "expected:0.01" or "futile". @throws Error on anything else */
+function parseStopRule(value: string | undefined): SimConfig["stopRule"] {
+  if (value === undefined) return undefined;
+  if (value === "futile") return { kind: "futile" };
+  const m = /^(optimistic|expected):([0-9.]+)$/.exec(value);
+  if (!m) throw new Error(`--stop-rule: expected optimistic:EPS, expected:EPS or futile, got ${value}`);
+  return { kind: m[1] as "optimistic" | "expected", epsilon: Number(m[2]) };
 }
 
 function parseArgs(argv: readonly string[]): { flags: Map<string, string>; folders: string[] } {
@@ -75,6 +88,7 @@ function main(): void {
         for (const target of policy === "confidence" ? targets : [DEFAULT_SIM.confidenceTarget]) {
           for (const seed of policy === "confidence" ? seeds : [seeds[0] ?? 1]) {
             const refitMode = flags.get("refit-mode") as "refit" | "unguarded" | undefined;
+            const stopRule = parseStopRule(flags.get("stop-rule"));
             const result = simulate(ds, {
               ...DEFAULT_SIM,
               policy,
@@ -84,6 +98,7 @@ function main(): void {
               refitEvery,
               labelsPerSecond,
               refitMode,
+              ...(stopRule ? { stopRule } : {}),
             });
             if (flags.has("overlap")) {
               const gold = policy === "confidence" ? pickGold(ds, goldShare, seed) : new Set<string>();

@@ -186,3 +186,40 @@ export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], p
   }
   return best;
 }
+
+/**
+ * The gain in the probability of a right consensus from one more label of a typical labeler (the space's
+ * population mean): the knowledge gradient of Chen, Lin & Zhou 2015 (JMLR 16, "Statistical decision making for
+ * optimal budget allocation in crowd labeling") for one step.
+ * - `expected`: sum_l P(l) max_k posterior'(k | l) - max_k posterior(k), P(l) = sum_z posterior(z) theta[z][l];
+ *   0 whenever one label cannot change the leader (the posterior is a martingale).
+ * - `optimistic`: max_l max_k posterior'(k | l) - max_k posterior(k), the best outcome (their optimistic KG).
+ * posterior' is the calibrated posterior after the label. Both in [0, 1]. Not a service rule: the simulator's
+ * `--stop-rule` measures stopping on it (docs/notes/quality.md section 0). Cost O(K^2) calibrated posteriors.
+ */
+export function expectedGainOfOneLabel(space: SpaceParams, votes: readonly Vote[]): { expected: number; optimistic: number } {
+  const k = space.k;
+  const base = taskLogits(space, votes);
+  const baseHard = taskLogHard(space, votes);
+  const now = calibratedPosterior(space, base, baseHard);
+  const theta = space.population.map((row) => {
+    const total = row.reduce((a, b) => a + b, 0);
+    return row.map((a) => a / total);
+  });
+  let expected = 0;
+  let best = 0;
+  for (let l = 0; l < k; l++) {
+    let pl = 0;
+    let marginal = 0;
+    for (let z = 0; z < k; z++) {
+      pl += (now[z] as number) * ((theta[z] as number[])[l] as number);
+      marginal += (space.classPrior[z] as number) * ((theta[z] as number[])[l] as number);
+    }
+    const logits = base.map((v, z) => v + Math.log((theta[z] as number[])[l] as number));
+    const after = calibratedPosterior(space, logits, baseHard + Math.log(marginal));
+    expected += pl * Math.max(...after);
+    best = Math.max(best, Math.max(...after));
+  }
+  const top = Math.max(...now);
+  return { expected: Math.max(0, expected - top), optimistic: Math.max(0, best - top) };
+}

@@ -62,6 +62,7 @@ export {
   type Decision,
   decideConfidence,
   decideThreshold,
+  expectedGainOfOneLabel,
   leadingOption,
   type OpenDecision,
   optionCounts,

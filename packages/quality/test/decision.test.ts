@@ -4,6 +4,7 @@ import {
   decideConfidence,
   decideThreshold,
   emptySpace,
+  expectedGainOfOneLabel,
   leadingOption,
   optionCounts,
   type SpaceParams,
@@ -136,5 +137,37 @@ describe("claim caps", () => {
   it("optionCounts counts and validates", () => {
     expect(optionCounts(3, [0, 2, 2])).toEqual([1, 0, 2]);
     expect(() => optionCounts(3, [3])).toThrow(RangeError);
+  });
+});
+
+describe("expectedGainOfOneLabel (Chen, Lin & Zhou 2015 knowledge gradient, one step)", () => {
+  // K = 2, population accuracy 2/3, identity calibration: each agreeing label doubles the odds
+  const s = emptySpace(2);
+  const votes = (...options: number[]) => options.map((option) => ({ labeler: undefined, option }));
+
+  it("optimistic = the best outcome's gain; expected = 0 when one label cannot change the leader", () => {
+    // no votes: 0.5; one label either way makes 2/3
+    const none = expectedGainOfOneLabel(s, []);
+    expect(none.optimistic).toBeCloseTo(2 / 3 - 1 / 2, 12);
+    expect(none.expected).toBeCloseTo(2 / 3 - 1 / 2, 12);
+    // two for option 0: 0.8; an agreeing label makes 8/9, a dissenting one 2/3 (option 0 still leads)
+    const two = expectedGainOfOneLabel(s, votes(0, 0));
+    expect(two.optimistic).toBeCloseTo(8 / 9 - 0.8, 12);
+    expect(two.expected).toBeCloseTo(0, 12);
+    // a split task: the next label decides the leader
+    const split = expectedGainOfOneLabel(s, votes(0, 1));
+    expect(split.expected).toBeCloseTo(2 / 3 - 1 / 2, 12);
+  });
+
+  it("is never negative and the optimistic gain bounds the expected one", () => {
+    for (const k of [2, 3, 5]) {
+      const space = emptySpace(k);
+      for (const vs of [votes(), votes(0), votes(0, 1), votes(1, 1, 0), votes(0, 0, 0, 0, 0, 0)]) {
+        const g = expectedGainOfOneLabel(space, vs);
+        expect(g.expected).toBeGreaterThanOrEqual(0);
+        expect(g.optimistic).toBeGreaterThanOrEqual(g.expected - 1e-12);
+        expect(g.optimistic).toBeLessThanOrEqual(1);
+      }
+    }
   });
 });
