@@ -171,9 +171,19 @@ const initialCaps = new Map<string, number>();
 const INITIAL_CAPS_MAX = 4096;
 
 /**
- * How many labelers may claim a new task at once: the decision rule's claim cap for a task without labels
- * under the prior model. Without labels the rule sees only the option count and the policy, so the answer
- * is remembered by those (a batch of 1,000 alike tasks asks the rule once, not 1,000 times).
+ * How many labelers may claim a new task at once.
+ * - Threshold policy: the decision rule's claim cap for a task without labels under the prior model
+ *   (`consensusThreshold`, at most `maxLabels`).
+ * - Confidence policy: max(1, min(minLabels, maxLabels)), the fewest labels that could settle it, as for the
+ *   reserved types (task-kinds.ts). The rule's cap for a task without labels would count labels of the prior's
+ *   typical labeler (accuracy 2/3: 5 of them for T = 0.95 on 2 options), a prior built to shrink sparse
+ *   labelers, not a forecast of the workforce: a fitted space's labelers settle most tasks in far fewer, and the
+ *   claims beyond were answered and refused with 409 "task no longer accepts labels" (bench:types, single
+ *   choice under the confidence policy: 605 to 710 refused answers per 5 s phase against about 1,300 recorded;
+ *   decision "A new task under the confidence policy admits min_labels claims"). From its first label on, the
+ *   task's cap is the rule's with the space's fitted model.
+ * Without labels the rule sees only the option count and the policy, so the answer is remembered by those (a
+ * batch of 1,000 alike tasks asks the rule once, not 1,000 times).
  * @throws Error when the rule decides a task without labels (a broken invariant)
  */
 export function initialClaimCap(task: DecisionTask): number {
@@ -182,7 +192,9 @@ export function initialClaimCap(task: DecisionTask): number {
   if (known !== undefined) return known;
   const decision = decide(task, [], priorModel(task.options.length));
   if (decision.done) throw new Error("a task without labels is never decided");
+  const confidencePolicy = !task.gold && task.confidenceTarget !== null && task.confidenceTarget !== undefined;
+  const cap = confidencePolicy ? Math.max(1, Math.min(task.minLabels ?? 1, task.maxLabels)) : decision.claimCap;
   if (initialCaps.size >= INITIAL_CAPS_MAX) initialCaps.clear();
-  initialCaps.set(key, decision.claimCap);
-  return decision.claimCap;
+  initialCaps.set(key, cap);
+  return cap;
 }

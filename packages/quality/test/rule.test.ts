@@ -227,7 +227,7 @@ describe("decide: errors", () => {
 });
 
 describe("initialClaimCap", () => {
-  it("answers the rule's claim cap without labels, remembered by option count and policy", () => {
+  it("answers the threshold rule's cap, or min_labels under the confidence policy, remembered by option count and policy", () => {
     const policies: Omit<DecisionTask, "options">[] = [
       { consensusThreshold: 3, maxLabels: 5 },
       { consensusThreshold: 1, maxLabels: 1 },
@@ -240,7 +240,8 @@ describe("initialClaimCap", () => {
         const task = { options, ...policy };
         const fresh = decide(task, [], priorModel(options.length));
         expect(fresh.done).toBe(false);
-        const expected = fresh.done ? -1 : fresh.claimCap;
+        // the confidence policy admits min_labels claims at first (at least 1); the threshold policy the rule's cap
+        const expected = fresh.done ? -1 : policy.confidenceTarget ? Math.max(1, policy.minLabels ?? 1) : fresh.claimCap;
         // twice: the first call computes, the second is remembered; both equal the rule's answer
         expect([initialClaimCap(task), initialClaimCap(task)]).toEqual([expected, expected]);
       }

@@ -233,6 +233,27 @@ describe("claim invariants", () => {
     await releaseClaims(sys, [l]);
   });
 
+  it("a new task under the confidence policy admits min_labels claims; its first label sets the cap from the model", async () => {
+    const c = await registerCustomer(sys);
+    const one = await createTask(sys, c.key, { confidence_target: 0.95 });
+    const two = await createTask(sys, c.key, { confidence_target: 0.95, min_labels: 2 });
+    // the prior's typical labeler would need 5 agreeing labels (decision.test.ts): 5 claims before, min_labels now
+    expect([await claimCapOf(sys, one), await claimCapOf(sys, two)]).toEqual([1, 2]);
+    const [a, b, d] = (await createLabelers(sys, 3)) as [Labeler, Labeler, Labeler];
+    const held = await claim(sys, a.key, { task_id: one });
+    expect(held.status).toBe(201);
+    expect((await claim(sys, b.key, { task_id: one })).status).toBe(204); // one live claim, one could settle it
+    expect((await claim(sys, b.key, { task_id: two })).status).toBe(201);
+    expect((await claim(sys, d.key, { task_id: two })).status).toBe(201);
+    const first = await labelClaim(sys, a.key, held.body.claim_id, "cat");
+    expect(first.status).toBe(201);
+    expect(first.body.labels_needed).toBeGreaterThan(0);
+    // one label of a labeler the model does not know: more than one more label of the typical labeler
+    expect(await claimCapOf(sys, one)).toBeGreaterThan(1);
+    expect((await claim(sys, b.key, { task_id: one })).status).toBe(201);
+    await releaseClaims(sys, [b, d]);
+  });
+
   it("a task is never claimed by more labelers than could decide it; labels_needed is what it may still take", async () => {
     const c = await registerCustomer(sys);
     const taskId = await createTask(sys, c.key, { consensus_threshold: 3 });
