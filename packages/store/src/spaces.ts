@@ -91,6 +91,16 @@ export function calibrationSummary(spaces: CalibrationBin[][], goldTasks: number
 export const REFIT_NEW_LABEL_SHARE = 0.05;
 /** A space with new labels is refitted at least this often, seconds. */
 export const REFIT_MAX_AGE_S = 60;
+/**
+ * The most text a refit of a text_span space reads, in code points times answers (sum over the tasks read of
+ * the text's length x its answers): the fit's cost follows its token labels (tokens x answers, a token about 5
+ * code points). Gold tasks first, then the newest tasks, until the budget is spent (at least one task). The 191
+ * crowd-spans abstracts cost 1.87 M and fit in 1 s (docs/benchmarks.md, bench:types); the 4,740 abstracts of
+ * the whole PICO set (9 M token labels, about 50 M) took 226 s (docs/notes/types.md section 3). With 10 M, a
+ * space of 100,000-code-point texts answered 6 times reads its 16 newest, not all of them. A labeler seen only
+ * in older tasks keeps the row of the last fit that read them.
+ */
+export const REFIT_TEXT_BUDGET = 10_000_000;
 
 /** The policy columns of a space's newest task other than gold tasks. */
 interface NewestPolicyRow {
@@ -160,27 +170,54 @@ export function spacesStore(db: Db) {
     };
   }
 
-  /** A reserved type's space refit input (task-kinds.ts `refitTyped`), or undefined. */
-  async function typedFitInput(spaceId: string): Promise<AnyFitInput | undefined> {
-    const [spaces, labelers, labels, tasks, newest] = await transactionRows<
+  /**
+   * `WITH fit_tasks AS (...)`: the tasks a typed refit reads, those with a label or a gold answer within the text
+   * budget (sum of text length x answers), gold first, then the newest; the first is always read.
+   */
+  function fitTasksSql(spaceId: string, textBudget: number): Prisma.Sql {
+    return Prisma.sql`
+      WITH fit_tasks AS (
+        SELECT id, gold_label, data_text, created_at FROM (
+          SELECT t.id, t.gold_label, t.data_text, t.created_at,
+                 sum(COALESCE(length(t.data_text), 0)::bigint * n.answers)
+                   OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS spent,
+                 row_number() OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS rank
+          FROM tasks t
+          CROSS JOIN LATERAL (SELECT count(*)::bigint AS answers FROM labels l WHERE l.task_id = t.id) n
+          WHERE t.label_space_id = ${spaceId} AND (t.gold_label IS NOT NULL OR n.answers > 0)
+        ) ranked
+        WHERE rank = 1 OR spent <= ${textBudget}
+      )`;
+  }
+
+  /**
+   * A reserved type's space refit input (task-kinds.ts `refitTyped`), or undefined. Every task with a label or a
+   * gold answer, except that the texts read stay within `textBudget` (REFIT_TEXT_BUDGET): gold tasks first, then
+   * the newest, in creation order. `labels` and `through` count every label of the space (the refit cadence).
+   */
+  async function typedFitInput(spaceId: string, textBudget: number): Promise<AnyFitInput | undefined> {
+    const [spaces, labelers, counted, tasks, labels, newest] = await transactionRows<
       [
         { id: string; task_type: ReservedTaskType; label_spec: AnyLabelSpec; version: number; model: unknown },
         StoredLabelerRow,
-        { task_id: string; labeler_id: string; value: string; created_at: string },
+        { labels: number; through: string | null },
         { id: string; gold_label: string | null; data_text: string | null },
+        { task_id: string; labeler_id: string; value: string },
         NewestPolicyRow,
       ]
     >(pool, [
       Prisma.sql`SELECT id, task_type, label_spec, version, model FROM label_spaces WHERE id = ${spaceId}`,
       Prisma.sql`SELECT labeler_id, params FROM labeler_models WHERE label_space_id = ${spaceId} AND params IS NOT NULL ORDER BY labeler_id`,
       Prisma.sql`
-        SELECT l.task_id, l.labeler_id, l.value, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
-        FROM labels l WHERE l.label_space_id = ${spaceId} ORDER BY l.created_at, l.id`,
+        SELECT count(*)::int AS labels,
+               to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS through
+        FROM labels WHERE label_space_id = ${spaceId}`,
+      Prisma.sql`${fitTasksSql(spaceId, textBudget)} SELECT id, gold_label, data_text FROM fit_tasks ORDER BY created_at, id`,
       Prisma.sql`
-        SELECT t.id, t.gold_label, t.data_text FROM tasks t
-        WHERE t.label_space_id = ${spaceId}
-          AND (t.gold_label IS NOT NULL OR EXISTS (SELECT 1 FROM labels l WHERE l.task_id = t.id))
-        ORDER BY t.created_at, t.id`,
+        ${fitTasksSql(spaceId, textBudget)}
+        SELECT l.task_id, l.labeler_id, l.value
+        FROM labels l JOIN fit_tasks f ON f.id = l.task_id
+        WHERE l.label_space_id = ${spaceId} ORDER BY l.created_at, l.id`,
       newestPolicySql(spaceId),
     ]);
     const space = spaces[0];
@@ -201,8 +238,8 @@ export function spacesStore(db: Db) {
       space: space.model,
       labelers,
       tasks: tasks.map((t) => ({ id: t.id, answers: answers.get(t.id) ?? [], gold: t.gold_label, text: t.data_text })),
-      labels: labels.length,
-      through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
+      labels: counted[0]?.labels ?? 0,
+      through: counted[0]?.through ?? null,
     };
   }
 
@@ -235,13 +272,14 @@ export function spacesStore(db: Db) {
      * (`kind: "single_choice"`, refit-space.ts) or, for a space of a reserved type, every task with its answers,
      * gold answer and text (`kind: "typed"`, task-kinds.ts `refitTyped`).
      */
-    async fitInput(spaceId: string): Promise<AnyFitInput | undefined> {
+    async fitInput(spaceId: string, options: { textBudget?: number } = {}): Promise<AnyFitInput | undefined> {
       const [kinds] = await transactionRows<[{ task_type: string | null }]>(pool, [
         Prisma.sql`SELECT task_type FROM label_spaces WHERE id = ${spaceId}`,
       ]);
       const kind = kinds[0];
       if (!kind) return undefined;
-      if (kind.task_type !== null && isReservedTaskType(kind.task_type)) return typedFitInput(spaceId);
+      if (kind.task_type !== null && isReservedTaskType(kind.task_type))
+        return typedFitInput(spaceId, options.textBudget ?? REFIT_TEXT_BUDGET);
       const single = await singleChoiceFitInput(spaceId);
       return single && { kind: "single_choice", ...single };
     },

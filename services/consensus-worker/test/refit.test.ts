@@ -405,4 +405,52 @@ describe("a space of a reserved type (DESIGN §12)", () => {
     expect(decided.status).toBe("settling");
     expect((decided.consensus as { boxes: { support: number }[] }).boxes).toEqual([expect.objectContaining({ label: "car", support: 3 })]);
   });
+
+  it("a text_span refit reads its texts within REFIT_TEXT_BUDGET: gold first, then the newest; it counts every label", async () => {
+    const customer = await store.accounts.register({
+      name: "refit-spans",
+      email: `refit-spans-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
+      labelQuota: 1_000_000,
+      key: issueKey(KEY_PREFIX.sandbox),
+    });
+    const spec = { question: `Who ${randomBytes(4).toString("hex")}?`, entity_types: ["P"] };
+    const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
+    const labelerIds: string[] = [];
+    for (let i = 0; i < 2; i++) labelerIds.push((await store.accounts.createLabeler(`refit-span-${i}`, issueKey(KEY_PREFIX.labeler))).id);
+    const text = "a".repeat(95) + " Bob."; // 100 code points
+    const answer = { spans: [{ start: 96, end: 99, label: "P" }] };
+    const create = async (gold?: typeof answer) => {
+      const input = {
+        type: "text_span",
+        data_url: "https://text.example/t.txt",
+        data_text: text,
+        label_spec: spec,
+        ...(gold ? { gold_answer: gold } : {}),
+      };
+      return (await store.tasks.create(customer.id, { input, policy } as Parameters<Store["tasks"]["create"]>[1], undefined)).task.id;
+    };
+    const goldId = await create(answer);
+    const taskIds: string[] = [];
+    for (let t = 0; t < 4; t++) taskIds.push(await create());
+    for (const taskId of [goldId, ...taskIds])
+      for (const labelerId of labelerIds) {
+        const claim = await store.labeling.claim(labelerId, taskId, 600);
+        if (!claim) throw new Error("no claim");
+        await store.labeling.label(labelerId, claim.claim_id, answer);
+      }
+    const spaceId = (await store.db.prisma.task.findUniqueOrThrow({ where: { id: goldId } })).labelSpaceId;
+    // each task costs 100 code points x 2 answers = 200: a budget of 650 reads the gold task and the 2 newest
+    const bounded = await store.spaces.fitInput(spaceId, { textBudget: 650 });
+    if (bounded?.kind !== "typed") throw new Error("a typed input");
+    expect(bounded.tasks.map((t) => t.id)).toEqual([goldId, taskIds[2], taskIds[3]]);
+    expect(bounded.tasks.every((t) => t.answers.length === 2 && t.text === text)).toBe(true);
+    expect(bounded.labels).toBe(10); // the refit cadence counts every label of the space
+    // the first task is read whatever the budget; the default budget reads all five
+    const one = await store.spaces.fitInput(spaceId, { textBudget: 1 });
+    expect(one?.kind === "typed" ? one.tasks.map((t) => t.id) : []).toEqual([goldId]);
+    const all = await store.spaces.fitInput(spaceId);
+    expect(all?.kind === "typed" ? all.tasks.map((t) => t.id) : []).toEqual([goldId, ...taskIds]);
+    // a bounded input still fits
+    expect(refitAny(bounded).kind).toBe("typed");
+  });
 });
