@@ -171,38 +171,18 @@ export function spacesStore(db: Db) {
   }
 
   /**
-   * `WITH fit_tasks AS (...)`: the tasks a typed refit reads, those with a label or a gold answer within the text
-   * budget (sum of text length x answers), gold first, then the newest; the first is always read.
-   */
-  function fitTasksSql(spaceId: string, textBudget: number): Prisma.Sql {
-    return Prisma.sql`
-      WITH fit_tasks AS (
-        SELECT id, gold_label, data_text, created_at FROM (
-          SELECT t.id, t.gold_label, t.data_text, t.created_at,
-                 sum(COALESCE(length(t.data_text), 0)::bigint * n.answers)
-                   OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS spent,
-                 row_number() OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS rank
-          FROM tasks t
-          CROSS JOIN LATERAL (SELECT count(*)::bigint AS answers FROM labels l WHERE l.task_id = t.id) n
-          WHERE t.label_space_id = ${spaceId} AND (t.gold_label IS NOT NULL OR n.answers > 0)
-        ) ranked
-        WHERE rank = 1 OR spent <= ${textBudget}
-      )`;
-  }
-
-  /**
    * A reserved type's space refit input (task-kinds.ts `refitTyped`), or undefined. Every task with a label or a
-   * gold answer, except that the texts read stay within `textBudget` (REFIT_TEXT_BUDGET): gold tasks first, then
-   * the newest, in creation order. `labels` and `through` count every label of the space (the refit cadence).
+   * gold answer, except that the texts read stay within `textBudget` (REFIT_TEXT_BUDGET, the sum of text length x
+   * answers): gold tasks first, then the newest, the first always; in creation order, each with its answers in
+   * recording order. `labels` and `through` count every label of the space (the refit cadence).
    */
   async function typedFitInput(spaceId: string, textBudget: number): Promise<AnyFitInput | undefined> {
-    const [spaces, labelers, counted, tasks, labels, newest] = await transactionRows<
+    const [spaces, labelers, counted, tasks, newest] = await transactionRows<
       [
         { id: string; task_type: ReservedTaskType; label_spec: AnyLabelSpec; version: number; model: unknown },
         StoredLabelerRow,
         { labels: number; through: string | null },
-        { id: string; gold_label: string | null; data_text: string | null },
-        { task_id: string; labeler_id: string; value: string },
+        { id: string; gold_label: string | null; data_text: string | null; answers: StoredVote[] },
         NewestPolicyRow,
       ]
     >(pool, [
@@ -212,22 +192,26 @@ export function spacesStore(db: Db) {
         SELECT count(*)::int AS labels,
                to_char(max(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS through
         FROM labels WHERE label_space_id = ${spaceId}`,
-      Prisma.sql`${fitTasksSql(spaceId, textBudget)} SELECT id, gold_label, data_text FROM fit_tasks ORDER BY created_at, id`,
       Prisma.sql`
-        ${fitTasksSql(spaceId, textBudget)}
-        SELECT l.task_id, l.labeler_id, l.value
-        FROM labels l JOIN fit_tasks f ON f.id = l.task_id
-        WHERE l.label_space_id = ${spaceId} ORDER BY l.created_at, l.id`,
+        SELECT id, gold_label, data_text, answers FROM (
+          SELECT t.id, t.gold_label, t.data_text, t.created_at, a.answers,
+                 sum(COALESCE(length(t.data_text), 0)::bigint * a.n)
+                   OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS spent,
+                 row_number() OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS rank
+          FROM tasks t
+          CROSS JOIN LATERAL (
+            SELECT count(*)::bigint AS n,
+                   COALESCE(json_agg(json_build_object('labelerId', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id), '[]'::json) AS answers
+            FROM labels l WHERE l.task_id = t.id
+          ) a
+          WHERE t.label_space_id = ${spaceId} AND (t.gold_label IS NOT NULL OR a.n > 0)
+        ) ranked
+        WHERE rank = 1 OR spent <= ${textBudget}
+        ORDER BY created_at, id`,
       newestPolicySql(spaceId),
     ]);
     const space = spaces[0];
     if (!space) return undefined;
-    const answers = new Map<string, StoredVote[]>();
-    for (const l of labels) {
-      const list = answers.get(l.task_id) ?? [];
-      list.push({ labelerId: l.labeler_id, value: l.value });
-      answers.set(l.task_id, list);
-    }
     return {
       kind: "typed",
       id: space.id,
@@ -237,7 +221,7 @@ export function spacesStore(db: Db) {
       policy: replayPolicyOf(newest[0]),
       space: space.model,
       labelers,
-      tasks: tasks.map((t) => ({ id: t.id, answers: answers.get(t.id) ?? [], gold: t.gold_label, text: t.data_text })),
+      tasks: tasks.map((t) => ({ id: t.id, answers: t.answers, gold: t.gold_label, text: t.data_text })),
       labels: counted[0]?.labels ?? 0,
       through: counted[0]?.through ?? null,
     };
