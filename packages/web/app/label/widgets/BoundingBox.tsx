@@ -22,9 +22,10 @@ import {
   type Size,
   toNatural,
 } from "../boxes";
-import { activatesOnEnter, optionOfKey } from "../hotkeys";
+import { optionOfKey } from "../hotkeys";
+import { ChoiceButtons } from "./ChoiceButtons";
 import { ImageState, Media, useImageHolder } from "./Media";
-import { CHOICE_COLORS, useKeyHandler, type WidgetProps } from "./types";
+import { CHOICE_COLORS, pickOnKey, submitOnEnter, useKeyHandler, type WidgetProps } from "./types";
 
 type Drag =
   | { mode: "draw"; from: Point; pointer: number }
@@ -65,12 +66,7 @@ export function BoundingBox({ claim, view, hotkeys, onAnswer, keys, footer }: Wi
 
   useKeyHandler(keys, (e) => {
     const target = e.target;
-    if (e.key === "Enter") {
-      if (e.repeat || activatesOnEnter(target)) return;
-      e.preventDefault();
-      submit();
-      return;
-    }
+    if (submitOnEnter(e, submit)) return;
     if (e.key === "Tab") {
       // Tab cycles through the boxes from the page or the image; past the last box it leaves as usual
       if (target !== document.body || boxes.length === 0) return;
@@ -109,11 +105,7 @@ export function BoundingBox({ claim, view, hotkeys, onAnswer, keys, footer }: Wi
       add();
       return;
     }
-    const index = optionOfKey(hotkeys, e.key);
-    if (index !== -1 && index < classes.length) {
-      e.preventDefault();
-      setClass(index);
-    }
+    pickOnKey(e, hotkeys, classes.length, setClass);
   });
 
   const pointAt = (e: ReactPointerEvent): Point | null =>
@@ -226,26 +218,14 @@ export function BoundingBox({ claim, view, hotkeys, onAnswer, keys, footer }: Wi
         <Title order={1} size="h3" id="question">
           {spec.question}
         </Title>
-        <fieldset className="label-fieldset">
-          <legend className="label-legend">Class of the selected box and of the next box</legend>
-          <ol className="label-options" aria-label="Classes">
-            {classes.map((c, i) => (
-              <li key={c}>
-                <Button
-                  variant={i === current ? "filled" : "light"}
-                  fullWidth
-                  justify="space-between"
-                  aria-pressed={i === current}
-                  onClick={() => setClass(i)}
-                  leftSection={<span className={`label-swatch choice-color-${i % CHOICE_COLORS}`} aria-hidden="true" />}
-                  rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
-                >
-                  {c}
-                </Button>
-              </li>
-            ))}
-          </ol>
-        </fieldset>
+        <ChoiceButtons
+          legend="Class of the selected box and of the next box"
+          label="Classes"
+          choices={classes}
+          hotkeys={hotkeys}
+          onPick={setClass}
+          current={current}
+        />
         <ol className="label-parts" aria-label="Boxes">
           {boxes.map((b, i) => {
             const r = natural ? roundBox(b, natural) : b;

@@ -4,9 +4,8 @@
  */
 import { Button, Checkbox, Kbd, Stack, Title } from "@mantine/core";
 import { useState } from "react";
-import { activatesOnEnter, optionOfKey } from "../hotkeys";
 import { Media } from "./Media";
-import { useKeyHandler, type WidgetProps } from "./types";
+import { pickOnKey, submitOnEnter, useKeyHandler, type WidgetProps } from "./types";
 
 export function MultiLabel({ claim, view, hotkeys, onAnswer, keys, footer }: WidgetProps) {
   const spec = claim.label_spec;
@@ -21,18 +20,8 @@ export function MultiLabel({ claim, view, hotkeys, onAnswer, keys, footer }: Wid
   const submit = () => onAnswer({ labels: options.filter((o) => ticked.has(o)) });
 
   useKeyHandler(keys, (e) => {
-    if (e.repeat) return;
-    if (e.key === "Enter") {
-      if (activatesOnEnter(e.target)) return;
-      e.preventDefault();
-      submit();
-      return;
-    }
-    const option = options[optionOfKey(hotkeys, e.key)];
-    if (option !== undefined) {
-      e.preventDefault();
-      toggle(option);
-    }
+    if (submitOnEnter(e, submit) || e.repeat) return;
+    pickOnKey(e, hotkeys, options.length, (i) => toggle(options[i] as string));
   });
 
   return (

@@ -1,8 +1,7 @@
 /** Single choice (every task type but the reserved ones): one button per option, keys 1-9 pick at once. */
 import { Button, Kbd, Stack, Title } from "@mantine/core";
-import { optionOfKey } from "../hotkeys";
 import { Media } from "./Media";
-import { useKeyHandler, type WidgetProps } from "./types";
+import { pickOnKey, useKeyHandler, type WidgetProps } from "./types";
 
 /** The options of a single-choice label_spec (none when the spec is of another shape). */
 function optionsOf(spec: WidgetProps["claim"]["label_spec"]): string[] {
@@ -13,12 +12,7 @@ export function SingleChoice({ claim, view, hotkeys, onAnswer, keys, footer }: W
   const options = optionsOf(claim.label_spec);
   useKeyHandler(keys, (e) => {
     if (e.repeat) return;
-    const index = optionOfKey(hotkeys, e.key);
-    const option = options[index];
-    if (option !== undefined) {
-      e.preventDefault();
-      onAnswer({ label: option });
-    }
+    pickOnKey(e, hotkeys, options.length, (i) => onAnswer({ label: options[i] as string }));
   });
   return (
     <>

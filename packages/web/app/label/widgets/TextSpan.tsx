@@ -13,7 +13,6 @@
  */
 import { Alert, Button, Kbd, Stack, Text, Title } from "@mantine/core";
 import { memo, useLayoutEffect, useMemo, useRef, useState } from "react";
-import { activatesOnEnter, optionOfKey } from "../hotkeys";
 import {
   addSpan,
   type Chunk,
@@ -33,8 +32,9 @@ import {
   tokenRange,
   trimRange,
 } from "../spans";
+import { ChoiceButtons } from "./ChoiceButtons";
 import { Media } from "./Media";
-import { CHOICE_COLORS, useKeyHandler, type WidgetProps } from "./types";
+import { CHOICE_COLORS, pickOnKey, submitOnEnter, useKeyHandler, type WidgetProps } from "./types";
 
 /** The code-point offset of a DOM selection boundary inside `container` (segments carry data-start/data-end). */
 function boundaryOffset(container: HTMLElement, node: Node, offset: number, length: number): number | null {
@@ -169,13 +169,7 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
       window.getSelection()?.removeAllRanges();
       return;
     }
-    if (e.repeat) return;
-    if (e.key === "Enter") {
-      if (activatesOnEnter(e.target)) return;
-      e.preventDefault();
-      submit();
-      return;
-    }
+    if (submitOnEnter(e, submit) || e.repeat) return;
     if (e.key === "Escape") {
       setAnchor(caret);
       return;
@@ -185,11 +179,7 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
       unmark();
       return;
     }
-    const index = optionOfKey(hotkeys, e.key);
-    if (index !== -1 && index < types.length) {
-      e.preventDefault();
-      mark(index);
-    }
+    pickOnKey(e, hotkeys, types.length, mark);
   });
 
   // keep the keyboard's caret in view in a long text
@@ -233,27 +223,14 @@ export function TextSpan({ claim, view, hotkeys, onAnswer, keys, footer }: Widge
         <Title order={1} size="h3" id="question">
           {spec.question}
         </Title>
-        <fieldset className="label-fieldset">
-          <legend className="label-legend">Entity types: mark the selected text</legend>
-          <ol className="label-options" aria-label="Entity types">
-            {types.map((t, i) => (
-              <li key={t}>
-                <Button
-                  variant="light"
-                  fullWidth
-                  justify="space-between"
-                  // keep the page's text selection: it is what the click marks
-                  onMouseDown={(e) => e.preventDefault()}
-                  onClick={() => mark(i)}
-                  leftSection={<span className={`label-swatch choice-color-${i % CHOICE_COLORS}`} aria-hidden="true" />}
-                  rightSection={i < hotkeys.options.length ? <Kbd>{[...hotkeys.options][i]}</Kbd> : null}
-                >
-                  {t}
-                </Button>
-              </li>
-            ))}
-          </ol>
-        </fieldset>
+        <ChoiceButtons
+          legend="Entity types: mark the selected text"
+          label="Entity types"
+          choices={types}
+          hotkeys={hotkeys}
+          onPick={mark}
+          keepSelection
+        />
         <ol className="label-parts" aria-label="Spans">
           {spans.map((s, i) => (
             <li key={`${s.start}-${s.end}`} className="label-part">

@@ -1,7 +1,7 @@
 /** What every task-type widget of the labeler app gets (registry.ts). */
 import type { AnswerBody, Claim } from "@labelgate/sdk/browser";
 import { type ReactNode, useLayoutEffect } from "react";
-import type { Hotkeys } from "../hotkeys";
+import { activatesOnEnter, type Hotkeys, optionOfKey } from "../hotkeys";
 import type { ItemView } from "../queue";
 
 /**
@@ -40,4 +40,29 @@ export function useKeyHandler(keys: WidgetProps["keys"], handler: KeyHandler): v
       keys.current = null;
     };
   });
+}
+
+/**
+ * Enter submits the answer, unless the key is held down or a focused button or link takes it (hotkeys.ts
+ * `activatesOnEnter`). Returns whether the key was Enter, so the widget's handler stops there.
+ */
+export function submitOnEnter(e: KeyboardEvent, submit: () => void): boolean {
+  if (e.key !== "Enter") return false;
+  if (!e.repeat && !activatesOnEnter(e.target)) {
+    e.preventDefault();
+    submit();
+  }
+  return true;
+}
+
+/**
+ * A choice key (hotkeys 1-9 or the labeler's layout) picks choice `index` of `count` (0-based): calls `pick` and
+ * `preventDefault()`. Returns whether it did; a key past the last choice picks nothing.
+ */
+export function pickOnKey(e: KeyboardEvent, hotkeys: Hotkeys, count: number, pick: (index: number) => void): boolean {
+  const index = optionOfKey(hotkeys, e.key);
+  if (index === -1 || index >= count) return false;
+  e.preventDefault();
+  pick(index);
+  return true;
 }
