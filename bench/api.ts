@@ -24,10 +24,10 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
-import { dropDatabase, migrateDatabase, pgConfigFromUrl, withDatabase } from "@labelgate/store";
+import { dropDatabase, migrateDatabase, pgConfigFromUrl } from "@labelgate/store";
 import autocannon from "autocannon";
 import { Pool } from "pg";
-import { api, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
+import { api, benchTarget, median, type SeededTasks, seedExistingTasks, startProcess, stop } from "./bench-lib";
 import { CpuTracker, countCpuPer, cpuSeconds, log, machineCpu, positiveInt, postgresBackends, round } from "./measure";
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(12).toString("hex")}`;
@@ -92,12 +92,7 @@ async function main(): Promise<void> {
   const logLevel = values["log-level"] ?? "info";
   const existingTasks = values["existing-tasks"] === "0" ? 0 : positiveInt(values["existing-tasks"], "existing-tasks");
 
-  const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-  const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-  const runId = randomBytes(4).toString("hex");
-  const database = `lgbench_api_${runId}`;
-  const databaseUrl = withDatabase(serverUrl, database);
-  const prefix = `lgbench:api:${runId}`;
+  const { runId, database, databaseUrl, redisUrl, prefix } = benchTarget("api");
   const children: ChildProcess[] = [];
   try {
     await migrateDatabase(databaseUrl);

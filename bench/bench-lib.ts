@@ -275,6 +275,8 @@ export interface BenchTarget {
   databaseUrl: string;
   redisUrl: string;
   prefix: string;
+  /** the random id in the database name and the prefix (8 hex digits), for other names of the run */
+  runId: string;
   adminToken: string;
   encryptionKey: string;
 }
@@ -292,6 +294,7 @@ export function benchTarget(name: string): BenchTarget {
     databaseUrl: withDatabase(serverUrl, database),
     redisUrl: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379",
     prefix: `lgbench:${name}:${runId}`,
+    runId,
     adminToken: `bench-admin-${randomBytes(12).toString("hex")}`,
     encryptionKey: randomBytes(32).toString("hex"),
   };

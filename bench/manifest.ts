@@ -26,7 +26,6 @@
  * node flags (e.g. `--trace-gc`, or `--max-old-space-size=4096` to see the uncapped heap).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -36,9 +35,10 @@ import { gatewayRole } from "@labelgate/gateway";
 import { deleteKeysWithPrefix } from "@labelgate/queue";
 import { createRuntime, type Runtime } from "@labelgate/runtime";
 import { storageOptions, writeObject } from "@labelgate/storage";
-import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
+import { dropDatabase, migrateDatabase } from "@labelgate/store";
 import { Pool } from "pg";
 import { type LocalS3, startS3 } from "../test/s3";
+import { benchTarget } from "./bench-lib";
 import { countLines, getAndCount, manifestLine, manifestStream, RssSampler } from "./manifest-lib";
 import { CpuTracker, log, machineCpu, nowMs, positiveInt, postgresBackends, processTree, round, sleep } from "./measure";
 
@@ -76,13 +76,7 @@ async function main(): Promise<void> {
   const warmup = positiveInt(values.warmup, "warmup");
   const exportRuns = positiveInt(values["export-runs"], "export-runs");
 
-  const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-  const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-  const runId = randomBytes(4).toString("hex");
-  const databaseName = `lgbench_manifest_${runId}`;
-  const databaseUrl = withDatabase(serverUrl, databaseName);
-  const prefix = `lgbench:manifest:${runId}`;
-  const encryptionKey = randomBytes(32).toString("hex");
+  const { runId, database: databaseName, databaseUrl, redisUrl, prefix, encryptionKey } = benchTarget("manifest");
   const startedAt = new Date();
   const loadAtStart = os.loadavg().map((l) => round(l, 2));
 

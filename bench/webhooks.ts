@@ -29,10 +29,11 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { newId, SecretBox } from "@labelgate/core";
 import { catalog, deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
-import { dropDatabase, migrateDatabase, withDatabase } from "@labelgate/store";
+import { dropDatabase, migrateDatabase } from "@labelgate/store";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { Pool } from "pg";
+import { benchTarget } from "./bench-lib";
 import {
   CpuTracker,
   latencySummary,
@@ -100,13 +101,7 @@ async function main(): Promise<void> {
   const rates = (values.rates ?? "").split(",").map((r) => positiveInt(r, "rates"));
   const latencySeconds = positiveInt(values["latency-seconds"], "latency-seconds");
 
-  const serverUrl = process.env.BENCH_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-  const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
-  const runId = randomBytes(4).toString("hex");
-  const databaseName = `lgbench_webhooks_${runId}`;
-  const databaseUrl = withDatabase(serverUrl, databaseName);
-  const prefix = `lgbench:webhooks:${runId}`;
-  const encryptionKey = randomBytes(32).toString("hex");
+  const { runId, database: databaseName, databaseUrl, redisUrl, prefix, encryptionKey } = benchTarget("webhooks");
   const secret = randomBytes(24).toString("base64url");
   const startedAt = new Date();
   const loadAtStart = os.loadavg().map((l) => round(l, 2));
