@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -15,6 +16,23 @@ import type { Pool } from "pg";
 import { log, nowMs, sleep } from "./measure";
 
 export const ROOT = path.resolve(__dirname, "..");
+
+/**
+ * Replaces the section of docs/benchmarks.md that starts with `section`'s first line (a "## " heading), up to
+ * the next "## " heading, with `section`; appends it when the file has no such heading.
+ */
+export function writeBenchmarksSection(section: string): void {
+  const file = path.join(ROOT, "docs/benchmarks.md");
+  const text = readFileSync(file, "utf8");
+  const heading = section.slice(0, section.indexOf("\n"));
+  const start = text.indexOf(heading);
+  if (start < 0) {
+    writeFileSync(file, `${text.trimEnd()}\n\n${section}\n`);
+    return;
+  }
+  const next = text.indexOf("\n## ", start + heading.length);
+  writeFileSync(file, `${text.slice(0, start)}${section}\n${next < 0 ? "" : text.slice(next + 1)}`);
+}
 
 export interface Started {
   child: ChildProcess;

@@ -9,8 +9,9 @@
  * customer the rows belong to).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { choicesOf, resolvePolicy, taskBody } from "@labelgate/api";
-import { labelSpaceId, pgConfigFromUrl } from "@labelgate/store";
+import { choicesOf, taskBody } from "@labelgate/api";
+import { resolvePolicy } from "@labelgate/quality";
+import { labelSpaceId, pgConfigFromUrl, policyColumns } from "@labelgate/store";
 import express from "express";
 import { Pool } from "pg";
 
@@ -36,7 +37,12 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
     return;
   }
   const t = parsed.data;
-  const policy = resolvePolicy([t]);
+  const resolved = resolvePolicy([t]);
+  if ("issues" in resolved) {
+    res.status(400).json({ error: "validation failed", details: resolved.issues });
+    return;
+  }
+  const policy = policyColumns(resolved.policy);
   const id = `tsk_${randomBytes(16).toString("base64url")}`;
   const rows = await pool.query<{ created_at: Date }>(
     `WITH space AS (INSERT INTO label_spaces (id, customer_id, question, options) VALUES ($12, $2, $5, $6) ON CONFLICT (id) DO NOTHING)
@@ -49,13 +55,13 @@ app.post("/v1/tasks", express.json({ limit: "1mb" }), async (req, res) => {
       t.type,
       t.data_url,
       t.label_spec.question,
-      choicesOf(t.label_spec),
+      choicesOf(t.type, t.label_spec),
       policy.consensus_threshold,
       policy.max_labels,
       t.metadata ?? null,
       Math.min(policy.max_labels, policy.consensus_threshold),
       policy.consensus_threshold,
-      labelSpaceId(customerId, t.label_spec.question, choicesOf(t.label_spec)),
+      labelSpaceId(customerId, t.label_spec.question, choicesOf(t.type, t.label_spec)),
     ],
   );
   res.status(202).json({ task_id: id, status: "pending", created_at: rows.rows[0]?.created_at.toISOString() });

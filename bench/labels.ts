@@ -2,7 +2,7 @@
  * `pnpm bench:labels [--seconds 10] [--runs 3] [--labelers 200] [--rate 1000] [--lag-seconds 15]
  *   [--existing-tasks 0] [--log-level info] [--pipeline-only] [--hold-ms 0]`
  *
- * Recorded labels per second through claims and labels (docs/contract.md, DESIGN §4: `POST /v1/labeling/claims`, then
+ * Recorded labels per second through claims and labels (contract §labelers: `POST /v1/labeling/claims`, then
  * `POST /v1/labeling/claims/{id}/label`), with `--labelers` concurrent labelers (one key each, created with
  * the admin route), against the real gateway, consensus-worker and webhook-worker processes:
  *  (a) closed loop: every labeler claims, labels (85% "cat", else "dog"), and claims again, for `--seconds`;
@@ -28,7 +28,7 @@
  *      full ones, as under a real workforce; the default 0 is the fifth pass's measure.
  *  Every open-loop run of (b) and (c) also reports its CPU ms per recorded label by process (front end,
  *  Postgres backends, consensus worker, webhook worker, Redis server), counted from its first pair until its
- *  last decided task is settled: the fifth pass's measure of a label's cost (docs/benchmarks.md).
+ *  last decided task is settled: the fifth pass's measure of a label's cost (docs/benchmarks-archive.md).
  * Tasks are submitted before each phase through `POST /v1/tasks/batch` (1,000 per call), more than the
  * phase can use; the floor's tasks belong to a customer of their own, whose leftovers are canceled after
  * each floor run. `--existing-tasks N` seeds N existing tasks first (bench/bench-lib.ts). A database and a
@@ -245,7 +245,7 @@ function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: numbe
 
 /**
  * VACUUM (ANALYZE) of the bench database between measured runs, in place of autovacuum, which is off on this
- * machine's Postgres (docs/benchmarks.md). Without it every run inherits the dead rows of the runs before it
+ * machine's Postgres (docs/benchmarks-archive.md). Without it every run inherits the dead rows of the runs before it
  * (tasks, claims and customers are updated at every label) and the index walks of claims and the reads of hot
  * rows grow run after run: Postgres CPU per label rose 1.03 → 1.44 → 2.09 ms over three pipeline runs. With
  * autovacuum on, as in production, a table this busy is vacuumed and analyzed about once a minute. Not before
@@ -276,7 +276,7 @@ async function waitSettled(pool: Pool, customerId: string, timeoutMs = 120_000):
  * CPU ms per recorded label of every process an open-loop run keeps busy, from the run's first pair until
  * its last decided task is settled: the front end (the gateway process over HTTP; this bench process in the
  * pipeline phase, where it runs the gateway's labeling functions), the bench database's Postgres backends,
- * the two workers and the Redis server. The fifth pass (docs/benchmarks.md) measured the pipeline this way:
+ * the two workers and the Redis server. The fifth pass (docs/benchmarks-archive.md) measured the pipeline this way:
  * 3.4 ms per label at 670 labels/s.
  */
 interface OpenLoopCpu {

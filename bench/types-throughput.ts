@@ -1,5 +1,5 @@
 /**
- * The throughput part of `pnpm bench:types` (bench/types.ts): answers per second of each task type (DESIGN §12)
+ * The throughput part of `pnpm bench:types` (bench/types.ts): answers per second of each task type (contract §task-types)
  * through the whole pipeline, against the real gateway, consensus-worker and webhook-worker processes on this
  * machine's Postgres and Redis (a database and a Redis prefix of its own, dropped at the end).
  *
@@ -35,7 +35,7 @@ import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import type { AnswerBody, AnyLabelSpec } from "@labelgate/api";
 import { type StoredLabelerRow, type StoredVote, taskKindOf } from "@labelgate/quality";
-import { migrateDatabase, pgConfigFromUrl } from "@labelgate/store";
+import { migrateDatabase, pgConfigFromUrl, policyOf } from "@labelgate/store";
 import { Pool } from "pg";
 import {
   api,
@@ -605,13 +605,7 @@ async function decisionCosts(
       const bodies: AnswerBody[] = votes.map((v) => (type === "single_choice" ? { label: v.value } : (JSON.parse(v.value) as AnswerBody)));
       return {
         spec: t.label_spec ?? { question: t.question, options: t.options },
-        policy: {
-          consensusThreshold: t.consensus_threshold,
-          maxLabels: t.max_labels,
-          confidenceTarget: t.confidence_target,
-          minLabels: t.min_labels,
-          gold: false,
-        },
+        policy: { policy: policyOf(t), gold: false },
         item: { text: t.data_text ?? undefined },
         votes,
         bodies,

@@ -1,16 +1,20 @@
 /**
  * `pnpm bench:types [--spans DIR] [--multilabel DIR] [--box-images 600] [--box-seeds 1,2,3] [--gold-share 0.05]
- *   [--seed 1] [--throughput-only | --no-throughput] [--seconds 5] [--runs 3] [--confidence-runs 1] [--labelers 100]
- *   [--types single_choice,multi_label_classification,bounding_box,text_span] [--log-level warn] [--no-write]`
+ *   [--seed 1] [--pairwise-seeds 1,2,3,4,5] [--throughput-only | --no-throughput] [--seconds 5] [--runs 3] [--confidence-runs 1] [--labelers 100]
+ *   [--types single_choice,multi_label_classification,bounding_box,text_span] [--log-level warn] [--no-write]
+ *   [--text DIR]`
  *
  * Two parts, each writing its own section of docs/benchmarks.md (replaced on each run) unless --no-write; one
  * JSON line of results on stdout ({quality, throughput}), progress on stderr.
  *
- * 1. Consensus quality of the DESIGN §12 task types (packages/quality/bench/types-quality.ts): text_span on a
+ * 1. Consensus quality of the contract §task-types task types (packages/quality/bench/types-quality.ts): text_span on a
  *    crowd-spans folder, multi_label_classification on a crowd-multilabel folder (each only when its folder is
  *    given; there is no default), bounding_box on a generated crowd (always; `--box-images 0` skips it). Pure
- *    computation, no services. Section "Task types: consensus quality (`pnpm bench:types`)". `--throughput-only`
- *    skips this part.
+ *    computation, no services. Section "Task types: consensus quality (`pnpm bench:types`)". Then
+ *    pairwise_comparison on generated Bradley-Terry crowds (packages/quality/bench/pairwise.ts, one run per seed of
+ *    `--pairwise-seeds`, "" skips it): section "Task types: pairwise comparison (`pnpm bench:types`)". Then
+ *    free_text on a crowd-text folder (`--text DIR` or CROWD_TEXT_DIR; skipped without one): bench/free-text.ts,
+ *    its own section. `--throughput-only` skips this part.
  * 2. Throughput (bench/types-throughput.ts, method in its header): answers/s of single_choice,
  *    multi_label_classification, bounding_box and text_span through the gateway, the label transaction's decision and
  *    the consensus worker's settlement, `--labelers` labelers in a closed loop, `--seconds` measured per phase;
@@ -25,13 +29,16 @@ import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { renderPairwise, runPairwise } from "@labelgate/quality/bench/pairwise";
 import { renderTypesQuality, runTypesQuality, type TypesQualityOptions } from "@labelgate/quality/bench/types-quality";
+import { DEFAULT_CROWD_TEXT, defaultFreeTextOptions, freeTextSection } from "./free-text";
 import { positiveInt } from "./measure";
 import { renderTypesThroughput, runTypesThroughput, THROUGHPUT_TYPES, type ThroughputType } from "./types-throughput";
 
 const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: consensus quality (`pnpm bench:types`)";
 const THROUGHPUT_SECTION = "## Task types: throughput (`pnpm bench:types`)";
+const PAIRWISE_SECTION = "## Task types: pairwise comparison (`pnpm bench:types`)";
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -74,10 +81,12 @@ async function main(): Promise<void> {
     options: {
       spans: { type: "string" },
       multilabel: { type: "string" },
+      text: { type: "string" },
       "box-images": { type: "string", default: "600" },
       "box-seeds": { type: "string", default: "1,2,3" },
       "gold-share": { type: "string", default: "0.05" },
       seed: { type: "string", default: "1" },
+      "pairwise-seeds": { type: "string", default: "1,2,3,4,5" },
       "throughput-only": { type: "boolean", default: false },
       "no-throughput": { type: "boolean", default: false },
       seconds: { type: "string", default: "5" },
@@ -92,8 +101,14 @@ async function main(): Promise<void> {
   });
   if (values["throughput-only"] && values["no-throughput"]) throw new Error("--throughput-only and --no-throughput exclude each other");
   const noWrite = values["no-write"];
-  const out: { quality?: unknown; throughput?: unknown } = {};
-  if (!values["throughput-only"]) out.quality = quality(values, noWrite);
+  const out: { quality?: unknown; pairwise?: unknown; freeText?: unknown; throughput?: unknown } = {};
+  if (!values["throughput-only"]) {
+    out.quality = quality(values, noWrite);
+    if (values["pairwise-seeds"].trim() !== "") out.pairwise = pairwise(values["pairwise-seeds"], noWrite);
+    const text = values.text ?? DEFAULT_CROWD_TEXT;
+    if (text) out.freeText = freeTextSection(defaultFreeTextOptions(text), noWrite, "pnpm bench:types --text DIR");
+    else log("free_text: no --text folder (or CROWD_TEXT_DIR), skipped");
+  }
   if (!values["no-throughput"]) {
     const types = values.types.split(",").map((t) => t.trim());
     for (const t of types)
@@ -173,6 +188,24 @@ function quality(
     ...renderTypesQuality(result, options),
   ].join("\n");
   writeSection(SECTION, body, noWrite);
+  return result;
+}
+
+/** The pairwise part: runs every scenario for every seed and writes its section. */
+function pairwise(seedList: string, noWrite: boolean): unknown {
+  const seeds = numbers(seedList, "pairwise-seeds");
+  const started = performance.now();
+  const result = runPairwise(seeds, log);
+  const seconds = (performance.now() - started) / 1000;
+  const command = ["pnpm bench:types", seedList !== "1,2,3,4,5" ? `--pairwise-seeds ${seedList}` : ""].filter((x) => x !== "").join(" ");
+  const body = [
+    PAIRWISE_SECTION,
+    "",
+    `${machineLine(seconds, command)} Method and sources: packages/quality/bench/pairwise.ts (header) and [decision 0285](decisions/0285-pairwise-comparison-quality.md).`,
+    "",
+    ...renderPairwise(result, seeds),
+  ].join("\n");
+  writeSection(PAIRWISE_SECTION, body, noWrite);
   return result;
 }
 

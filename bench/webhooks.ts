@@ -9,7 +9,7 @@
  *
  * Phases, each on fresh settled tasks and `task.settled` event rows as settle.ts writes them:
  *  1. warm-up: `--warmup` events, not measured (also waits for the worker to start);
- *  2. burst: `--n` events enqueued at once (`addBulk` of the `taskSettled` jobs with the catalog's job
+ *  2. burst: `--n` events enqueued at once (`addBulk` of the `routeEvent` jobs with the catalog's job
  *     ids): deliveries/s of the worker, first to last receipt, over the middle 80% of receipts, and up to
  *     the last delivery recorded in Postgres (`deliveries.status` and `tasks.webhook_status` delivered);
  *  3. latency: for each rate of `--rates`, events settled at that rate for `--latency-seconds` (open
@@ -200,14 +200,14 @@ async function main(): Promise<void> {
 
     queue = new QueueClient({ kind: "redis", url: redisUrl, prefix }, 5000);
     bulkRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-    bulkQueue = new Queue(catalog.taskSettled.name, { connection: bulkRedis, prefix });
+    bulkQueue = new Queue(catalog.routeEvent.name, { connection: bulkRedis, prefix });
     const addBulk = async (eventIds: string[]) => {
       for (let i = 0; i < eventIds.length; i += 1000) {
         await (bulkQueue as Queue).addBulk(
           eventIds.slice(i, i + 1000).map((eventId) => ({
-            name: catalog.taskSettled.name,
+            name: catalog.routeEvent.name,
             data: { eventId },
-            opts: { ...catalog.taskSettled.jobOptions, jobId: catalog.taskSettled.jobId({ eventId }) },
+            opts: { ...catalog.routeEvent.jobOptions, jobId: catalog.routeEvent.jobId({ eventId }) },
           })),
         );
       }
@@ -367,7 +367,7 @@ async function main(): Promise<void> {
         const t = nowMs();
         while (i < count && t0 + i * interval <= t) {
           lag = Math.max(lag, t - (t0 + i * interval));
-          pending.push((queue as QueueClient).enqueue("taskSettled", { eventId: events[i] as string }));
+          pending.push((queue as QueueClient).enqueue("routeEvent", { eventId: events[i] as string }));
           i++;
         }
         if (i < count) await sleep(Math.max(0, t0 + i * interval - nowMs()));
@@ -392,11 +392,7 @@ async function main(): Promise<void> {
       );
       const jobStamps = bulkRedis.pipeline();
       for (const r of stamps.rows) {
-        jobStamps.hmget(
-          `${prefix}:${catalog.taskSettled.name}:${catalog.taskSettled.jobId({ eventId: r.id })}`,
-          "timestamp",
-          "processedOn",
-        );
+        jobStamps.hmget(`${prefix}:${catalog.routeEvent.name}:${catalog.routeEvent.jobId({ eventId: r.id })}`, "timestamp", "processedOn");
       }
       const jobs = ((await jobStamps.exec()) ?? []).map(([, v]) => (v as (string | null)[]).map(Number));
       const p50 = (f: (r: (typeof stamps.rows)[number], i: number) => number) => latencySummary(stamps.rows.map(f)).p50_ms;

@@ -87,6 +87,13 @@ async function main(): Promise<void> {
   process.stdin.resume();
   started = pg.start();
   await started;
+  // the server dying on its own (a crash, the OOM killer) ends this process with 1: the stack then stops,
+  // naming it (decision 0201), instead of running on without its database
+  (pg as unknown as { process?: ChildProcess }).process?.once("exit", (code, signal) => {
+    if (stopping) return;
+    console.error(`the embedded Postgres server exited (code ${code}, signal ${signal})`);
+    process.exit(1);
+  });
   if (!stopping) console.log("ready");
 }
 

@@ -1,8 +1,8 @@
 /**
  * The route catalog (packages/api/src/operations.ts) is the one place a route is written: every operation's
  * path literal appears in that file and in no other source file of the product (packages, services,
- * scripts, comments aside; tests, benchmarks and the Python client are callers of the wire, not its
- * definition), and the
+ * scripts, comments aside; tests and benchmarks are callers of the wire, not its definition; the clients,
+ * the Python one included, are held to it, parts of paths too, by test/clients-catalog.test.ts), and the
  * checked-in docs/api.md is what the catalog renders (`pnpm docs:api`).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";

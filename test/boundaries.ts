@@ -12,7 +12,11 @@
  * - **unused**: a `@labelgate/*` package listed in a workspace's dependencies or devDependencies that none of
  *   its files imports;
  * - **cycle**: files of one workspace that import each other in a loop (relative imports, type-only ones
- *   included: a loop of types is a loop of meaning), or workspaces that do (through `@labelgate/*` imports).
+ *   included: a loop of types is a loop of meaning), or workspaces that do (through `@labelgate/*` imports);
+ * - **direction** (when the tree carries `directions`, the architecture test's table): a `@labelgate/*` import
+ *   the table does not allow: product code (a workspace's files outside `test/` and `bench/` folders) may
+ *   import what `product` lists for its workspace, its tests and benches that and what `dev` adds. The root workspace (the shared
+ *   harness, benches, scripts) may import every package.
  * Imports are read with TypeScript's own `preProcessFile` (static imports and re-exports, `import()`,
  * `require()`), so a string or a comment that looks like an import is not one.
  */
@@ -33,10 +37,28 @@ export interface Workspace {
   exports?: string[];
 }
 
-/** The input of the checker: the workspaces and the source files (path relative to the root → text). */
+/** Which `@labelgate/*` packages each workspace may import (by name), in its product code and in the rest. */
+export interface Directions {
+  product: Readonly<Record<string, readonly string[]>>;
+  dev: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The input of the checker: the workspaces, the source files (path relative to the root → text), the allowed directions. */
 export interface Tree {
   workspaces: Workspace[];
   files: Map<string, string>;
+  directions?: Directions;
+}
+
+/** Why `own` may not import `target` from `file` under `directions`, or undefined when it may. */
+function directionViolation(directions: Directions, own: Workspace, file: string, target: string): string | undefined {
+  if (own.dir === "") return undefined;
+  const product = directions.product[own.name];
+  if (!product) return `${own.name} is not in the dependency table`;
+  if (product.includes(target)) return undefined;
+  const isProduct = !isTestCode(file) && !file.split("/").includes("bench");
+  if (!isProduct && directions.dev[own.name]?.includes(target)) return undefined;
+  return `${own.name} may not import ${target}${isProduct ? "" : " (not even in tests or benches)"}`;
 }
 
 const SCOPE = "@labelgate/";
@@ -153,6 +175,8 @@ export function checkBoundaries(tree: Tree): string[] {
         }
       }
       if (target === own) continue;
+      const wrongWay = tree.directions && directionViolation(tree.directions, own, file, name);
+      if (wrongWay) found.push(`${file}: direction: ${wrongWay}`);
       used.get(own.name)?.add(name);
       if (!own.declared.includes(name)) found.push(`${file}: undeclared: ${name} is not a dependency of ${own.name}`);
     }

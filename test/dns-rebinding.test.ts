@@ -1,5 +1,5 @@
 /**
- * DNS rebinding (docs/contract.md, DESIGN §9): a host that resolves to a public address when the URL is checked
+ * DNS rebinding (contract §outbound-calls): a host that resolves to a public address when the URL is checked
  * and to a private one when the client connects must never be reached. The check runs on the address each
  * connection really uses (core's `guardedLookup` in the runtime's dispatchers), not only before the request.
  * The resolver here changes its answer between calls (public first, loopback after), as a rebinding DNS
@@ -43,7 +43,7 @@ describe("webhook deliveries", () => {
 
   it("a callback host that rebinds to loopback after registration is refused at connect time; nothing reaches it", async () => {
     const dns = rebinding(HOST, "93.184.216.34");
-    const sys = await startSystem({ isolatedDatabase: true, allowPrivateUrls: false, resolve: dns.resolve });
+    const sys = await startSystem({ allowPrivateUrls: false, resolve: dns.resolve });
     systems.push(sys);
     const port = new URL(r.url).port;
     const url = `http://${HOST}:${port}/hook`;
@@ -69,7 +69,7 @@ describe("webhook deliveries", () => {
   }, 60_000);
 
   it("the dispatcher really connects through the resolver (control: private URLs allowed, the same host is delivered to)", async () => {
-    const sys = await startSystem({ isolatedDatabase: true, allowPrivateUrls: true, resolve: loopback(HOST) });
+    const sys = await startSystem({ allowPrivateUrls: true, resolve: loopback(HOST) });
     systems.push(sys);
     const url = `http://${HOST}:${new URL(r.url).port}/hook`;
     const c = await registerCustomer(sys);

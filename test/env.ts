@@ -17,6 +17,11 @@ export function testDatabaseUrl(): string {
   return url;
 }
 
+/** The run's migrated template database (copied, never connected to): `lgtest_<run>_template`. */
+export function templateDatabase(run: string = runId()): string {
+  return `lgtest_${run}_template`;
+}
+
 /** Redis key prefix of this run (every queue of every test file lives under it). */
 export function runPrefix(): string {
   return `lgtest:${runId()}`;

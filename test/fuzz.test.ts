@@ -28,7 +28,7 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : randomBytes
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 12;
 
-/** URLs an attacker would aim a server-side fetch at (docs/contract.md, DESIGN §9). */
+/** URLs an attacker would aim a server-side fetch at (contract §outbound-calls). */
 const SSRF_LITERAL = [
   "http://127.0.0.1/",
   "https://127.0.0.1:6379/",

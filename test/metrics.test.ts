@@ -63,7 +63,8 @@ it("every service serves /metrics, /healthz and /readyz on an ops port of its ow
     const ready = await ops(proc(s), "/readyz");
     expect([ready.status, JSON.parse(ready.text)]).toEqual([
       200,
-      { ok: true, shutting_down: false, checks: { database: "ok", queue: "ok" } },
+      // a worker's readiness also checks that its queue workers run (decision 0202)
+      { ok: true, shutting_down: false, checks: { database: "ok", queue: "ok", ...(s === "gateway" ? {} : { workers: "ok" }) } },
     ]);
     expect((await ops(proc(s), "/nothing")).status).toBe(404);
 

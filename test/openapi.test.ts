@@ -84,7 +84,7 @@ const seen = new Set<string>();
 
 beforeAll(async () => {
   // a database of its own: no other test file's generic claim can take a slot of these tasks
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
 });
 afterAll(async () => {
   await hooks.closeAll();
@@ -202,18 +202,35 @@ describe("OpenAPI document", () => {
     }
   });
 
-  it("documents the task body and the answer as oneOf by task type (DESIGN §12)", () => {
+  it("documents the task body and the answer as oneOf by task type (contract §task-types)", () => {
     const schemas = (doc.components as { schemas: Record<string, { oneOf?: { properties: Record<string, { const?: string }> }[] }> })
       .schemas;
     const task = schemas.TaskInput?.oneOf ?? [];
-    expect(task.map((b) => b.properties.type?.const)).toEqual([undefined, "multi_label_classification", "bounding_box", "text_span"]);
-    expect(task.map((b) => Object.keys(b.properties).filter((k) => k.startsWith("gold_")))).toEqual([
-      ["gold_label"],
-      ["gold_answer"],
-      ["gold_answer"],
-      ["gold_answer"],
+    expect(task.map((b) => b.properties.type?.const)).toEqual([
+      undefined,
+      "multi_label_classification",
+      "bounding_box",
+      "text_span",
+      "free_text",
+      "pairwise_comparison",
     ]);
-    expect((schemas.LabelInput?.oneOf ?? []).map((b) => Object.keys(b.properties))).toEqual([["label"], ["labels"], ["boxes"], ["spans"]]);
+    expect(task.map((b) => Object.keys(b.properties).filter((k) => k.startsWith("gold_")))).toEqual([
+      // every type's gold task may carry the explanation shown in qualification training (contract §qualification)
+      ["gold_explanation", "gold_label"],
+      ["gold_explanation", "gold_answer"],
+      ["gold_explanation", "gold_answer"],
+      ["gold_explanation", "gold_answer"],
+      ["gold_explanation", "gold_answer"],
+      ["gold_explanation", "gold_answer"],
+    ]);
+    expect((schemas.LabelInput?.oneOf ?? []).map((b) => Object.keys(b.properties))).toEqual([
+      ["label"],
+      ["labels"],
+      ["boxes"],
+      ["spans"],
+      ["text"],
+      ["winner"],
+    ]);
   });
 
   it("derives path parameters from the path, by resource or by name, and refuses an unknown one", () => {
@@ -277,7 +294,11 @@ function checkMediaExamples(media: OpenApiMediaType, type: string, what: string)
   const values = [...(media.example !== undefined ? [media.example] : []), ...Object.values(media.examples ?? {}).map((e) => e.value)];
   expect({ what, examples: values.length > 0 }).toEqual({ what, examples: true });
   for (const value of values) {
-    if (type === "application/x-ndjson") {
+    if (!("$ref" in (media.schema ?? {}))) {
+      // an export's other formats (format=label-studio, coco, conll): a text body, JSON for application/json
+      expect({ what, schema: media.schema, example: typeof value }).toMatchObject({ what, schema: { type: "string" }, example: "string" });
+      if (type === "application/json") expect(() => JSON.parse(String(value))).not.toThrow();
+    } else if (type === "application/x-ndjson") {
       const item = refName(media["x-item-schema"]);
       const lines = String(value).split("\n").filter(Boolean);
       expect(lines.length).toBeGreaterThan(0);
@@ -420,10 +441,31 @@ describe("responses of a running system match the document", () => {
       ).status,
     ).toBe(404);
     expect((await call("post", "/v1/labeling/claims", { token: key, body: {} })).status).toBe(401);
+    // a label space's instructions: 200 once a task gave them, 404 for a space without
+    const guided = await call<{ task_id: string }>("post", "/v1/tasks", {
+      token: key,
+      body: { ...task, label_spec: { ...task.label_spec, instructions: "Answer **cat** for kittens." } },
+    });
+    expect(guided.status).toBe(202);
+    const guidedClaim = await call<{ claim_id: string; label_space: string }>("post", "/v1/labeling/claims", {
+      token: state.labeler,
+      body: { task_id: guided.body.task_id },
+    });
+    expect(guidedClaim.status).toBe(201);
+    const space = { params: { id: guidedClaim.body.label_space }, token: state.labeler };
+    expect((await call("get", "/v1/labeling/spaces/{id}/instructions", space)).status).toBe(200);
+    expect((await call("get", "/v1/labeling/spaces/{id}/instructions", { ...space, params: { id: "lsp_none" } })).status).toBe(404);
     await settledResult(sys, key, taskId);
     expect((await call("get", "/v1/tasks/{id}/result", { params: { id: taskId }, token: key })).status).toBe(200);
     expect((await call("get", "/v1/tasks/{id}", { params: { id: taskId }, token: key })).status).toBe(200);
     expect((await call("post", "/v1/tasks/{id}/cancel", { params: { id: taskId }, token: key })).status).toBe(409);
+    // a review of the settled result (docs/decisions/0260), the audit queue (0262)
+    expect((await call("post", "/v1/tasks/{id}/review", { params: { id: taskId }, token: key, body: { verdict: "accept" } })).status).toBe(
+      200,
+    );
+    expect((await call("post", "/v1/tasks/{id}/review", { params: { id: taskId }, token: key, body: { verdict: "no" } })).status).toBe(400);
+    expect((await call("get", "/v1/audits", { token: key, query: "?status=done" })).status).toBe(200);
+    expect((await call("get", "/v1/audits", { token: key, query: "?status=closed" })).status).toBe(400);
     // a settled task is no longer claimable: 204; an unknown one: 404
     expect((await call("post", "/v1/labeling/claims", { token: state.labeler, body: { task_id: taskId } })).status).toBe(204);
     expect((await call("post", "/v1/labeling/claims", { token: state.labeler, body: { task_id: "tsk_missing" } })).status).toBe(404);
@@ -460,7 +502,12 @@ describe("responses of a running system match the document", () => {
       ).status,
     ).toBe(404);
     expect((await call("get", "/v1/webhooks", { token: key })).status).toBe(200);
+    const events = { params: { id: webhookId }, token: key, body: { events: ["task.settled", "job.completed"] } };
+    expect((await call("patch", "/v1/webhooks/{id}", events)).status).toBe(200);
+    expect((await call("patch", "/v1/webhooks/{id}", { ...events, body: { events: ["task.expired"] } })).status).toBe(400);
+    expect((await call("patch", "/v1/webhooks/{id}", { ...events, params: { id: "whk_missing" } })).status).toBe(404);
     expect((await call("delete", "/v1/webhooks/{id}", { params: { id: webhookId }, token: key })).status).toBe(200);
+    expect((await call("patch", "/v1/webhooks/{id}", events)).status).toBe(409);
     expect((await call("delete", "/v1/webhooks/{id}", { params: { id: "whk_missing" }, token: key })).status).toBe(404);
     expect((await call("post", "/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", redeliver)).status).toBe(409);
     expect((await call("get", "/v1/webhooks", { token: key })).status).toBe(200);
@@ -475,8 +522,25 @@ describe("responses of a running system match the document", () => {
     );
     expect((await call("get", "/v1/batches/{id}", { params: { id: batch.body.batch_id }, token: key })).status).toBe(200);
     expect((await call("get", "/v1/batches/{id}", { params: { id: "bat_missing" }, token: key })).status).toBe(404);
+    // a batch without pairwise tasks ranks nothing
+    expect((await call("get", "/v1/batches/{id}/ranking", { params: { id: batch.body.batch_id }, token: key })).status).toBe(200);
     expect((await call("get", "/v1/batches", { token: key })).status).toBe(200);
     expect((await call("get", "/v1/batches", { token: key, query: "?page=2&per_page=1" })).status).toBe(200);
+    // the batch's export: 409 until completed, 400 for a format that does not fit, then one ExportLine per task
+    const batchExport = { params: { id: batch.body.batch_id }, token: key };
+    expect((await call("get", "/v1/batches/{id}/export", batchExport)).status).toBe(409);
+    for (const id of batch.body.task_ids)
+      expect((await call("post", "/v1/tasks/{id}/cancel", { params: { id }, token: key })).status).toBe(200);
+    expect((await call("get", "/v1/batches/{id}/export", { ...batchExport, query: "?format=coco" })).status).toBe(400);
+    const batchLines = await fetch(`${sys.baseUrl}/v1/batches/${batch.body.batch_id}/export`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect([batchLines.status, batchLines.headers.get("content-type")]).toEqual([200, "application/x-ndjson; charset=utf-8"]);
+    const batchMedia = doc.paths["/v1/batches/{id}/export"]?.get?.responses["200"]?.content?.["application/x-ndjson"];
+    const exportedLines = (await batchLines.text()).split("\n").filter(Boolean);
+    expect(exportedLines).toHaveLength(2);
+    for (const line of exportedLines) expectValid(refName(batchMedia?.["x-item-schema"]), JSON.parse(line), "batch export line");
+    seen.add("get /v1/batches/{id}/export 200");
     expect((await call("get", "/v1/batches", { token: key, query: "?per_page=0" })).status).toBe(400);
     const first = batch.body.task_ids[0] as string;
     expect((await call("post", "/v1/tasks/{id}/cancel", { params: { id: first }, token: key })).status).toBe(200);
@@ -500,6 +564,22 @@ describe("responses of a running system match the document", () => {
       expect((await call("get", "/v1/jobs", { token: key })).status).toBe(200);
       expect((await call("get", "/v1/jobs", { token: key, query: "?page=0" })).status).toBe(400);
       expect((await call("get", "/v1/jobs/{id}", { params: { id: "job_missing" }, token: key })).status).toBe(404);
+      // a job's ranking: a pairwise job's (empty before labels), 400 for a job of another type, 404 for none
+      const pairs = await serveManifest(
+        `${JSON.stringify({ data_url: "https://images.example/r1.jpg", data_url_b: "https://images.example/r2.jpg" })}\n`,
+      );
+      try {
+        const pairwise = await call<{ job_id: string }>("post", "/v1/jobs", {
+          token: key,
+          body: { manifest_url: pairs.url(), type: "pairwise_comparison", label_spec: { question: "Which is older?" } },
+        });
+        expect(pairwise.status).toBe(202);
+        expect((await call("get", "/v1/jobs/{id}/ranking", { params: { id: pairwise.body.job_id }, token: key })).status).toBe(200);
+      } finally {
+        await pairs.close();
+      }
+      expect((await call("get", "/v1/jobs/{id}/ranking", { params: { id: jobId }, token: key })).status).toBe(400);
+      expect((await call("get", "/v1/jobs/{id}/ranking", { params: { id: "job_missing" }, token: key })).status).toBe(404);
       const labeling = await eventually(async () => {
         const res = await call<{ status: string }>("get", "/v1/jobs/{id}", { params: { id: jobId }, token: key });
         return res.body.status === "labeling" ? res : undefined;

@@ -37,8 +37,8 @@ export interface ServiceOptions {
   prefix: string;
   /** REDIS_URL (default: the test Redis, TEST_REDIS_URL) */
   redisUrl?: string;
-  /** more environment (overrides the defaults) */
-  env?: Record<string, string>;
+  /** more environment (overrides the defaults; `undefined` removes a variable, e.g. ADMIN_TOKEN) */
+  env?: Record<string, string | undefined>;
   /** how long the start may take, ms (default 30 s) */
   startTimeoutMs?: number;
 }
@@ -79,7 +79,26 @@ export function startStandaloneEmbedded(options: {
   });
 }
 
-async function startProcess(service: ServiceName | "standalone", script: string, options: ServiceOptions): Promise<ServiceProcess> {
+/**
+ * Runs `pnpm start` itself (pnpm, then scripts/start.ts, then the stack) in a process group of its own, as a
+ * shell job or a supervisor runs it; `child` is pnpm. Without `databaseUrl`: the embedded Postgres under
+ * `env.DATA_DIR` (see `startStandaloneEmbedded`).
+ */
+export function startPnpmStart(options: ServiceOptions): Promise<ServiceProcess> {
+  return startProcess(
+    "standalone",
+    "",
+    { startTimeoutMs: 120_000, ...options, env: { ANVIL_PORT: "0", ...options.env } },
+    { file: "pnpm", args: ["start"], detached: true },
+  );
+}
+
+async function startProcess(
+  service: ServiceName | "standalone",
+  script: string,
+  options: ServiceOptions,
+  command: { file: string; args: string[]; detached?: boolean } = { file: process.execPath, args: ["--import", "tsx", script] },
+): Promise<ServiceProcess> {
   const env: Record<string, string | undefined> = {
     ...process.env,
     DATABASE_URL: options.databaseUrl,
@@ -101,7 +120,7 @@ async function startProcess(service: ServiceName | "standalone", script: string,
     delete env.REDIS_URL;
     delete env.QUEUE_PREFIX;
   }
-  const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env });
+  const child = spawn(command.file, command.args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env, detached: command.detached });
   const output: string[] = [];
   const logs: Record<string, unknown>[] = [];
   let partial = "";

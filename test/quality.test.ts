@@ -1,5 +1,5 @@
 /**
- * Label quality end to end (docs/contract.md, DESIGN §10, docs/decisions.md "Label quality"), through the HTTP API
+ * Label quality end to end (contract §quality, docs/decisions.md "Label quality"), through the HTTP API
  * with every worker running on real Postgres and Redis: customer settings and the precedence of the policy
  * layers, the confidence policy and the quota it returns, gold tasks (never settled, delivered or exported;
  * mixed into generic claims at the gold rate), the exclusion of a bad labeler, the background refit and the
@@ -26,8 +26,8 @@ afterAll(async () => {
 type Json = Record<string, unknown>;
 
 const EMPTY_SETTINGS = {
-  task_defaults: { consensus_threshold: null, confidence_target: null, min_labels: null, max_labels: null },
-  quality: { gold_rate: null, min_labeler_accuracy: null, min_gold_answers: null },
+  task_defaults: { consensus_threshold: null, confidence_target: null, min_labels: null, min_gain: null, max_labels: null },
+  quality: { gold_rate: null, min_labeler_accuracy: null, min_gold_answers: null, audit_rate: null, qualification: null },
 };
 
 async function patchSettings(s: System, key: string, body: unknown) {
@@ -75,13 +75,13 @@ describe("settings", () => {
     });
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
-      task_defaults: { consensus_threshold: null, confidence_target: 0.9, min_labels: null, max_labels: 9 },
-      quality: { gold_rate: 0.5, min_labeler_accuracy: null, min_gold_answers: null },
+      task_defaults: { consensus_threshold: null, confidence_target: 0.9, min_labels: null, min_gain: null, max_labels: 9 },
+      quality: { gold_rate: 0.5, min_labeler_accuracy: null, min_gold_answers: null, audit_rate: null, qualification: null },
     });
     const second = await patchSettings(sys, c.key, { task_defaults: { max_labels: null, min_labels: 2 } });
     expect(second.body).toEqual({
-      task_defaults: { consensus_threshold: null, confidence_target: 0.9, min_labels: 2, max_labels: null },
-      quality: { gold_rate: 0.5, min_labeler_accuracy: null, min_gold_answers: null },
+      task_defaults: { consensus_threshold: null, confidence_target: 0.9, min_labels: 2, min_gain: null, max_labels: null },
+      quality: { gold_rate: 0.5, min_labeler_accuracy: null, min_gold_answers: null, audit_rate: null, qualification: null },
     });
     expect((await sys.api("GET", "/v1/customers/me/settings", { token: c.key })).body).toEqual(second.body);
     // another customer's settings are its own
@@ -457,7 +457,7 @@ describe("the background refit and the dashboard", () => {
 describe("on a system of its own (generic claims)", () => {
   let own: System;
   beforeAll(async () => {
-    own = await startSystem({ isolatedDatabase: true, env: { REFIT_INTERVAL_MS: "200" } });
+    own = await startSystem({ env: { REFIT_INTERVAL_MS: "200" } });
   });
   afterAll(() => own.close());
 

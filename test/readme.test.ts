@@ -5,7 +5,9 @@
  * - the two commands (`pnpm install && pnpm start`, `pnpm test`): the scripts they name are the ones this
  *   test and CI run (`start` = scripts/standalone.ts, which this test starts; `.ci/run` ends in `pnpm test`);
  * - the curl quick start: run by bash (errexit, pipefail) against a standalone stack, as a user would run
- *   it, with LABELGATE_URL and ADMIN_TOKEN set (the block falls back to the printed defaults without them);
+ *   it, with LABELGATE_URL and DATA_DIR set and the admin token read from the file pnpm start keeps; and
+ *   run where it must fail (no admin token, a wrong one, no server): it exits non-zero within 60 s with
+ *   a message naming the cause;
  * - the SDK program (`ts`): type-checked as an ES module (`.mts`, strict) and run with `pnpm exec tsx`;
  * - `pnpm replay --limit 100`: run as written, on the dog sample shipped in data/crowd/dog;
  * - the Python client's pip line and example: run as written by clients/python/tests/test_docs.py (in a
@@ -15,7 +17,8 @@
  * and no document a user meets points out of the repository (`../shared`).
  *
  * The stack is `pnpm start`'s process (scripts/standalone.ts) on a database and Redis prefix of its own,
- * with its local chain (anvil) on a free port, as test/runtime.test.ts starts it.
+ * with its local chain (anvil) on a free port, as test/runtime.test.ts starts it, and without ADMIN_TOKEN:
+ * it makes its own admin token and keeps it in DATA_DIR/admin-token, as on a newcomer's machine.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,7 +30,7 @@ import { dropDatabase } from "@labelgate/store";
 import { parse } from "yaml";
 import { runPrefix } from "./env";
 import { ROOT, type ServiceProcess, startStandalone } from "./processes";
-import { ADMIN_TOKEN, isolatedDatabaseUrl } from "./system";
+import { isolatedDatabaseUrl } from "./system";
 
 jest.setTimeout(240_000);
 
@@ -96,15 +99,29 @@ describe("README.md, read", () => {
 
   it("leaves the Python client's blocks to the Python tests, which run them as written", () => {
     expect(only("pip").code.trim()).toBe("pip install --no-build-isolation ./clients/python");
-    expect(only("python").code).toContain("from labelgate import Client");
+    expect(only("python").code).toMatch(/^from labelgate import .*\bClient\b/m);
+    // it labels its own task, so it finishes without anyone else (issue 40)
+    expect(only("python").code).toContain("LabelerClient(");
     const pyTest = readFileSync(path.join(ROOT, "clients/python/tests/test_docs.py"), "utf8");
     expect(pyTest).toContain('python_blocks(REPO / "README.md", "## Python client")');
     expect(pyTest).toContain("pip install --no-build-isolation");
     expect(README).toMatch(/^## Python client$/m);
   });
 
-  it("is at most about 220 lines (200 before the task types' section)", () => {
-    expect(README.split("\n").length).toBeLessThanOrEqual(225);
+  it("is at most about 260 lines (220 before issue 40's settings, stop and reset, and loud quick start)", () => {
+    expect(README.split("\n").length).toBeLessThanOrEqual(260);
+  });
+
+  it("names pnpm start's settings, each in docs/operations.md's tables, and links to them", () => {
+    const start = README.slice(README.indexOf("`pnpm start` runs the gateway"), README.indexOf("**Stop**"));
+    const named = [...start.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1] as string);
+    expect(named).toEqual(expect.arrayContaining(["PORT", "DATA_DIR", "ADMIN_TOKEN"]));
+    const operations = readFileSync(path.join(ROOT, "docs/operations.md"), "utf8");
+    for (const name of named) {
+      expect({ name, documented: new RegExp(`^\\| [^|\\n]*\`${name}\``, "m").test(operations) }).toEqual({ name, documented: true });
+    }
+    expect(start).toContain("(docs/operations.md#configuration)");
+    expect(operations).toMatch(/^## Configuration$/m);
   });
 
   it("names the two commands that CI and this test run", () => {
@@ -114,8 +131,8 @@ describe("README.md, read", () => {
       .filter(Boolean);
     expect(lines).toEqual(["pnpm install && pnpm start", "pnpm test"]);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
-    // startStandalone (below) runs exactly what `pnpm start` runs
-    expect(pkg.scripts.start).toBe("tsx scripts/standalone.ts");
+    // `pnpm start` relays signals to scripts/standalone.ts (scripts/start.ts), which startStandalone (below) runs
+    expect(pkg.scripts.start).toBe("exec node --import tsx scripts/start.ts");
     expect(pkg.scripts.test).toMatch(/\bjest\b/);
     const ci = readFileSync(path.join(ROOT, ".ci/run"), "utf8").trim().split("\n");
     expect(ci[ci.length - 1]).toBe("pnpm test");
@@ -235,6 +252,8 @@ describe("README.md, run against pnpm start's process", () => {
   let dataDir = "";
   let stack: ServiceProcess | undefined;
   let url = "";
+  /** the admin token pnpm start made and kept in DATA_DIR/admin-token */
+  let adminToken = "";
   const scratch: string[] = [];
 
   beforeAll(async () => {
@@ -243,9 +262,10 @@ describe("README.md, run against pnpm start's process", () => {
     stack = await startStandalone({
       databaseUrl,
       prefix: `${runPrefix()}:${randomBytes(4).toString("hex")}`,
-      env: { DATA_DIR: dataDir, LOG_LEVEL: "info" },
+      env: { DATA_DIR: dataDir, LOG_LEVEL: "info", ADMIN_TOKEN: undefined },
     });
     url = `http://127.0.0.1:${stack.port}`;
+    adminToken = readFileSync(path.join(dataDir, "admin-token"), "utf8").trim();
   });
 
   afterAll(async () => {
@@ -266,12 +286,54 @@ describe("README.md, run against pnpm start's process", () => {
     expect(banner).toContain("pnpm replay");
     // the URLs the README says it prints
     for (const part of ["/console/", "/label/", "/docs/", "admin token"]) expect(banner).toContain(part);
+    // the token and the absolute path of the file that keeps it (the quick start reads it from there)
+    expect(banner).toContain(`admin token  ${adminToken}   (kept in ${path.join(dataDir, "admin-token")})`);
     expect(banner).not.toMatch(/\.\.\/shared/);
   });
 
+  it("says how to stop and reset, naming every file pnpm start keeps in DATA_DIR", () => {
+    const reset = README.slice(README.indexOf("**Reset**"), README.indexOf("`pnpm test` needs"));
+    // this stack has no embedded Postgres (DATABASE_URL) nor an encryption-key file (ENCRYPTION_KEY)
+    const kept = readdirSync(dataDir);
+    expect(kept).toEqual(expect.arrayContaining(["admin-token", "anvil", "evm-key"]));
+    for (const name of [...kept, "pg", "encryption-key"])
+      expect({ name, named: reset.includes(`\`${name}`) }).toEqual({ name, named: true });
+    expect(reset).toContain("`rm -rf .data`");
+    expect(README).toMatch(/^\*\*Stop\*\* it with Ctrl-C \(or SIGTERM to its pid\)/m);
+  });
+
+  // what a newcomer meets when the quick start cannot work: a message naming the cause and a non-zero exit,
+  // within 60 s (it used to print `cat: .data/admin-token: No such file or directory` and poll forever)
+  // (the environment and the messages are functions: dataDir and url are known once the stack started)
+  const failures: [string, () => Record<string, string>, () => RegExp[]][] = [
+    [
+      "no admin token (DATA_DIR elsewhere, no ADMIN_TOKEN)",
+      () => ({ LABELGATE_URL: url, ADMIN_TOKEN: "", DATA_DIR: path.join(dataDir, "nowhere") }),
+      () => [new RegExp(`no admin token: set ADMIN_TOKEN, or run this where ${dataDir}/nowhere/admin-token is`)],
+    ],
+    [
+      "a wrong admin token",
+      () => ({ LABELGATE_URL: url, ADMIN_TOKEN: `adm_${"x".repeat(32)}`, DATA_DIR: dataDir }),
+      () => [/POST \/v1\/admin\/labelers: 401 \{"error":"invalid API key"\}/, new RegExp(`admin token is in ${dataDir}/admin-token`)],
+    ],
+    [
+      "no server",
+      () => ({ LABELGATE_URL: "http://127.0.0.1:9", ADMIN_TOKEN: adminToken, DATA_DIR: dataDir }),
+      () => [/no answer from http:\/\/127\.0\.0\.1:9: is pnpm start running\?/],
+    ],
+  ];
+  it.each(failures)("fails the curl quick start at once with a message naming the cause: %s", async (_what, env, messages) => {
+    const out = await run("bash", ["-e", "-o", "pipefail", "-c", only("curl").code], { env: env(), timeoutMs: 60_000 });
+    // null: killed by the 60 s deadline
+    expect(out.code).not.toBeNull();
+    expect(out.code).not.toBe(0);
+    for (const message of messages()) expect(out.stderr).toMatch(message);
+  });
+
   it("runs the curl quick start: register, submit, claim, label, settled result", async () => {
+    // the admin token from the file pnpm start keeps in DATA_DIR, as on a newcomer's machine
     const out = await run("bash", ["-e", "-o", "pipefail", "-c", only("curl").code], {
-      env: { LABELGATE_URL: url, ADMIN_TOKEN },
+      env: { LABELGATE_URL: url, ADMIN_TOKEN: "", DATA_DIR: dataDir },
       timeoutMs: 120_000,
     });
     expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
@@ -283,7 +345,7 @@ describe("README.md, run against pnpm start's process", () => {
 
   it("runs the box task of the task types' section in the shell of the quick start", async () => {
     const out = await run("bash", ["-e", "-o", "pipefail", "-c", `${only("curl").code}\n${only("typedCurl").code}`], {
-      env: { LABELGATE_URL: url, ADMIN_TOKEN },
+      env: { LABELGATE_URL: url, ADMIN_TOKEN: adminToken },
       timeoutMs: 120_000,
     });
     expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
@@ -326,7 +388,7 @@ describe("README.md, run against pnpm start's process", () => {
     expect(reg.status).toBe(201);
     const { api_key } = (await reg.json()) as { api_key: string };
     const out = await run("pnpm", ["exec", "tsx", path.basename(file)], {
-      env: { LABELGATE_URL: url, LABELGATE_API_KEY: api_key, ADMIN_TOKEN },
+      env: { LABELGATE_URL: url, LABELGATE_API_KEY: api_key, ADMIN_TOKEN: adminToken },
       timeoutMs: 120_000,
     });
     expect({ code: out.code, stderr: out.stderr }).toMatchObject({ code: 0 });
@@ -343,7 +405,7 @@ describe("README.md, run against pnpm start's process", () => {
       .filter(Boolean);
     expect(command).toEqual(["pnpm replay --limit 100"]);
     const [file, ...args] = (command[0] as string).split(" ");
-    const out = await run(file as string, args, { env: { LABELGATE_URL: url, ADMIN_TOKEN }, timeoutMs: 200_000 });
+    const out = await run(file as string, args, { env: { LABELGATE_URL: url, ADMIN_TOKEN: adminToken }, timeoutMs: 200_000 });
     expect({ code: out.code, tail: out.stderr.slice(-2000) }).toMatchObject({ code: 0 });
     const summary = lastJson(out.stdout);
     expect(summary).toMatchObject({ dataset: "dog", tasks: 100, settled: 100 });

@@ -87,7 +87,7 @@ describe("replay helpers", () => {
 describe("a short replay of real crowd data through the whole system", () => {
   let sys: System;
   beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true });
+    sys = await startSystem();
   });
   afterAll(() => sys.close());
 

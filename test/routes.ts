@@ -75,7 +75,7 @@ export function routeTable(app: unknown): { routes: RouteDoc[]; mounts: string[]
 const MESSAGES = Object.values(ERRORS).map((e) => e.message) as [string, ...string[]];
 
 /**
- * The error body of docs/contract.md (SPEC §7, DESIGN §2): `{"error": <one of the gateway's messages>}`, validation failures
+ * The error body of contract §errors, §wire: `{"error": <one of the gateway's messages>}`, validation failures
  * with `details: [{path, message}]`, 5xx with `request_id`; the few documented extras (the task or job status
  * on a 409, the clashing webhook id).
  */

@@ -1,5 +1,5 @@
 /**
- * @labelgate/sdk with the task types of DESIGN §12 against the real gateway (startSystem: real Postgres, Redis
+ * @labelgate/sdk with the task types of contract §task-types against the real gateway (startSystem: real Postgres, Redis
  * and workers): typed task creation per type (the request types of the SDK), claims carrying the type's
  * label_spec and `data_text`, `labeling.label` with an answer body (the recorded `answer` typed), results and
  * tasks with a typed `consensus` told apart by the SDK's guards, a gold task with `gold_answer`, and a wrong
@@ -10,12 +10,17 @@ import {
   type Consensus,
   type ConsensusBox,
   codePointLength,
+  type FreeTextTaskRequest,
   isBoxConsensus,
+  isFreeTextConsensus,
   isMultiLabelConsensus,
+  isPairwiseConsensus,
   isReservedTaskType,
   isSpanConsensus,
   LabelgateClient,
   type MultiLabelTaskRequest,
+  NotFoundError,
+  type PairwiseTaskRequest,
   RESERVED_TASK_TYPES,
   type SpanAnswer,
   type TextSpanTaskRequest,
@@ -28,7 +33,7 @@ let customer: LabelgateClient;
 let labelers: LabelgateClient[];
 
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
   const admin = new LabelgateClient({ baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN });
   const registered = await admin.customers.register({ name: "SDK Types Co", email: `sdk-types-${Date.now()}@example.com` });
   customer = admin.withCredentials({ apiKey: registered.api_key });
@@ -49,7 +54,7 @@ async function answer(i: number, taskId: string, body: Parameters<LabelgateClien
 }
 
 it("exports the reserved types and their helpers", () => {
-  expect(RESERVED_TASK_TYPES).toEqual(["multi_label_classification", "bounding_box", "text_span"]);
+  expect(RESERVED_TASK_TYPES).toEqual(["multi_label_classification", "bounding_box", "text_span", "free_text", "pairwise_comparison"]);
   expect(isReservedTaskType("bounding_box")).toBe(true);
   expect(isReservedTaskType("image_classification")).toBe(false);
   expect(codePointLength("😀 ab")).toBe(4);
@@ -147,4 +152,47 @@ it("single choice keeps its contract: a string answer, no consensus object", asy
   const result = await customer.tasks.waitForResult(task_id, { intervalMs: 100, timeoutMs: 30_000 });
   expect(result.consensus_label).toBe("dog");
   expect(result.consensus ?? null).toBeNull();
+});
+
+it("free_text and pairwise_comparison: typed creation, answer bodies, typed consensus, the batch's ranking", async () => {
+  const text: FreeTextTaskRequest = {
+    type: "free_text",
+    data_url: "https://audio.example/clip-1.wav",
+    label_spec: { question: "Transcribe the clip", max_length: 200 },
+    consensus_threshold: 2,
+  };
+  const { task_id: textTask } = await customer.tasks.create(text);
+  const written = await answer(0, textTask, { text: "The cat sat." });
+  expect(written.answer).toEqual({ text: "The cat sat." });
+  await answer(1, textTask, { text: "the cat sat" });
+  const textResult = await customer.tasks.waitForResult(textTask, { intervalMs: 100, timeoutMs: 30_000 });
+  if (!isFreeTextConsensus(textResult.consensus)) throw new Error(`not a free_text consensus: ${JSON.stringify(textResult.consensus)}`);
+  expect(textResult.consensus.text).toBe("the cat sat");
+  expect(isPairwiseConsensus(textResult.consensus) || isSpanConsensus(textResult.consensus)).toBe(false);
+
+  const pair = (a: string, b: string): PairwiseTaskRequest => ({
+    type: "pairwise_comparison",
+    data_url: `https://images.example/${a}.jpg`,
+    data_url_b: `https://images.example/${b}.jpg`,
+    label_spec: { question: "Which photo is sharper?" },
+    consensus_threshold: 2,
+  });
+  const batch = await customer.tasks.createBatch({ tasks: [pair("s1", "s2"), pair("s3", "s2"), pair("s1", "s3")] });
+  const winners = ["a", "b", "a"] as const;
+  for (const [k, id] of batch.task_ids.entries()) {
+    const claim = await (labelers[0] as LabelgateClient).labeling.claim(id);
+    expect(claim).toMatchObject({ task_type: "pairwise_comparison", data_url_b: expect.stringMatching(/^https:/) });
+    await (labelers[0] as LabelgateClient).labeling.label(claim?.claim_id as string, { winner: winners[k] as "a" | "b" });
+    await answer(1, id, { winner: winners[k] as "a" | "b" });
+  }
+  const pairResult = await customer.tasks.waitForResult(batch.task_ids[0] as string, { intervalMs: 100, timeoutMs: 30_000 });
+  if (!isPairwiseConsensus(pairResult.consensus)) throw new Error(`not a pairwise consensus: ${JSON.stringify(pairResult.consensus)}`);
+  expect(pairResult.consensus.winner).toBe("a");
+  expect(isFreeTextConsensus(pairResult.consensus)).toBe(false);
+  const ranking = await customer.batches.ranking(batch.batch_id);
+  // s1 beat s2, s2 beat s3, s1 beat s3
+  expect(ranking.items.map((i) => i.item)).toEqual(["s1", "s2", "s3"].map((n) => `https://images.example/${n}.jpg`));
+  expect(ranking.labels).toBe(6);
+  // the job route's call: an unknown job is NotFoundError
+  await expect(customer.jobs.ranking("job_unknown000000000000000")).rejects.toBeInstanceOf(NotFoundError);
 });

@@ -87,7 +87,7 @@ describe("the SDK against a running gateway", () => {
   let customerId: string;
 
   beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true });
+    sys = await startSystem();
     admin = new LabelgateClient({ baseUrl: sys.baseUrl, adminToken: ADMIN_TOKEN, hooks });
   });
   afterAll(async () => {
@@ -96,7 +96,12 @@ describe("the SDK against a running gateway", () => {
   });
 
   it("health, registration, profile and the admin routes", async () => {
-    expect(await admin.health()).toEqual({ ok: true, service: "labelgate-gateway", checks: { database: "ok", queue: "ok" } });
+    // the in-process workers are checked too (decision 0202)
+    expect(await admin.health()).toEqual({
+      ok: true,
+      service: "labelgate-gateway",
+      checks: { database: "ok", queue: "ok", workers: "ok" },
+    });
     const doc = await admin.openapi();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toContain("/v1/tasks/{id}");
@@ -147,7 +152,11 @@ describe("the SDK against a running gateway", () => {
     const missing = await rejection(customer.tasks.get("tsk_doesnotexist"), NotFoundError);
     expect(missing).toMatchObject({ status: 404, error: "task not found", method: "GET", path: "/v1/tasks/tsk_doesnotexist" });
     await rejection(customer.batches.get("bat_doesnotexist"), NotFoundError);
+    // the ranking of a batch's pairwise comparisons (test/pairwise.test.ts ranks a real batch)
+    await rejection(customer.batches.ranking("bat_doesnotexist"), NotFoundError);
     await rejection(customer.jobs.get("job_doesnotexist"), NotFoundError);
+    // a job's ranking (services/manifest-worker/test/pairwise-jobs.test.ts ranks a real pairwise job)
+    await rejection(customer.jobs.ranking("job_doesnotexist"), NotFoundError);
 
     const big = await rejection(customer.tasks.create(task({ metadata: { blob: "x".repeat(1_100_000) } })), PayloadTooLargeError);
     expect(big.status).toBe(413);
@@ -176,6 +185,13 @@ describe("the SDK against a running gateway", () => {
     expect(hook).toMatchObject({ callback_url: receiver.url, events: ["task.settled"], active: true });
     await rejection(customer.webhooks.create({ callback_url: receiver.url, secret }), ConflictError);
     expect((await customer.webhooks.list()).map((w) => w.webhook_id)).toContain(hook.webhook_id);
+    // the events it subscribes to: changed, then back to task.settled
+    expect(await customer.webhooks.update(hook.webhook_id, { events: ["task.settled", "task.canceled"] })).toMatchObject({
+      webhook_id: hook.webhook_id,
+      events: ["task.settled", "task.canceled"],
+    });
+    await rejection(customer.webhooks.update(hook.webhook_id, { events: ["task.expired" as "task.settled"] }), ValidationError);
+    expect((await customer.webhooks.update(hook.webhook_id, { events: ["task.settled"] })).events).toEqual(["task.settled"]);
 
     // a task with a generated idempotency key (retries are on by default)
     const accepted = await customer.tasks.create(task({ consensus_threshold: 1, callback_url: receiver.url }));
@@ -201,7 +217,27 @@ describe("the SDK against a running gateway", () => {
     const batches = await customer.batches.list({ per_page: 5 });
     expect(batches.items[0]).toEqual(await customer.batches.get(batch.batch_id));
     await rejection(customer.batches.list({ page: 0 }), ValidationError);
+    const notDone = await rejection(customer.batches.exportStream(batch.batch_id), ConflictError);
+    expect(notDone).toMatchObject({ error: "batch not completed", body: { status: "accepted" } });
     for (const id of batch.task_ids) expect((await customer.tasks.cancel(id)).status).toBe("canceled");
+    // the batch's export (contract §exports): JSON Lines by default and in hf, a Label Studio file, refusals
+    const batchLines = [];
+    for await (const line of customer.batches.exportLines(batch.batch_id)) batchLines.push(line);
+    expect(batchLines.map((l) => l.task_id)).toEqual([...batch.task_ids].sort());
+    expect(batchLines.every((l) => l.consensus_label === null && l.metadata === null)).toBe(true);
+    const hfRecords = [];
+    for await (const r of customer.batches.exportLines<{ task_id: string; label: string | null }>(batch.batch_id, { format: "hf" }))
+      hfRecords.push(r);
+    expect(hfRecords.map((r) => [r.task_id, r.label])).toEqual(batchLines.map((l) => [l.task_id, null]));
+    const lsFile = path.join(mkdtempSync(path.join(tmpdir(), "lg-sdk-")), "batch.json");
+    await customer.batches.exportToFile(batch.batch_id, lsFile, { format: "label-studio" });
+    expect((JSON.parse(readFileSync(lsFile, "utf8")) as { data: { task_id: string } }[]).map((t) => t.data.task_id)).toEqual(
+      batchLines.map((l) => l.task_id),
+    );
+    rmSync(path.dirname(lsFile), { recursive: true, force: true });
+    const unfit = await rejection(customer.batches.exportStream(batch.batch_id, { format: "coco" }), ValidationError);
+    expect(unfit.body).toMatchObject({ formats: ["jsonl", "label-studio", "hf"] });
+    await expect(customer.batches.exportLines(batch.batch_id, { format: "conll" }).next()).rejects.toThrow(TypeError);
     const canceled = await rejection(customer.tasks.result(batch.task_ids[0] as string), ConflictError);
     expect(canceled).toMatchObject({ error: "task canceled", body: { status: "canceled" } });
 
@@ -231,6 +267,27 @@ describe("the SDK against a running gateway", () => {
     await rejection(customer.tasks.cancel(accepted.task_id), ConflictError);
     // nothing is open for this labeler any more: 204 → null
     expect(await labeler.labeling.claim()).toBeNull();
+    // a review that accepts the consensus keeps the result; at audit_rate 0 (the default) no task is drawn for audit
+    const reviewed = await customer.tasks.review(accepted.task_id, { verdict: "accept" });
+    expect(reviewed.review).toMatchObject({ task_id: accepted.task_id, verdict: "accept", revised: false });
+    expect(await customer.audits.list({ status: "open" })).toMatchObject({ page: 1, total: 0, items: [] });
+
+    // a label space's instructions: the claim names the space and its version; the labeler reads them
+    const guided = await customer.tasks.create({
+      type: "image_classification",
+      data_url: "https://images.example/guided.jpg",
+      label_spec: { ...SPEC, instructions: "Pick **cat** for kittens.", examples: [{ data_text: "a kitten", answer: { label: "cat" } }] },
+    });
+    const guidedClaim = await labeler.labeling.claim(guided.task_id);
+    expect(guidedClaim?.instructions_version).toBe(1);
+    expect(await labeler.labeling.instructions(guidedClaim?.label_space as string)).toMatchObject({
+      version: 1,
+      instructions: "Pick **cat** for kittens.",
+      examples: [{ data_text: "a kitten", answer: { label: "cat" } }],
+    });
+    await labeler.labeling.release(guidedClaim?.claim_id as string);
+    await rejection(labeler.labeling.instructions("lsp_none"), NotFoundError);
+    await customer.tasks.cancel(guided.task_id); // not left open for the generic claims below
 
     // the delivery verifies with the re-exported verifier, on the raw bytes received
     const delivery = await eventually(async () => receiver.forTask(accepted.task_id)[0], 20_000, "the webhook delivery");
@@ -254,7 +311,10 @@ describe("the SDK against a running gateway", () => {
     expect(queued).toMatchObject({ delivery_id: item?.delivery_id, status: "queued" });
     const second = await eventually(async () => receiver.forTask(accepted.task_id)[1], 20_000, "the redelivery");
     expect(second.headers["x-svc-event-id"]).toBe(delivery.headers["x-svc-event-id"]);
-    expect(constructEvent(second.raw, second.headers["x-svc-signature"] as string, secret).task_id).toBe(accepted.task_id);
+    expect(constructEvent(second.raw, second.headers["x-svc-signature"] as string, secret)).toMatchObject({
+      event: "task.settled",
+      task_id: accepted.task_id,
+    });
 
     const deleted = await customer.webhooks.delete(hook.webhook_id);
     expect(deleted).toMatchObject({ webhook_id: hook.webhook_id, active: false, deleted_at: expect.any(String) });
@@ -342,6 +402,12 @@ describe("the SDK against a running gateway", () => {
       const raw: Buffer[] = [];
       for await (const chunk of await customer.jobs.exportStream(created.job_id)) raw.push(chunk as Buffer);
       expect(jsonl(Buffer.concat(raw).toString("utf8"))).toEqual(exported);
+      // format= (contract §exports): hf records, a COCO refusal naming the formats that fit
+      const hf = [];
+      for await (const r of customer.jobs.exportLines<{ label: string }>(created.job_id, { format: "hf" })) hf.push(r.label);
+      expect(hf).toEqual(["cat", "cat"]);
+      const coco = await rejection(customer.jobs.exportStream(created.job_id, { format: "coco" }), ValidationError);
+      expect(coco.body).toMatchObject({ error: "validation failed", formats: ["jsonl", "label-studio", "hf"] });
 
       const file = path.join(mkdtempSync(path.join(tmpdir(), "lg-sdk-")), "out.jsonl");
       const written = await customer.jobs.exportToFile(created.job_id, file);

@@ -1,7 +1,7 @@
 /**
  * Security (docs/reliability.md) against a REAL gateway process, every route taken from the app's route
  * table (`sys.app`, ROUTES): another customer's ids (tasks, batches, webhooks, deliveries, jobs, exports)
- * answer 404 with the resource's message and none of the owner's data (docs/contract.md, DESIGN §2: "ids of others do not exist
+ * answer 404 with the resource's message and none of the owner's data (contract §wire: "ids of others do not exist
  * for you"); a labeler key on customer routes, a customer key on labeler routes, no key, a revoked key (a
  * sandbox key after the upgrade to production) and a missing or wrong admin token answer 401
  * `invalid API key`. Then every response body of the whole file and every line the gateway logged are
@@ -184,6 +184,8 @@ beforeAll(async () => {
     dlv_: deliveryId,
     job_: String(job.body.job_id),
     clm_: String(claim.body.claim_id),
+    // the claimed task's label space (its instructions route is a labeler's)
+    lsp_: String(claim.body.label_space),
     cust_: fx.a.id,
   };
   fx.aData = [

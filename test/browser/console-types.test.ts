@@ -1,5 +1,5 @@
 /**
- * The console's consensus views of the reserved task types (issue 30, DESIGN §12) in Debian's Chromium
+ * The console's consensus views of the reserved task types (issue 30, contract §task-types) in Debian's Chromium
  * against a real labelgate: tasks of each type are created through `POST /v1/tasks`, labeled through the
  * labeler API until settled, and opened in the console, which must draw the consensus the API returns:
  *
@@ -9,6 +9,7 @@
  *   boxes on a blank canvas and says so;
  * - text_span: the spans highlighted in `data_text`, offsets in code points across emoji; a text of 100,000
  *   code points with 300 spans is drawn without freezing the page;
+ * - free_text: the consensus words, those below the target marked, and the answers aligned slot by slot;
  * - gold tasks of the reserved types show their `gold_answer` the same way.
  *
  * Every page: no console error or CSP violation, no serious or critical axe-core violation, no key in a URL.
@@ -38,7 +39,7 @@ let labelerKeys: string[];
 let images: Awaited<ReturnType<typeof web.imageServer>>;
 
 beforeAll(async () => {
-  [browser, sys, images] = await Promise.all([web.launchBrowser(), startSystem({ isolatedDatabase: true }), web.imageServer()]);
+  [browser, sys, images] = await Promise.all([web.launchBrowser(), startSystem(), web.imageServer()]);
   customerKey = (await registerCustomer(sys, 5000)).key;
   labelerKeys = [];
   for (const name of ["Ana", "Ben", "Cai"]) labelerKeys.push((await createLabeler(sys, name)).key);
@@ -315,6 +316,52 @@ describe("consensus views of the reserved task types", () => {
       await eventually(async () => ((await page.locator("[data-testid=gold-answer] [data-chosen=true]").count()) === 1 ? true : undefined));
       expect(await page.locator("[data-testid=gold-answer] [data-chosen=true]").textContent()).toContain("dog");
       await audit("console-task-gold-multi-label");
+    },
+    scaled(90_000),
+  );
+
+  it(
+    "free_text: the consensus text with its low-confidence words marked, and the answers aligned beside it",
+    async () => {
+      const taskId = await createTask({
+        type: "free_text",
+        data_url: "https://audio.example/console-1.wav",
+        label_spec: { question: "Transcribe the recording" },
+        // three answers, then: 0.99 marks the word two of three wrote
+        confidence_target: 0.99,
+        min_labels: 3,
+        max_labels: 3,
+      });
+      const answers = ["The quick brown fox.", "the quick brawn fox", "The quick brown fox"];
+      for (const [i, key] of labelerKeys.entries()) {
+        const claim = await sys.api<{ claim_id: string }>("POST", "/v1/labeling/claims", { token: key, body: { task_id: taskId } });
+        expect(claim.status).toBe(201);
+        const labeled = await sys.api("POST", `/v1/labeling/claims/${claim.body.claim_id}/label`, {
+          token: key,
+          body: { text: answers[i] },
+        });
+        expect(labeled.status).toBe(201);
+      }
+      const result = (await settledResult(sys, customerKey, taskId)) as unknown as {
+        consensus: { text: string; words: { word: string; confidence: number }[] };
+      };
+      expect(result.consensus.text).toBe("the quick brown fox");
+      const low = result.consensus.words.filter((w) => w.confidence < 0.99).map((w) => w.word);
+      expect(low).toContain("brown");
+
+      await openTask(taskId, "free-text-consensus");
+      const words = page.getByTestId("free-text-word");
+      expect(await words.allTextContents()).toEqual(["the", "quick", "brown", "fox"]);
+      for (const [i, w] of result.consensus.words.entries()) {
+        expect(await words.nth(i).getAttribute("data-low")).toBe(String(w.confidence < 0.99));
+        expect(await words.nth(i).getAttribute("title")).toBe(`confidence ${pct(w.confidence)}`);
+      }
+      const table = page.getByTestId("free-text-alignment");
+      expect(await table.getByTestId("free-text-alignment-answer").count()).toBe(3);
+      expect(await table.getByTestId("free-text-alignment-answer").nth(1).textContent()).toBe("Answer 2thequickbrawnfox");
+      expect(await table.locator(".ft-differs").allTextContents()).toEqual(["brawn"]);
+      expect(await page.getByText("Options:").count()).toBe(0);
+      await audit("console-task-free-text");
     },
     scaled(90_000),
   );

@@ -1,7 +1,7 @@
 /**
  * The labeler app's task-type widgets (issue 30) in Debian's Chromium against a real labelgate: a
  * multi_label_classification, a bounding_box and a text_span task, each labeled once with the mouse and
- * once with the keyboard alone (threshold 1); the answer the app posts is checked against what was done, and
+ * once with the keyboard alone (threshold 1), and a free_text task with an audio item typed and sent with Enter; the answer the app posts is checked against what was done, and
  * the gateway's recorded answer and the settled task's consensus against it; also Skip on a typed task, the
  * CSP (no violation) and axe-core (no serious or critical violation) before and after each answer.
  *
@@ -29,7 +29,7 @@ let imageNo = 0;
 
 beforeAll(async () => {
   [browser, images] = await Promise.all([launchBrowser(), imageServer()]);
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
   customerKey = (await registerCustomer(sys, 1000)).key;
   labelerKey = (await createLabeler(sys, "Ty")).key;
 }, scaled(60_000));
@@ -43,7 +43,8 @@ afterAll(async () => {
 type TaskSpec =
   | { type: "multi_label_classification"; label_spec: { question: string; options: string[] } }
   | { type: "bounding_box"; label_spec: { question: string; classes: string[] } }
-  | { type: "text_span"; label_spec: { question: string; entity_types: string[] }; data_text: string };
+  | { type: "text_span"; label_spec: { question: string; entity_types: string[] }; data_text: string }
+  | { type: "pairwise_comparison"; label_spec: { question: string; allow_tie: boolean }; data_url_b: string };
 
 const MULTI: TaskSpec = {
   type: "multi_label_classification",
@@ -204,6 +205,35 @@ describe("multi_label_classification", () => {
   });
 });
 
+describe("pairwise_comparison", () => {
+  const pair = (): TaskSpec => ({
+    type: "pairwise_comparison",
+    label_spec: { question: "Which photo is sharper?", allow_tie: true },
+    data_url_b: images.url(imageNo++),
+  });
+
+  it("shows both items side by side and answers with the mouse", async () => {
+    const answer = await labelOne(pair(), "label-pairwise-mouse", async (page) => {
+      const a = await page.getByTestId("pairwise-item-a").boundingBox();
+      const b = await page.getByTestId("pairwise-item-b").boundingBox();
+      expect(b?.x as number).toBeGreaterThan((a?.x as number) + 10);
+      await page.getByRole("button", { name: /^A wins/ }).click();
+    });
+    expect(answer).toEqual({ winner: "a" });
+  });
+
+  it("stacks the items on a phone and answers with keys 1 / 2 / 0", async () => {
+    const answer = await labelOne(pair(), "label-pairwise-keys", async (page) => {
+      await page.setViewportSize({ width: 375, height: 800 });
+      const a = await page.getByTestId("pairwise-item-a").boundingBox();
+      const b = await page.getByTestId("pairwise-item-b").boundingBox();
+      expect(b?.y as number).toBeGreaterThan((a?.y as number) + 10);
+      await page.keyboard.press("0");
+    });
+    expect(answer).toEqual({ winner: "tie" });
+  });
+});
+
 describe("bounding_box", () => {
   it("draws, moves and resizes a box with the mouse, deletes another, and submits", async () => {
     const answer = await labelOne(BOXES, "label-boxes-mouse", async (page) => {
@@ -345,6 +375,52 @@ describe("text_span of 100,000 code points", () => {
         { start: 790, end: 807, label: "LOC" },
       ],
     });
+  });
+});
+
+describe("free_text", () => {
+  it("types an answer over two lines (Shift+Enter), refuses an empty one, and submits with Enter; an audio item plays", async () => {
+    const question = "Transcribe the recording.";
+    // an audio URL (by its extension) on the test server: it answers 404, the player is still drawn
+    const audioUrl = images.url(imageNo++).replace(/\.svg$/, ".wav");
+    const res = await sys.api<{ task_id: string }>("POST", "/v1/tasks", {
+      token: customerKey,
+      body: { type: "free_text", data_url: audioUrl, label_spec: { question, max_length: 40 }, consensus_threshold: 1 },
+    });
+    expect(res.status).toBe(202);
+    const taskId = res.body.task_id;
+    const { context, page, watch } = await watchedPage(browser);
+    try {
+      await signIn(page, taskId);
+      await page.getByRole("heading", { name: question }).waitFor();
+      expect(await page.getByTestId("free-text-audio").getAttribute("src")).toBe(audioUrl);
+      await page.getByTestId("free-text-limits").getByText("0 / 40 characters").waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+      const input = page.getByRole("textbox", { name: "Your answer" });
+      // the text area has the focus: Enter on an empty answer sends nothing and says why
+      await page.keyboard.press("Enter");
+      await page.getByText("Write the answer first (or skip the item).").waitFor();
+      const { posted, recorded } = await postedAnswer(page, async () => {
+        await page.keyboard.type("Hello,");
+        await page.keyboard.press("Shift+Enter");
+        await page.keyboard.type("World.");
+        expect(await input.inputValue()).toBe("Hello,\nWorld.");
+        await page.getByTestId("free-text-limits").getByText("13 / 40 characters").waitFor();
+        await screenshot(page, "label-free-text");
+        expect(await accessibilityViolations(page)).toEqual([]);
+        await page.keyboard.press("Enter");
+      });
+      expect(posted).toEqual({ text: "Hello,\nWorld." });
+      expect(recorded).toEqual({ text: "Hello,\nWorld." });
+      await page.getByText("Labeled this session: 1").waitFor({ timeout: 10_000 });
+      // the recording's 404 is the only problem
+      expect(unexpectedProblems(watch, [404])).toEqual([]);
+      const task = await settledTask(taskId);
+      expect(task.consensus_label).toBe('{"text":"hello world"}');
+      expect((task.consensus as { words: { word: string }[] }).words.map((w) => w.word)).toEqual(["hello", "world"]);
+    } finally {
+      await context.close();
+    }
   });
 });
 

@@ -74,7 +74,7 @@ describe("labeler app: 20 tasks with the keyboard alone", () => {
   const taskIds: string[] = [];
 
   beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true, logger: log.logger });
+    sys = await startSystem({ logger: log.logger });
     customerKey = (await registerCustomer(sys, 1000)).key;
     labelerKey = (await createLabeler(sys, "Kim")).key;
     const res = await sys.api<{ task_ids: string[] }>("POST", "/v1/tasks/batch", {
@@ -230,7 +230,7 @@ describe("labeler app: hostile label spec, expired claim, task canceled meanwhil
   let labelerKey: string;
 
   beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true, logger: log.logger, claimTtlSeconds: 3 });
+    sys = await startSystem({ logger: log.logger, claimTtlSeconds: 3 });
     customerKey = (await registerCustomer(sys, 100)).key;
     labelerKey = (await createLabeler(sys, "Lou")).key;
   }, scaled(60_000));
@@ -305,7 +305,7 @@ describe("labeler app: private S3 items and Skip", () => {
 
   beforeAll(async () => {
     s3 = await startS3(["manifests", "private-images"]);
-    sys = await startSystem({ isolatedDatabase: true, logger: log.logger });
+    sys = await startSystem({ logger: log.logger });
     customerKey = (await registerCustomer(sys, 1000)).key;
     labelerKey = (await createLabeler(sys, "Lee")).key;
   }, scaled(60_000));

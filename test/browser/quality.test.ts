@@ -2,9 +2,9 @@
  * Phase 2 of the customer console (/console/) in Debian's Chromium against a real labelgate (gateway and
  * workers, a database of its own): the batch list (GET /v1/batches, newest first); the quality page after
  * gold labels (the labelers table with gold and estimated accuracy, the calibration plot with its ECE); the
- * settings form (a bad value answered 400 and its message shown at the field, then saved and read back
- * through the API, a field cleared); a settled task's posterior and the "verify" button's local-ledger
- * case (nothing on chain); a gold task's fields. Every page: no console error or CSP violation (but the
+ * settings form (bad values answered 400 and their messages shown at their fields, min_gain among them,
+ * then saved with min_gain and audit_rate and read back through the API, fields cleared); a settled task's
+ * posterior and the "verify" button's local-ledger case (nothing on chain); a gold task's fields. Every page: no console error or CSP violation (but the
  * expected 400), no serious or critical axe-core violation, and no key in a request URL, in localStorage
  * or in the gateway's logs. The EVM case of "verify" runs in test/browser/verify.test.ts (its own chain).
  */
@@ -42,7 +42,7 @@ async function nav(name: string): Promise<void> {
 
 beforeAll(async () => {
   [browser, images] = await Promise.all([web.launchBrowser(), web.imageServer()]);
-  sys = await startSystem({ isolatedDatabase: true, logger: log.logger });
+  sys = await startSystem({ logger: log.logger });
   customer = await registerCustomer(sys, 5000);
   labelers = [await createLabeler(sys, "Ana"), await createLabeler(sys, "Ben"), await createLabeler(sys, "Coin")];
 
@@ -134,7 +134,8 @@ describe("customer console, phase 2", () => {
 
     const calibration = page.getByRole("figure", { name: /Calibration/ });
     await calibration.waitFor();
-    expect(await calibration.locator("canvas").count()).toBeGreaterThanOrEqual(1);
+    // the chart draws its canvas after the figure mounts: wait for it (the page's deadline), not a count now
+    await calibration.locator("canvas").first().waitFor();
     const quality = await sys.api<{ calibration: { ece: number; gold_tasks: number } }>("GET", "/v1/dashboard/quality", {
       token: customer.key,
     });
@@ -143,6 +144,8 @@ describe("customer console, phase 2", () => {
       .getByText(`${(quality.body.calibration.ece * 100).toFixed(1)}%`)
       .waitFor();
     await page.getByTestId("ece").getByText(`over ${quality.body.calibration.gold_tasks} gold tasks`).waitFor();
+    // no review yet: the reviewed diagram beside it says how to get one
+    await page.getByTestId("no-reviews").waitFor();
     await audit("console-quality-gold");
   });
 
@@ -150,37 +153,48 @@ describe("customer console, phase 2", () => {
     const form = page.getByRole("form", { name: "Settings" });
     await form.getByLabel("Gold rate").fill("1.5");
     await form.getByLabel("Consensus threshold").fill("3");
+    await form.getByLabel("Min gain").fill("0.9");
     await form.getByRole("button", { name: "Save settings" }).click();
     // the field's error comes from the API's details (path quality.gold_rate)
     const goldRate = form.getByLabel("Gold rate");
     await eventually(async () => ((await goldRate.getAttribute("aria-invalid")) === "true" ? true : undefined), 10_000, "aria-invalid");
+    // min_gain above its bound (0.5) is refused at its own field too (path task_defaults.min_gain)
+    const minGain = form.getByLabel("Min gain");
+    expect(await minGain.getAttribute("aria-invalid")).toBe("true");
     await form.getByText(/less than or equal to 1|<=\s*1|at most 1/i).waitFor();
     await form.getByRole("alert").first().waitFor();
     await audit("console-settings-400");
     expect((await sys.api("GET", "/v1/customers/me/settings", { token: customer.key })).body).toMatchObject({
       quality: { gold_rate: null },
-      task_defaults: { consensus_threshold: null },
+      task_defaults: { consensus_threshold: null, min_gain: null },
     });
 
     await goldRate.fill("0.2");
+    await minGain.fill("0.05");
+    await form.getByLabel("Audit rate").fill("0.1");
     await form.getByLabel("Min labeler accuracy").fill("0.6");
     await form.getByRole("button", { name: "Save settings" }).click();
     await form.getByRole("status").getByText("Saved.").waitFor();
     expect(await goldRate.getAttribute("aria-invalid")).not.toBe("true");
+    expect(await minGain.getAttribute("aria-invalid")).not.toBe("true");
     expect((await sys.api("GET", "/v1/customers/me/settings", { token: customer.key })).body).toEqual({
-      task_defaults: { consensus_threshold: 3, confidence_target: null, min_labels: null, max_labels: null },
-      quality: { gold_rate: 0.2, min_labeler_accuracy: 0.6, min_gold_answers: null },
+      task_defaults: { consensus_threshold: 3, confidence_target: null, min_labels: null, min_gain: 0.05, max_labels: null },
+      quality: { gold_rate: 0.2, min_labeler_accuracy: 0.6, min_gold_answers: null, audit_rate: 0.1, qualification: null },
     });
 
     // an emptied field is cleared (null)
     await form.getByLabel("Consensus threshold").fill("");
+    await minGain.fill("");
+    await form.getByLabel("Audit rate").fill("");
     await form.getByRole("button", { name: "Save settings" }).click();
     await eventually(
       async () => {
-        const s = await sys.api<{ task_defaults: { consensus_threshold: number | null } }>("GET", "/v1/customers/me/settings", {
-          token: customer.key,
-        });
-        return s.body.task_defaults.consensus_threshold === null ? true : undefined;
+        const s = await sys.api<{
+          task_defaults: { consensus_threshold: number | null; min_gain: number | null };
+          quality: { audit_rate: number | null };
+        }>("GET", "/v1/customers/me/settings", { token: customer.key });
+        const t = s.body.task_defaults;
+        return t.consensus_threshold === null && t.min_gain === null && s.body.quality.audit_rate === null ? true : undefined;
       },
       10_000,
       "the cleared field",
@@ -222,8 +236,40 @@ describe("customer console, phase 2", () => {
     await audit("console-task-gold");
   });
 
+  it("draws the reliability diagram of reviewed results beside the gold one, with each label space's figures", async () => {
+    const reviewed = await sys.api("POST", `/v1/tasks/${settledTask}/review`, { token: customer.key, body: { verdict: "accept" } });
+    expect(reviewed.status).toBe(200);
+    const quality = await sys.api<{ reviewed: { reviews: number; ece: number; mean_confidence_reviewed: number } }>(
+      "GET",
+      "/v1/dashboard/quality",
+      { token: customer.key },
+    );
+    expect(quality.body.reviewed).toMatchObject({ reviews: 1, reviewed_accuracy: 1 });
+    await page.goto(`${sys.baseUrl}/console/quality`);
+    const figure = page.getByRole("figure", { name: /^Reviewed results/ });
+    await figure.waitFor();
+    await figure.locator("canvas").first().waitFor();
+    // the gold diagram is still there, beside it
+    await page.getByRole("figure", { name: /^Calibration/ }).waitFor();
+    await page
+      .getByTestId("reviewed-ece")
+      .getByText(`${(quality.body.reviewed.ece * 100).toFixed(1)}%`)
+      .waitFor();
+    await page.getByTestId("reviewed-ece").getByText("over 1 reviewed results").waitFor();
+    await page.getByTestId("reviewed-summary").getByText("100.0%").waitFor();
+    const row = page.getByRole("table", { name: "Reviewed results by label space" }).getByRole("row", { name: new RegExp(SPEC.question) });
+    expect(await row.getByRole("cell").allTextContents()).toEqual([
+      SPEC.question,
+      "1",
+      "100.0%",
+      `${(quality.body.reviewed.mean_confidence_reviewed * 100).toFixed(1)}%`,
+      `${(quality.body.reviewed.ece * 100).toFixed(1)}%`,
+    ]);
+    await audit("console-quality-reviewed");
+  });
+
   it("kept the key out of URLs, localStorage and the gateway's logs; no console error or CSP violation", async () => {
-    expect(audited).toHaveLength(6);
+    expect(audited).toHaveLength(7);
     const { session, local } = await web.storage(page);
     expect(session.includes(customer.key)).toBe(true);
     expect(local.includes(customer.key)).toBe(false);

@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(() => sys?.close());
 
 const EXPECTED_CSP =
-  "default-src 'none';script-src 'self';style-src 'self';img-src 'self' https: http:;font-src 'self';connect-src 'self';" +
+  "default-src 'none';script-src 'self';style-src 'self';img-src 'self' https: http:;media-src 'self' https: http:;font-src 'self';connect-src 'self';" +
   "manifest-src 'self';base-uri 'none';form-action 'self';frame-ancestors 'none';object-src 'none'";
 
 describe("the gateway serves the web apps", () => {

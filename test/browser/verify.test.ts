@@ -1,5 +1,5 @@
 /**
- * The console's "verify" button on a real chain (docs/contract.md, DESIGN §5 and §11): a real labelgate with
+ * The console's "verify" button on a real chain (contract §settlement, §web-apps): a real labelgate with
  * LEDGER=evm on an anvil chain started here (the anchorer deploys the contract on first start), a batch
  * submitted through the API and labeled until settled on chain; in Debian's Chromium the customer opens the
  * settled task in the console and presses "verify", which runs the SDK's `verifySettlement` in the browser
@@ -28,11 +28,7 @@ let images: Awaited<ReturnType<typeof web.imageServer>>;
 beforeAll(async () => {
   anvil = await startAnvil();
   const env = { LEDGER: "evm", EVM_RPC_URL: anvil.rpcUrl, EVM_PRIVATE_KEY: await fundedKey(anvil.rpcUrl), ANCHOR_INTERVAL_MS: "200" };
-  [browser, sys, images] = await Promise.all([
-    web.launchBrowser(),
-    startSystem({ isolatedDatabase: true, env, logger: log.logger }),
-    web.imageServer(),
-  ]);
+  [browser, sys, images] = await Promise.all([web.launchBrowser(), startSystem({ env, logger: log.logger }), web.imageServer()]);
   customer = await registerCustomer(sys, 1000);
   labelerKeys = [(await createLabeler(sys, "Ana")).key, (await createLabeler(sys, "Ben")).key];
   ({ context, page, watch } = await web.watchedPage(browser));

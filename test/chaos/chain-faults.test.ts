@@ -1,5 +1,5 @@
 /**
- * Chaos, on-chain settlement (LEDGER=evm, docs/contract.md (DESIGN §5)): each scenario runs its own cluster
+ * Chaos, on-chain settlement (LEDGER=evm, contract §settlement): each scenario runs its own cluster
  * (test/chaos/harness.ts) on its own anvil, under a load of real crowd labels:
  *  - the chain stopped for 10 s during the labeling (then started again on the same port and state);
  *  - an anchor transaction dropped from the pool (automine off, `anvil_dropTransaction`);

@@ -188,7 +188,8 @@ export async function startReceiver(mode: ReceiverMode, options: { slowMs?: numb
         const event = constructEvent(raw, req.headers["x-svc-signature"] as string | undefined, secret);
         received.push({
           eventId: String(req.headers["x-svc-event-id"]),
-          taskId: event.task_id,
+          // a task's event (the load subscribes to task.settled only)
+          taskId: "task_id" in event ? event.task_id : "",
           attempt: Number(req.headers["x-svc-delivery-attempt"]),
           at: Date.now(),
         });

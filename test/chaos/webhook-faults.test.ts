@@ -3,7 +3,7 @@
  * healthy, one that never answers (the 2 s WEBHOOK_TIMEOUT_MS of the chaos env ends each attempt), one
  * that resets the connection, one that answers 200 slowly (600 ms, within the timeout) and one that
  * answers 503. During a load of real crowd labels: the healthy receiver gets every event, on time; each
- * faulty one gets WEBHOOK_RETRY_MAX (3) attempts 1 s and 4 s apart (docs/contract.md, DESIGN §7) and its deliveries end
+ * faulty one gets WEBHOOK_RETRY_MAX (3) attempts 1 s and 4 s apart (contract §events) and its deliveries end
  * `failed`, the slow one's `delivered`, each as its attempt log says. Ends with the invariant.
  */
 import { createDb, type Db } from "@labelgate/store";

@@ -16,13 +16,13 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from labelgate.webhooks import SignatureVerificationError, TaskSettledEvent, construct_event
+from labelgate.webhooks import SignatureVerificationError, TaskSettledEvent, WebhookEvent, construct_event
 
 
 def make_server(
     secret: str,
     port: int = 8080,
-    on_event: Callable[[TaskSettledEvent], None] | None = None,
+    on_event: Callable[[TaskSettledEvent | WebhookEvent], None] | None = None,
     host: str = "127.0.0.1",
 ) -> ThreadingHTTPServer:
     """An HTTP server whose ``POST /hook`` (any path) verifies deliveries with ``secret`` and calls
@@ -30,8 +30,11 @@ def make_server(
     seen: set[str] = set()  # use a durable store (a table with a unique key) in production
     lock = threading.Lock()
 
-    def show(e: TaskSettledEvent) -> None:
-        print(f"task {e.task_id}: {e.consensus_label} ({e.confidence:.3f}) {e.ledger_txid}", flush=True)
+    def show(e: TaskSettledEvent | WebhookEvent) -> None:
+        if isinstance(e, TaskSettledEvent):
+            print(f"task {e.task_id}: {e.consensus_label} ({e.confidence:.3f}) {e.ledger_txid}", flush=True)
+        else:  # task.canceled, job.completed, job.failed: the body as sent
+            print(f"{e.event}: {e.data}", flush=True)
 
     handle = on_event or show
 

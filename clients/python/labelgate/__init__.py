@@ -1,14 +1,14 @@
 """labelgate: the Python client of the labelgate data-labeling gateway (standard library only).
 
-- :class:`Client` (customer key ``sk_...``): account, settings, tasks, batches, webhooks, jobs, billing,
-  dashboard;
+- :class:`Client` (customer key ``sk_...``): account, settings, tasks (with ``review``), audits, batches,
+  webhooks, jobs, billing, dashboard;
 - :class:`LabelerClient` (labeler key ``lk_...``): claim, label (an option, or a reserved type's answer body),
   release;
-- task types (DESIGN §12): ``multi_label_classification``, ``bounding_box``, ``text_span``; their consensus is
+- task types (contract §task-types): ``multi_label_classification``, ``bounding_box``, ``text_span``; their consensus is
   typed (:class:`MultiLabelConsensus`, :class:`BoxConsensus`, :class:`SpanConsensus`) on results, tasks and
   webhook events;
 - :class:`AdminClient` (the deployment's admin token): labelers and customers;
-- :mod:`labelgate.webhooks`: ``construct_event`` verifies a ``task.settled`` delivery;
+- :mod:`labelgate.webhooks`: ``construct_event`` verifies a delivery of any event of the catalog;
 - :func:`verify_settlement`: checks a settled result's Merkle proof and anchor with the chain alone.
 
 Errors are :class:`LabelgateError` subclasses (see :mod:`labelgate.errors`); results are dataclasses
@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 from . import webhooks
 from ._transport import ResponseEvent
-from .client import AdminClient, Client
+from .client import EXPORT_FORMATS, AdminClient, Client
 from .errors import (
     APIConnectionError,
     AuthenticationError,
@@ -42,6 +42,7 @@ from .errors import (
 from .labeler import LabelerClient
 from .models import (
     RESERVED_TASK_TYPES,
+    Audit,
     Batch,
     BatchAccepted,
     BoxConsensus,
@@ -51,25 +52,35 @@ from .models import (
     ConsensusSpan,
     Customer,
     Delivery,
+    FreeTextConsensus,
+    Instructions,
     Job,
     JobAccepted,
     MultiLabelConsensus,
     Page,
+    PairwiseConsensus,
+    RankedItem,
+    Ranking,
     RecordedLabel,
+    Review,
+    ReviewOutcome,
     Settings,
     Settlement,
     SpanConsensus,
     Task,
     TaskAccepted,
+    TaskProgress,
     TaskResult,
     Webhook,
 )
 from .settlement import SettlementVerification, verify_settlement
-from .webhooks import TaskSettledEvent, construct_event
+from .webhooks import TaskSettledEvent, WebhookEvent, construct_event
 
 __all__ = [
+    "EXPORT_FORMATS",
     "APIConnectionError",
     "AdminClient",
+    "Audit",
     "AuthenticationError",
     "Batch",
     "BatchAccepted",
@@ -82,14 +93,19 @@ __all__ = [
     "ConsensusSpan",
     "Customer",
     "Delivery",
+    "FreeTextConsensus",
     "ErrorDetail",
     "IdempotencyError",
+    "Instructions",
     "InternalServerError",
     "Job",
     "JobAccepted",
     "LabelerClient",
     "LabelgateError",
     "MultiLabelConsensus",
+    "PairwiseConsensus",
+    "RankedItem",
+    "Ranking",
     "NotFoundError",
     "Page",
     "PayloadTooLargeError",
@@ -100,6 +116,8 @@ __all__ = [
     "RecordedLabel",
     "ResponseError",
     "ResponseEvent",
+    "Review",
+    "ReviewOutcome",
     "ServiceUnavailableError",
     "Settings",
     "Settlement",
@@ -108,8 +126,10 @@ __all__ = [
     "SpanConsensus",
     "Task",
     "TaskAccepted",
+    "TaskProgress",
     "TaskResult",
     "TaskSettledEvent",
+    "WebhookEvent",
     "ValidationError",
     "WaitTimeoutError",
     "Webhook",

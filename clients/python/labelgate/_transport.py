@@ -1,7 +1,7 @@
 """The HTTP layer: http.client with kept-alive connections (one per thread), JSON in and out, typed
 errors and retries.
 
-Retries (DESIGN §2, the same policy as the TypeScript SDK's packages/sdk/src/transport.ts):
+Retries (contract §wire, the same policy as the TypeScript SDK's packages/sdk/src/transport.ts):
 
 - 429 is retried for every request: the gateway answers it before any handler runs, so the request had
   no effect;
@@ -220,6 +220,11 @@ class Transport:
         """``route`` (already filled) with the query (None and "" values left out) appended."""
         q = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (query or {}).items() if v is not None and v != ""}
         return route + ("?" + urllib.parse.urlencode(q) if q else "")
+
+    def query(self, call: tuple[str, str], query: Mapping[str, Any] | None) -> tuple[str, str]:
+        """``call``, a ``(method, path)`` of :func:`labelgate._routes.route`, with the query appended as :meth:`path` does."""
+        method, route = call
+        return method, self.path(route, query)
 
     def _headers(self, body: bytes | None, idempotency_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
         h = {"Accept": "application/json", "User-Agent": self._ua}

@@ -1,7 +1,6 @@
 """Typed errors of the labelgate client.
 
-Every non-2xx answer raises a :class:`LabelgateError` subclass chosen by its HTTP status (SPEC §7,
-DESIGN §2): ``status``, the server's ``error`` message, validation ``details``, the ``request_id`` to quote
+Every non-2xx answer raises a :class:`LabelgateError` subclass chosen by its HTTP status (contract §errors, §wire): ``status``, the server's ``error`` message, validation ``details``, the ``request_id`` to quote
 to support (the body's ``request_id``, else the ``X-Request-Id`` header) and the whole parsed ``body``.
 A request that got no answer at all (refused, reset, timed out) raises :class:`APIConnectionError`
 (``status`` 0). Webhook verification failures raise :class:`SignatureVerificationError`.

@@ -6,7 +6,7 @@ does not know in ``extra`` (the API grows: a newer gateway's fields are never lo
 the API sends them (except ``created_at`` of a customer: Unix seconds); money is integer cents;
 probabilities (``confidence``, ``posterior``) are floats in [0, 1].
 
-Task types (DESIGN §12): a task's ``type`` picks its ``label_spec``, its answer body and its consensus.
+Task types (contract §task-types): a task's ``type`` picks its ``label_spec``, its answer body and its consensus.
 
 =============================  ==========================  ====================================  ==========================
 ``type``                       ``label_spec``              answer (``LabelerClient.label``)      ``consensus``
@@ -15,7 +15,13 @@ any other (single choice)      ``{question, options}``     an option (str), or `
 ``multi_label_classification`` ``{question, options}``     ``{"labels": [option, ...]}``         :class:`MultiLabelConsensus`
 ``bounding_box``               ``{question, classes}``     ``{"boxes": [{label, x, y, w, h}]}``  :class:`BoxConsensus`
 ``text_span``                  ``{question, entity_types}`` ``{"spans": [{start, end, label}]}`` :class:`SpanConsensus`
+``free_text``                  ``{question, max_length?}`` ``{"text": "..."}``                   :class:`FreeTextConsensus`
+``pairwise_comparison``        ``{question, allow_tie?}``  ``{"winner": "a" | "b" | "tie"}``     :class:`PairwiseConsensus`
 =============================  ==========================  ====================================  ==========================
+
+A ``pairwise_comparison`` task compares item a (``data_url``, or ``data_text``) with item b (``data_url_b``, or
+``data_text_b``); the items of a batch's or a job's comparisons are ranked by ``batches.ranking`` and
+``jobs.ranking`` (:class:`Ranking`).
 
 Boxes are in pixels of the item (``x``, ``y``: top left; ``w``, ``h`` > 0); spans count code points of the task's
 ``data_text`` (Python ``str`` indices: ``text[start:end]``), ``end`` exclusive. ``consensus_label`` is the
@@ -40,13 +46,16 @@ __all__ = [
     "Claim",
     "Consensus",
     "ConsensusBox",
+    "ConsensusSlot",
     "ConsensusSpan",
+    "ConsensusWord",
     "Customer",
     "DashboardOverview",
     "DashboardQuality",
     "DashboardUsage",
     "Delivery",
     "DeliveryAttempt",
+    "FreeTextConsensus",
     "Health",
     "Invoice",
     "InvoiceList",
@@ -58,9 +67,13 @@ __all__ = [
     "LabelerQualityList",
     "Model",
     "MultiLabelConsensus",
+    "PairwiseConsensus",
     "RESERVED_TASK_TYPES",
     "Page",
+    "Qualification",
     "QualitySettings",
+    "RankedItem",
+    "Ranking",
     "RecordedLabel",
     "Redelivery",
     "RegisteredCustomer",
@@ -250,17 +263,33 @@ class TaskDefaults(Model):
     consensus_threshold: int | None = None
     confidence_target: float | None = None
     min_labels: int | None = None
+    min_gain: float | None = None
     max_labels: int | None = None
     extra: dict[str, Any] = _extra()
 
 
 @dataclass
+class Qualification(Model):
+    """``quality.qualification`` (contract §qualification): a labeler new to a label space first answers
+    ``gold_tasks`` gold tasks (1..100), each followed by the right answer and the task's ``gold_explanation``; it
+    passes when the Beta(1, 1) posterior mean of its gold accuracy, (correct + 1) / (answers + 2), is at least
+    ``min_accuracy`` (0..1), else it is excluded from the space (``failed_qualification``)."""
+
+    gold_tasks: int
+    min_accuracy: float
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
 class QualitySettings(Model):
-    """Gold rate (share 0..1 of claims), labeler exclusion floor (accuracy 0..1), gold answers before exclusion."""
+    """Gold rate (share 0..1 of claims), labeler exclusion floor (accuracy 0..1), gold answers before exclusion,
+    audit rate (share 0..1 of settled tasks drawn for review) and the qualification exam (None: no exam)."""
 
     gold_rate: float | None = None
     min_labeler_accuracy: float | None = None
     min_gold_answers: int | None = None
+    audit_rate: float | None = None
+    qualification: Qualification | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -285,6 +314,11 @@ class LabelSpec(Model):
     options: list[str] | None = None
     classes: list[str] | None = None
     entity_types: list[str] | None = None
+    #: ``free_text``: the longest answer in code points, and how answers are compared (``words`` or ``none``)
+    max_length: int | None = None
+    normalize: str | None = None
+    #: ``pairwise_comparison``: whether ``tie`` is an answer
+    allow_tie: bool | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -311,7 +345,7 @@ class BatchAccepted(Model):
 
 
 #: The reserved task types; every other ``type`` is single choice.
-RESERVED_TASK_TYPES = ("multi_label_classification", "bounding_box", "text_span")
+RESERVED_TASK_TYPES = ("multi_label_classification", "bounding_box", "text_span", "free_text", "pairwise_comparison")
 
 
 @dataclass
@@ -374,14 +408,55 @@ class SpanConsensus(Model):
         return iter(self.spans)
 
 
+@dataclass
+class ConsensusWord(Model):
+    """One word of a :class:`FreeTextConsensus`, ``confidence`` P(this word is right where it stands) (0..1)."""
+
+    word: str
+    confidence: float
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class ConsensusSlot(Model):
+    """One slot of the answers aligned word by word: its choice ``word`` (None: no word here), ``confidence``
+    P(the choice is right), and each answer's word in this slot (``answers``, in recording order; None: none)."""
+
+    word: str | None
+    confidence: float
+    answers: list[str | None]
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class FreeTextConsensus(Model):
+    """``free_text``: the consensus ``text`` (normalized, its words joined by spaces), its ``words`` with their
+    confidences, and the aligned answers (``slots``)."""
+
+    text: str
+    words: list[ConsensusWord]
+    slots: list[ConsensusSlot]
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class PairwiseConsensus(Model):
+    """``pairwise_comparison``: the ``winner`` (``a``, ``b`` or ``tie``) and its calibrated ``confidence`` (0..1)."""
+
+    winner: str
+    confidence: float
+    extra: dict[str, Any] = _extra()
+
+
 #: The consensus of a task of a reserved type (None for single choice, whose consensus is ``consensus_label``).
-Consensus = Union[MultiLabelConsensus, BoxConsensus, SpanConsensus]
+Consensus = Union[MultiLabelConsensus, BoxConsensus, SpanConsensus, FreeTextConsensus, PairwiseConsensus]
 
 
 def consensus_from_dict(data: Mapping[str, Any] | None) -> Consensus | None:
     """The typed consensus of a JSON object: :class:`MultiLabelConsensus` (``labels``), :class:`BoxConsensus`
-    (``boxes``) or :class:`SpanConsensus` (``spans``); None for None. Raises ValueError for another shape and
-    KeyError naming a missing field."""
+    (``boxes``), :class:`SpanConsensus` (``spans``), :class:`FreeTextConsensus` (``text``) or
+    :class:`PairwiseConsensus` (``winner``); None for None. Raises ValueError for another shape and KeyError
+    naming a missing field."""
     if data is None:
         return None
     if "labels" in data:
@@ -390,7 +465,11 @@ def consensus_from_dict(data: Mapping[str, Any] | None) -> Consensus | None:
         return BoxConsensus.from_dict(data)
     if "spans" in data:
         return SpanConsensus.from_dict(data)
-    raise ValueError(f"not a consensus (no labels, boxes or spans): {sorted(data)}")
+    if "text" in data:
+        return FreeTextConsensus.from_dict(data)
+    if "winner" in data:
+        return PairwiseConsensus.from_dict(data)
+    raise ValueError(f"not a consensus (no labels, boxes, spans, text or winner): {sorted(data)}")
 
 
 @dataclass
@@ -416,6 +495,7 @@ class Task(Model):
     max_labels: int | None = None
     confidence_target: float | None = None
     min_labels: int | None = None
+    min_gain: float | None = None
     gold: bool | None = None
     gold_label: str | None = None
     gold_answers: int | None = None
@@ -435,7 +515,33 @@ class Task(Model):
     consensus: Consensus | None = None
     gold_answer: dict[str, Any] | None = None
     data_text: str | None = None
+    #: a ``pairwise_comparison`` task's item b: its URL, or its text (item a is ``data_url`` or ``data_text``)
+    data_url_b: str | None = None
+    data_text_b: str | None = None
     item_error: str | None = None
+    #: 1 for the first settlement; each review that changed the result made the next
+    revision: int | None = None
+    #: every review of the task, oldest first (the latest counts)
+    reviews: list[Review] | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class Review(Model):
+    """A customer's review of a settled result (contract §review): ``verdict`` ``accept`` or ``reject``;
+    ``answer`` the reviewer's answer body of a rejection with an answer (None otherwise); ``revision``,
+    ``consensus_label`` and ``confidence`` of the result reviewed; ``revised``: the review changed the result
+    (a new revision follows, at once or after the reopened task settles again)."""
+
+    review_id: str
+    task_id: str
+    verdict: str
+    revision: int
+    consensus_label: str
+    confidence: float
+    revised: bool
+    created_at: str
+    answer: dict[str, Any] | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -452,7 +558,7 @@ class TaskProgress(Model):
 
 @dataclass
 class Settlement(Model):
-    """How a result was settled (DESIGN §5).
+    """How a result was settled (contract §settlement).
 
     ``ledger`` ``"evm"``: anchored on an EVM chain, ``ledger_txid`` is the anchor transaction (``0x`` +
     64 hex) and the proof fields are set (check them with :func:`labelgate.verify_settlement`);
@@ -501,6 +607,57 @@ class TaskResult(Model):
     labels_collected: int | None = None
     settled_at: str | None = None
     consensus: Consensus | None = None
+    #: 1 for the first settlement; a review that changed the result made each later one
+    revision: int | None = None
+    #: the earlier revisions, oldest first, each as it was settled with its ``settlement``
+    revisions: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class ReviewOutcome(Model):
+    """``POST /v1/tasks/{id}/review`` 200: the review, and the task's result after it: a :class:`TaskResult`
+    when it is settled (accepted, or an answer equal to it), else a :class:`TaskProgress` (``settling`` while
+    the reviewer's answer is recorded as the next revision, ``labeling`` when a rejection reopened the task)."""
+
+    review: Review
+    result: TaskResult | TaskProgress
+    extra: dict[str, Any] = _extra()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReviewOutcome:
+        """The outcome of a review's JSON answer; ``result`` built by its ``status``."""
+        raw = data["result"]
+        result: TaskResult | TaskProgress = TaskResult.from_dict(raw) if raw.get("status") == "settled" else TaskProgress.from_dict(raw)
+        extra = {k: v for k, v in data.items() if k not in ("review", "result")}
+        obj = cls(review=Review.from_dict(data["review"]), result=result, extra=extra)
+        object.__setattr__(obj, "_present", frozenset(data.keys()))
+        return obj
+
+
+@dataclass
+class Audit(Model):
+    """``GET /v1/audits``: a settled task drawn for review at the customer's ``quality.audit_rate``.
+    ``status`` ``open`` until the task is reviewed, then ``done`` with ``review_id`` and ``closed_at``;
+    ``consensus_label``, ``confidence``, ``resolution`` and ``consensus`` are the task's result now (None
+    while a rejection reopened it)."""
+
+    task_id: str
+    status: str
+    label_space_id: str
+    task_type: str
+    data_url: str
+    revision: int
+    created_at: str
+    label_spec: LabelSpec | None = None
+    data_text: str | None = None
+    consensus_label: str | None = None
+    consensus: Consensus | None = None
+    confidence: float | None = None
+    resolution: str | None = None
+    settled_at: str | None = None
+    closed_at: str | None = None
+    review_id: str | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -531,6 +688,36 @@ class Batch(Model):
     extra: dict[str, Any] = _extra()
 
 
+@dataclass
+class RankedItem(Model):
+    """One item of a :class:`Ranking`: ``item`` (its URL, or ``text:`` + 16 hex digits of its text's SHA-256),
+    its Bradley-Terry ``score`` (natural-log scale, 0 = the average ranked item), ``rank`` (1 = best), the 95%
+    interval ``ci_low``..``ci_high`` of the score, and the labels that compared it (``comparisons``)."""
+
+    item: str
+    score: float
+    rank: int
+    ci_low: float
+    ci_high: float
+    comparisons: int
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class Ranking(Model):
+    """``GET /v1/batches/{id}/ranking`` and ``GET /v1/jobs/{id}/ranking``: the compared items, best first, fitted on
+    every label of the pairwise tasks (``labels``), each weighted by the labeler model; ``tie_parameter`` is
+    Davidson's (0 without ties)."""
+
+    items: list[RankedItem]
+    labels: int
+    tie_parameter: float
+    extra: dict[str, Any] = _extra()
+
+    def __iter__(self) -> Iterator[RankedItem]:
+        return iter(self.items)
+
+
 # --- labeling ---------------------------------------------------------------------------------------
 
 
@@ -548,6 +735,27 @@ class Claim(Model):
     task_type: str | None = None
     view_url: str | None = None
     data_text: str | None = None
+    #: a ``pairwise_comparison`` task's item b (URL or text); item a is ``data_url`` or ``data_text``
+    data_url_b: str | None = None
+    data_text_b: str | None = None
+    label_space: str | None = None
+    instructions_version: int | None = None
+    #: the task's pre-label ``{answer, model, score?}`` when its label spec had ``show_prelabel`` (a suggestion)
+    prelabel: dict[str, Any] | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@dataclass
+class Instructions(Model):
+    """``GET /v1/labeling/spaces/{id}/instructions``: the current instructions of a label space (a claim's
+    ``label_space``), ``version`` from 1 (a claim's ``instructions_version``). ``instructions`` is Markdown
+    (None when only examples were given); each example is ``{data_url | data_text, answer, explanation?}``."""
+
+    label_space: str
+    version: int
+    examples: list[dict[str, Any]]
+    created_at: str
+    instructions: str | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -612,12 +820,13 @@ class DeliveryAttempt(Model):
 
 @dataclass
 class Delivery(Model):
-    """One event for one webhook (``status`` pending/delivered/failed) with every attempt, newest first."""
+    """One event for one webhook (``status`` pending/delivered/failed) with every attempt, newest first.
+    ``task_id`` is the task of a task event (None for a job event), ``job_id`` the job of a job event."""
 
     delivery_id: str
     event_id: str
     event: str
-    task_id: str
+    task_id: str | None
     status: str
     attempts: int
     created_at: str
@@ -625,6 +834,7 @@ class Delivery(Model):
     last_error: str | None = None
     updated_at: str | None = None
     delivered_at: str | None = None
+    job_id: str | None = None
     attempt_log: list[DeliveryAttempt] = field(default_factory=list)
     extra: dict[str, Any] = _extra()
 
@@ -667,6 +877,7 @@ class Job(Model):
     max_labels: int | None = None
     confidence_target: float | None = None
     min_labels: int | None = None
+    min_gain: float | None = None
     callback_url: str | None = None
     output_url: str | None = None
     task_count: int = 0
@@ -756,7 +967,8 @@ class DashboardOverview(Model):
 @dataclass
 class DashboardQuality(Model):
     """``GET /v1/dashboard/quality``: tasks settled in the last ``window_days``; ``calibration`` (None
-    without gold answers) is ``{gold_tasks, bins: [10 x {lower, upper, tasks, mean_confidence, accuracy}], ece}``."""
+    without gold answers) is ``{gold_tasks, bins: [10 x {lower, upper, tasks, mean_confidence, accuracy}], ece}``;
+    ``reviewed`` the same reliability measured on reviewed results (all label spaces, then each)."""
 
     window_days: int = 90
     tasks_settled: int = 0
@@ -765,6 +977,10 @@ class DashboardQuality(Model):
     labels_per_task: list[dict[str, Any]] = field(default_factory=list)
     agreement_rate: float | None = None
     calibration: dict[str, Any] | None = None
+    #: reviewed results: ``{reviews, reviewed_accuracy, mean_confidence_reviewed, bins: [10 x {lower, upper,
+    #: tasks, mean_confidence, accuracy}], ece, label_spaces: [the same per label space, with label_space_id,
+    #: question, task_type]}``
+    reviewed: dict[str, Any] | None = None
     extra: dict[str, Any] = _extra()
 
 
@@ -780,6 +996,8 @@ class LabelerQuality(Model):
     gold_accuracy: float | None = None
     estimated_accuracy: float | None = None
     status: str | None = None
+    #: a model labeler's model name (its pre-labels), None for a person
+    model: str | None = None
     extra: dict[str, Any] = _extra()
 
 

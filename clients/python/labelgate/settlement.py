@@ -1,4 +1,4 @@
-"""Verifying a settled result with the chain alone (labelgate DESIGN §5), standard library only.
+"""Verifying a settled result with the chain alone (labelgate contract §settlement), standard library only.
 
 The same checks, in the same order and with the same reasons, as the TypeScript SDK's
 ``verifySettlement`` (packages/sdk/src/verify-settlement.ts, packages/chain/src/settlement.ts):

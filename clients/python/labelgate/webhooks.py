@@ -1,4 +1,8 @@
-"""Verifying labelgate's ``task.settled`` webhook deliveries (SPEC §6, DESIGN §7).
+"""Verifying labelgate's webhook deliveries, every event of the event catalog (contract §events).
+
+The event types and each one's fields are generated from the catalog into :mod:`labelgate.events`
+(``pnpm gen:events``): ``task.settled`` and ``task.revised`` come back as :class:`TaskSettledEvent`, the
+others (``task.canceled``, ``job.completed``, ``job.failed``, ...) as :class:`WebhookEvent`.
 
 A delivery is ``POST <callback_url>`` with the JSON event as its body and the headers
 ``X-SVC-Signature: sha256=<hex>`` (lowercase hex HMAC-SHA256, RFC 2104, of the raw body bytes keyed with
@@ -26,12 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any, Union, cast
 
 from .errors import SignatureVerificationError
+from .events import EVENT_FIELDS, EVENT_TYPES
 from .models import Consensus, consensus_from_dict
 
 __all__ = [
     "DEFAULT_TOLERANCE_S",
+    "EVENT_TYPES",
     "SignatureVerificationError",
     "TaskSettledEvent",
+    "WebhookEvent",
     "construct_event",
     "sign_payload",
     "verify_signature",
@@ -82,6 +89,78 @@ class TaskSettledEvent:
             d["consensus"] = self.consensus.to_dict()
         d.update(self.extra)
         return d
+
+
+@dataclass
+class WebhookEvent:
+    """The body of a delivery of any other event of the catalog (``task.canceled``, ``job.completed``,
+    ``job.failed``; :data:`labelgate.events.EVENT_FIELDS` lists each one's fields), with the delivery's headers
+    that matter. ``data`` is the whole body as sent (``event_id``, ``created_at`` and the event's fields
+    included); ``event_id`` (``X-SVC-Event-Id``) and ``delivery_attempt`` (``X-SVC-Delivery-Attempt``) are None
+    when those headers were not passed."""
+
+    event: str
+    timestamp: str
+    data: dict[str, Any]
+    event_id: str | None = None
+    delivery_attempt: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The body as sent, without the header values."""
+        return dict(self.data)
+
+
+def _field_problem(value: Any, check: Mapping[str, Any], path: str) -> str | None:
+    """Why ``value`` fails a field check of :data:`labelgate.events.EVENT_FIELDS` (as the TypeScript verifier
+    words it), or None."""
+    kind = check["type"]
+    if kind == "string":
+        if not isinstance(value, str):
+            return f"{path} is not a string"
+        if "enum" in check and value not in check["enum"]:
+            return f"{path} is not one of {', '.join(check['enum'])}"
+    elif kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return f"{path} is not a number"
+    elif kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value != int(value):
+            return f"{path} is not a whole number"
+        if "minimum" in check and value < check["minimum"]:
+            return f"{path} is not a whole number >= {check['minimum']}"
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            return f"{path} is not a boolean"
+    elif kind == "array":
+        if not isinstance(value, list):
+            return f"{path} is not an array"
+    elif kind == "object":
+        if not isinstance(value, Mapping):
+            return f"{path} is not an object"
+        return _fields_problem(cast("Mapping[str, Any]", value), check.get("fields", {}), f"{path}.")
+    return None
+
+
+def _fields_problem(body: Mapping[str, Any], fields: Mapping[str, Any], prefix: str) -> str | None:
+    for name, check in fields.items():
+        if name not in body:
+            if check["required"]:
+                return f"{prefix}{name} is missing"
+            continue
+        problem = _field_problem(body[name], check, prefix + name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _event_problem(body: Mapping[str, Any]) -> str | None:
+    """Why a verified body is not an event of the catalog, or None."""
+    event = body.get("event")
+    if not isinstance(event, str) or event not in EVENT_TYPES:
+        return f"event is not one of {', '.join(EVENT_TYPES)}"
+    for name in ("event_id", "created_at"):
+        if name in body and not isinstance(body[name], str):
+            return f"{name} is not a string"
+    return _fields_problem(body, EVENT_FIELDS[event], "")
 
 
 def _header(headers: Headers, name: str) -> str | None:
@@ -227,7 +306,7 @@ def construct_event(
     tolerance_s: float | None = DEFAULT_TOLERANCE_S,
     *,
     now: float | None = None,
-) -> TaskSettledEvent:
+) -> TaskSettledEvent | WebhookEvent:
     """Verifies a delivery and returns its event.
 
     - ``raw_body``: the request body exactly as received (bytes; never re-serialised JSON, whose bytes differ);
@@ -237,21 +316,28 @@ def construct_event(
     - ``secret``: the webhook's signing secret; ``tolerance_s``: seconds (None disables the check);
       ``now``: Unix seconds to compare against (tests).
 
-    Raises :class:`SignatureVerificationError` (``reason``: ``missing_signature``,
+    Returns a :class:`TaskSettledEvent` for ``task.settled`` and ``task.revised`` (a review changed a settled
+    result; its ``revision`` and ``previous`` are in ``extra``), a :class:`WebhookEvent` for any other event of
+    the catalog. Raises :class:`SignatureVerificationError` (``reason``: ``missing_signature``,
     ``malformed_signature``, ``signature_mismatch``, ``malformed_body``,
-    ``timestamp_outside_tolerance``) when the delivery is not authentic, not fresh or not a
-    ``task.settled`` body; TypeError/ValueError on a misuse (empty secret, negative tolerance).
+    ``timestamp_outside_tolerance``) when the delivery is not authentic, not fresh or not a body of an event of
+    the catalog (its fields checked against :data:`labelgate.events.EVENT_FIELDS`); TypeError/ValueError on a
+    misuse (empty secret, negative tolerance).
     """
     body = _verify(raw_body, _header(headers, "X-SVC-Signature"), secret, tolerance_s, now)
-    if body.get("event") != "task.settled":
-        raise SignatureVerificationError("malformed_body", "event is not task.settled")
-    for name in ("task_id", "consensus_label", "ledger_txid", "settled_at"):
-        if not isinstance(body.get(name), str):
-            raise SignatureVerificationError("malformed_body", f"{name} is not a string")
-    confidence = body.get("confidence")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not math.isfinite(confidence):
-        raise SignatureVerificationError("malformed_body", "confidence is not a number")
+    problem = _event_problem(body)
+    if problem is not None:
+        raise SignatureVerificationError("malformed_body", problem)
     attempt = _header(headers, "X-SVC-Delivery-Attempt")
+    delivery_attempt = int(attempt) if attempt is not None and attempt.strip().isdigit() else None
+    if body["event"] not in ("task.settled", "task.revised"):
+        return WebhookEvent(
+            event=body["event"],
+            timestamp=body["timestamp"],
+            data=dict(body),
+            event_id=_header(headers, "X-SVC-Event-Id"),
+            delivery_attempt=delivery_attempt,
+        )
     known = ["event", "task_id", "consensus_label", "confidence", "ledger_txid", "settled_at", "timestamp"]
     consensus = _consensus(body.get("consensus"))
     if consensus is not None:
@@ -260,12 +346,12 @@ def construct_event(
         event=body["event"],
         task_id=body["task_id"],
         consensus_label=body["consensus_label"],
-        confidence=float(confidence),
+        confidence=float(body["confidence"]),
         ledger_txid=body["ledger_txid"],
         settled_at=body["settled_at"],
         timestamp=body["timestamp"],
         event_id=_header(headers, "X-SVC-Event-Id"),
-        delivery_attempt=int(attempt) if attempt is not None and attempt.strip().isdigit() else None,
+        delivery_attempt=delivery_attempt,
         consensus=consensus,
         extra={k: v for k, v in body.items() if k not in known},
     )

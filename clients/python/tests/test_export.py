@@ -119,6 +119,45 @@ class ExportTest(unittest.TestCase):
         rows = client.tasks.to_records(client.jobs.export(job.job_id, flat=True))
         self.assertEqual(rows[0]["source.line"], 1)
 
+        # format= (contract §exports): hf records, a Label Studio file, a format that does not fit, an unknown one
+        hf = list(client.jobs.export(job.job_id, format="hf"))
+        self.assertEqual([r["task_id"] for r in hf], [line["task_id"] for line in lines])
+        self.assertEqual([r["label"] for r in hf], [line["consensus_label"] for line in lines])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tasks.json")
+            client.jobs.export_to_file(job.job_id, path, format="label-studio")
+            with open(path, encoding="utf-8") as f:
+                tasks_ls = json.load(f)
+        self.assertEqual([t["id"] for t in tasks_ls], [1, 2, 3, 4])
+        with_annotation = [t["data"]["task_id"] for t in tasks_ls if t["annotations"]]
+        self.assertEqual(sorted(with_annotation), sorted(settled))
+        with tempfile.TemporaryDirectory() as d, self.assertRaises(labelgate.ValidationError) as unfit:
+            client.jobs.export_to_file(job.job_id, os.path.join(d, "boxes.json"), format="coco")
+        self.assertEqual(unfit.exception.body["formats"], ["jsonl", "label-studio", "hf"])
+        with self.assertRaises(ValueError):
+            client.jobs.export(job.job_id, format="yolo")
+        with self.assertRaises(ValueError):
+            client.jobs.export(job.job_id, format="label-studio")  # not JSON Lines: export_to_file
+
+    def test_batch_export(self) -> None:
+        client, _, _ = self.stack.customer()
+        spec = {"question": f"batch export {uuid.uuid4().hex[:6]}", "options": ["a", "b"]}
+        batch = client.tasks.batch([{"type": "image_classification", "data_url": f"https://x.example/{n}.jpg", "label_spec": spec} for n in range(3)])
+        with self.assertRaises(labelgate.ConflictError) as early:
+            client.batches.export(batch.batch_id)
+        self.assertEqual(early.exception.error, "batch not completed")
+        for task_id in batch.task_ids:
+            client.tasks.cancel(task_id)
+        lines = list(client.batches.export(batch.batch_id))
+        self.assertEqual([line["task_id"] for line in lines], sorted(batch.task_ids))
+        self.assertTrue(all(line["consensus_label"] is None and line["metadata"] is None for line in lines))
+        self.assertEqual([r["label"] for r in client.batches.export(batch.batch_id, format="hf")], [None, None, None])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "batch.conll")
+            with self.assertRaises(labelgate.ValidationError):
+                client.batches.export_to_file(batch.batch_id, path, format="conll")
+            self.assertFalse(os.path.exists(path) or os.path.exists(path + ".part"))
+
     def test_export_of_10000_lines_streams_with_flat_memory(self) -> None:
         client, _, _ = self.stack.customer()
         job = self._ingested_job(client, "/big.jsonl")

@@ -126,8 +126,14 @@ class CustomerFlowTest(unittest.TestCase):
 
         s = c.settings.update(task_defaults={"confidence_target": 0.9, "min_labels": 2}, quality={"gold_rate": 0.05})
         self.assertEqual((s.task_defaults.confidence_target, s.task_defaults.min_labels, s.quality.gold_rate), (0.9, 2, 0.05))
-        s = c.settings.update(task_defaults={"confidence_target": None, "min_labels": None})
+        s = c.settings.update(task_defaults={"min_gain": 0.05})
+        self.assertEqual(s.task_defaults.min_gain, 0.05)
+        with self.assertRaises(labelgate.ValidationError) as gain:
+            c.settings.update(task_defaults={"min_gain": 0.9})
+        self.assertEqual([d.path for d in gain.exception.details], ["task_defaults.min_gain"])
+        s = c.settings.update(task_defaults={"confidence_target": None, "min_labels": None, "min_gain": None})
         self.assertIsNone(s.task_defaults.confidence_target)
+        self.assertIsNone(s.task_defaults.min_gain)
         self.assertEqual(c.settings.get().quality.gold_rate, 0.05)
         with self.assertRaises(labelgate.ValidationError) as ctx:
             c.settings.update(task_defaults={"consensus_threshold": 5, "max_labels": 3})
@@ -149,7 +155,7 @@ class CustomerFlowTest(unittest.TestCase):
 
     def test_claim_idempotency_key(self) -> None:
         """LabelerClient.claim always sends Idempotency-Key (tests/test_transport.py checks the header). A gateway
-        whose OpenAPI document lists the header on POST /v1/labeling/claims (DESIGN §4) must answer the same key
+        whose OpenAPI document lists the header on POST /v1/labeling/claims (contract §labelers) must answer the same key
         with the same claim; one that does not yet is skipped here."""
         import json
         import urllib.request
@@ -166,11 +172,53 @@ class CustomerFlowTest(unittest.TestCase):
         assert first is not None
         if "Idempotency-Key" not in names:
             lab.release(first.claim_id)
-            self.skipTest("this gateway does not document Idempotency-Key on claims yet (DESIGN §4)")
+            self.skipTest("this gateway does not document Idempotency-Key on claims yet (contract §labelers)")
         again = lab.claim(task_id=task.task_id, idempotency_key=key)
         assert again is not None
         self.assertEqual(again.claim_id, first.claim_id)
         lab.release(first.claim_id)
+
+    def test_instructions(self) -> None:
+        """A label spec's instructions and examples: the claim names the space and its version, the labeler
+        reads them; a second, different guide is version 2; an example that does not fit is a ValidationError."""
+        spec = {"question": f"guide {uuid.uuid4().hex[:6]}", "options": ["cat", "dog"]}
+        guide = {"instructions": "Pick **cat** for kittens.",
+                 "examples": [{"data_text": "a kitten", "answer": {"label": "cat"}, "explanation": "kittens are cats"}]}  # fmt: skip
+        task = self.client.tasks.create(type="text_classification", data_url="https://x.example/g.txt", label_spec={**spec, **guide})
+        lab = self.stack.labeler("py-guide")
+        claim = lab.claim(task_id=task.task_id)
+        assert claim is not None and claim.label_space is not None
+        self.assertEqual(claim.instructions_version, 1)
+        got = lab.instructions(claim.label_space)
+        self.assertEqual((got.version, got.instructions, got.examples), (1, guide["instructions"], guide["examples"]))
+        lab.release(claim.claim_id)
+        self.client.tasks.create(type="text_classification", data_url="https://x.example/h.txt",
+                                 label_spec={**spec, "instructions": "Dogs too."})  # fmt: skip
+        self.assertEqual(lab.instructions(claim.label_space).version, 2)
+        with self.assertRaises(labelgate.ValidationError) as bad:
+            self.client.tasks.create(type="text_classification", data_url="https://x.example/i.txt",
+                                     label_spec={**spec, "examples": [{"data_text": "x", "answer": {"label": "horse"}}]})  # fmt: skip
+        self.assertIn("label_spec.examples.0.answer.label", [d.path for d in bad.exception.details])
+
+    def test_prelabel(self) -> None:
+        """A pre-label is shown in the claim with show_prelabel, and the task needs a person's label to settle;
+        a pre-label of another type is a ValidationError."""
+        spec = {"question": f"pre {uuid.uuid4().hex[:6]}", "options": ["cat", "dog"], "show_prelabel": True}
+        prelabel = {"answer": {"label": "dog"}, "model": "py-model", "score": 0.9}
+        task = self.client.tasks.create(type="image_classification", data_url="https://x.example/p.jpg", label_spec=spec,
+                                        consensus_threshold=1, prelabel=prelabel)  # fmt: skip
+        self.assertEqual(self.client.tasks.get(task.task_id).status, "pending")
+        lab = self.stack.labeler("py-pre")
+        claim = lab.claim(task_id=task.task_id)
+        assert claim is not None
+        self.assertEqual(claim.prelabel, prelabel)
+        lab.label(claim.claim_id, "dog")
+        result = eventually(lambda: self.client.tasks.result(task.task_id), what="the pre-labelled task's result")
+        self.assertEqual((result.consensus_label, result.labels_collected), ("dog", 1))
+        with self.assertRaises(labelgate.ValidationError) as bad:
+            self.client.tasks.create(type="image_classification", data_url="https://x.example/q.jpg", label_spec=spec,
+                                     prelabel={"answer": {"labels": ["dog"]}, "model": "m"})  # fmt: skip
+        self.assertIn("prelabel.answer", [d.path for d in bad.exception.details])
 
     def test_labelers_from_threads(self) -> None:
         """One LabelerClient shared by threads: each keeps its own connection."""

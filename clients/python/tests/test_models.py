@@ -21,7 +21,7 @@ SETTLED = {
     "settled_at": "2026-03-14T09:41:07.120Z",
     "settlement": {"ledger": "local", "ledger_txid": "0x" + "9f" * 32, "sequence": 4, "prev_hash": "0" * 64,
                    "recorded_at": "2026-03-14T09:41:07.120Z", "anchor_note": "new"},
-    # fields of a newer gateway (DESIGN §12 typed task kinds)
+    # fields of a newer gateway (contract §task-types typed task kinds)
     "consensus": {"labels": ["cat", "dog"], "confidence": {"cat": 0.97, "dog": 0.91}},
     "label_posteriors": {"cat": 0.97, "dog": 0.91},
 }  # fmt: skip
@@ -79,6 +79,20 @@ class ModelsTest(unittest.TestCase):
         (s,) = list(t.consensus)
         self.assertEqual(t.data_text[s.start : s.end], "Aspirin")  # code points are str indices
         self.assertEqual(models.consensus_from_dict({"spans": []}), models.SpanConsensus(spans=[]))
+        words = {"text": "the cat", "words": [{"word": "the", "confidence": 0.9}, {"word": "cat", "confidence": 0.8}],
+                 "slots": [{"word": "the", "confidence": 0.9, "answers": ["the", None]}]}  # fmt: skip
+        free = models.consensus_from_dict(words)
+        assert isinstance(free, models.FreeTextConsensus)
+        self.assertEqual(([w.word for w in free.words], free.slots[0].answers), (["the", "cat"], ["the", None]))
+        pair = Task.from_dict({"task_id": "tsk_2", "status": "settled", "task_type": "pairwise_comparison",
+                               "data_url": "https://x/a.jpg", "data_url_b": "https://x/b.jpg", "created_at": "2026-03-14T09:26:53.589Z",
+                               "label_spec": {"question": "q", "allow_tie": True}, "consensus": {"winner": "b", "confidence": 0.7}})  # fmt: skip
+        assert isinstance(pair.consensus, models.PairwiseConsensus) and pair.label_spec is not None
+        self.assertEqual((pair.consensus.winner, pair.data_url_b, pair.label_spec.allow_tie), ("b", "https://x/b.jpg", True))
+        ranking = models.Ranking.from_dict({"items": [{"item": "https://x/a.jpg", "score": 0.5, "rank": 1, "ci_low": 0.1,
+                                                       "ci_high": 0.9, "comparisons": 3}], "labels": 3, "tie_parameter": 0})  # fmt: skip
+        (top,) = list(ranking)
+        self.assertEqual((top.item, top.rank, top.ci_low, ranking.labels), ("https://x/a.jpg", 1, 0.1, 3))
         self.assertIsNone(models.consensus_from_dict(None))
         with self.assertRaises(ValueError):
             models.consensus_from_dict({"polygons": []})

@@ -1,4 +1,4 @@
-"""The task types of DESIGN §12 end to end on a real gateway: ``client.tasks.create`` with a type's
+"""The task types of contract §task-types end to end on a real gateway: ``client.tasks.create`` with a type's
 ``label_spec``, ``data_text`` and ``gold_answer``; claims carrying the type and the text; ``LabelerClient.label``
 with an answer body (a refused one raises ValidationError naming the part and leaves the claim open); the typed
 consensus (:class:`labelgate.BoxConsensus`, :class:`labelgate.SpanConsensus`,
@@ -96,6 +96,43 @@ class TaskTypesTest(unittest.TestCase):
         task = self.client.tasks.get(accepted.task_id)
         self.assertEqual((task.data_text, task.consensus), (text, consensus))
         self.assertEqual(self._event(accepted.task_id).consensus, consensus)
+
+    def test_free_text(self) -> None:
+        spec = {"question": "Transcribe the clip", "max_length": 200}
+        accepted = self.client.tasks.create(type="free_text", data_url="https://audio.example/1.wav", label_spec=spec, consensus_threshold=2)
+        for i, text in enumerate(["The cat sat.", "the cat sat"]):
+            claim = self._claim(i, accepted.task_id)
+            self.assertEqual((claim.task_type, claim.label_spec.max_length), ("free_text", 200))
+            self.assertEqual(self.labelers[i].label(claim.claim_id, {"text": text}).answer, {"text": text})
+        result = self.client.tasks.wait(accepted.task_id, timeout_s=60, interval_s=0.25)
+        consensus = result.consensus
+        assert isinstance(consensus, labelgate.FreeTextConsensus)
+        self.assertEqual((consensus.text, [w.word for w in consensus.words]), ("the cat sat", ["the", "cat", "sat"]))
+        self.assertEqual(self.client.tasks.get(accepted.task_id).consensus, consensus)
+
+    def test_pairwise_comparison_and_the_batch_ranking(self) -> None:
+        img = lambda name: f"https://images.example/{name}.jpg"  # noqa: E731
+        spec = {"question": "Which photo is sharper?"}
+        pairs = [("q1", "q2"), ("q3", "q2"), ("q1", "q3")]
+        batch = self.client.tasks.batch(
+            [{"type": "pairwise_comparison", "data_url": img(a), "data_url_b": img(b), "label_spec": spec, "consensus_threshold": 2}
+             for a, b in pairs]  # fmt: skip
+        )
+        for task_id, winner in zip(batch.task_ids, ["a", "a", "a"]):
+            for i in range(2):
+                claim = self._claim(i, task_id)
+                self.assertEqual((claim.task_type, claim.data_url_b is not None), ("pairwise_comparison", True))
+                self.labelers[i].label(claim.claim_id, {"winner": winner})
+        result = self.client.tasks.wait(batch.task_ids[0], timeout_s=60, interval_s=0.25)
+        assert isinstance(result.consensus, labelgate.PairwiseConsensus)
+        self.assertEqual(result.consensus.winner, "a")
+        ranking = self.client.batches.ranking(batch.batch_id)
+        self.assertIsInstance(ranking, labelgate.Ranking)
+        self.assertEqual([i.item for i in ranking], [img("q1"), img("q3"), img("q2")])
+        self.assertEqual(ranking.labels, 6)
+        self.assertTrue(all(i.ci_low < i.score < i.ci_high for i in ranking))
+        with self.assertRaises(labelgate.NotFoundError):
+            self.client.jobs.ranking("job_unknown000000000000000")
 
     def test_multi_label_and_a_gold_task(self) -> None:
         spec = {"question": "Which apply?", "options": ["red", "round", "ripe"]}

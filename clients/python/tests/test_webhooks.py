@@ -57,6 +57,20 @@ class ConstructEventTest(unittest.TestCase):
         self.assertEqual(event.extra, {"later": 1})
         self.assertEqual(event.to_dict(), json.loads(raw))
 
+    def test_task_revised(self) -> None:
+        previous = {"consensus_label": "cat", "confidence": 0.9846}
+        raw = body(event="task.revised", revision=2, consensus_label="dog", confidence=1, previous=previous)
+        event = construct_event(raw, sign_payload(raw, SECRET), SECRET, now=NOW)
+        self.assertEqual((event.event, event.consensus_label), ("task.revised", "dog"))
+        self.assertEqual(event.extra, {"revision": 2, "previous": previous})
+        self.assertEqual(event.to_dict(), json.loads(raw))
+        for bad in ({"revision": 1}, {"revision": True}, {"previous": None}, {"previous": {"consensus_label": "cat"}}):
+            fields: dict[str, object] = {"event": "task.revised", "revision": 2, "previous": previous, **bad}
+            raw = body(**fields)
+            with self.assertRaises(SignatureVerificationError) as caught:
+                construct_event(raw, sign_payload(raw, SECRET), SECRET, now=NOW)
+            self.assertEqual(caught.exception.reason, "malformed_body")
+
     def test_headers_of_any_shape(self) -> None:
         import email.message
 

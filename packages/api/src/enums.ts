@@ -4,7 +4,7 @@
  */
 
 /**
- * Task statuses a customer sees (docs/contract.md, DESIGN §3): pending → labeling → settling → settled, and
+ * Task statuses a customer sees (contract §lifecycle): pending → labeling → settling → settled, and
  * canceled from pending or labeling. The database enum also holds `staged`, a retired value that no row
  * takes (see prisma/schema.prisma); it never reaches the wire.
  */
@@ -18,22 +18,18 @@ export const OPEN_TASK_STATUSES = ["pending", "labeling"] as const satisfies rea
 export const TASK_SORTS = ["created_at_desc", "created_at_asc", "settled_at_desc"] as const;
 export type TaskSort = (typeof TASK_SORTS)[number];
 
-/** How a settled task was decided (docs/contract.md, DESIGN §3, §10). */
-export const RESOLUTIONS = ["consensus", "confidence", "max_labels"] as const;
+/** How a settled task was decided (contract §lifecycle, §quality); `review`: a customer's answer (docs/decisions/0260). */
+export const RESOLUTIONS = ["consensus", "confidence", "max_labels", "review", "no_gain"] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
 export const TIERS = ["sandbox", "production"] as const;
 export type Tier = (typeof TIERS)[number];
 
-/** Event kinds a webhook can subscribe to (docs/contract.md, SPEC §6: only `task.settled`). */
-export const WEBHOOK_EVENTS = ["task.settled"] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
-
 /** States of one delivery (event × webhook); a task's `webhook_status` takes the same values. */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** Manifest job statuses (docs/contract.md, DESIGN §8). */
+/** Manifest job statuses (contract §jobs). */
 export const JOB_STATUSES = ["queued", "ingesting", "labeling", "completed", "failed"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * The one table that maps error kinds to HTTP status and message (docs/contract.md, SPEC §7; DESIGN §2), and the
+ * The one table that maps error kinds to HTTP status and message (contract §errors, §wire), and the
  * error every layer throws: the store and the handlers throw `new ApiError(kind)`; the gateway's error
  * middleware (services/gateway/src/errors.ts) renders `{"error": message, ...}` with the kind's status.
  */
@@ -16,6 +16,7 @@ export const ERRORS = {
   webhookNotFound: { status: 404, message: "webhook not found" },
   deliveryNotFound: { status: 404, message: "delivery not found" },
   jobNotFound: { status: 404, message: "job not found" },
+  instructionsNotFound: { status: 404, message: "instructions not found" },
   routeNotFound: { status: 404, message: "not found" },
   methodNotAllowed: { status: 405, message: "method not allowed" },
   requestTimeout: { status: 408, message: "request timeout" },
@@ -28,10 +29,12 @@ export const ERRORS = {
   webhookExists: { status: 409, message: "an active webhook already uses this callback_url" },
   webhookInactive: { status: 409, message: "webhook is not active" },
   jobNotCompleted: { status: 409, message: "job not completed" },
+  batchNotCompleted: { status: 409, message: "batch not completed" },
   goldHasNoResult: { status: 409, message: "gold tasks have no result" },
+  taskNotSettled: { status: 409, message: "task not settled" },
   alreadyProduction: { status: 409, message: "customer is already on the production tier" },
   payloadTooLarge: { status: 413, message: "payload too large" },
-  unsupportedMediaType: { status: 415, message: "content type must be application/json" },
+  unsupportedMediaType: { status: 415, message: "content-type must be application/json" },
   idempotencyMismatch: { status: 422, message: "idempotency key reused with a different request" },
   rateLimited: { status: 429, message: "rate limit exceeded" },
   headersTooLarge: { status: 431, message: "request header fields too large" },

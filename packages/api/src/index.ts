@@ -6,8 +6,10 @@
  */
 export * from "./enums";
 export * from "./errors";
-export type * from "./events";
+export * from "./events";
+export * from "./instructions";
 export * from "./policy";
+export * from "./prelabels";
 export * from "./requests";
 export * as schemas from "./responses";
 export { EXAMPLE, RESPONSE_SCHEMAS } from "./responses";

@@ -59,7 +59,8 @@ function operationSection(route: RouteDoc, parameters: JsonSchema[]): string[] {
   out.push("| status | answer |", "|---|---|");
   for (const r of route.responses) {
     const body = r.schema ? ` \`${r.schema}\`${r.contentType === "application/x-ndjson" ? " per line (JSON Lines)" : ""}` : "";
-    out.push(`| ${r.status} | ${cell(r.description)}${body} |`);
+    const alternatives = (r.alternatives ?? []).map((a) => `; \`${a.contentType}\`: ${a.description}`).join("");
+    out.push(`| ${r.status} | ${cell(r.description)}${body}${cell(alternatives)} |`);
   }
   const errors = errorKindsOf(route).filter((k) => !route.responses.some((r) => r.status === ERRORS[k].status));
   for (const kind of [...errors].sort((a, b) => ERRORS[a].status - ERRORS[b].status)) {

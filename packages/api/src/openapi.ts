@@ -76,6 +76,9 @@ export function errorExample(kind: ErrorKind): Record<string, unknown> {
     case "jobNotCompleted":
       body.status = "labeling";
       break;
+    case "batchNotCompleted":
+      body.status = "in_progress";
+      break;
     case "webhookExists":
       body.webhook_id = E.webhookId;
       break;
@@ -176,6 +179,8 @@ function successResponse(route: RouteDoc, r: ResponseDoc): OpenApiResponse {
   } else {
     response.content = { "application/json": { schema: ref("schemas", r.schema), example } };
   }
+  for (const alt of r.alternatives ?? [])
+    response.content[alt.contentType] = { schema: { type: "string", description: alt.description }, example: alt.example };
   return response;
 }
 
@@ -262,6 +267,10 @@ a 429 or 503 adds \`Retry-After\` (seconds). Task submissions take an \`Idempote
 const HEADER_COMPONENTS: Record<string, JsonSchema> = {
   "X-Request-Id": { description: "Id of the request (logged; quoted in 5xx bodies).", required: true, schema: { type: "string" } },
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } },
+  "Labelgate-Idle-Reason": {
+    description: "Why a claim found nothing for this labeler: `failed_qualification` (contract §qualification).",
+    schema: { type: "string", enum: ["failed_qualification"] },
+  },
   "RateLimit-Limit": { description: "Requests per window of the key's tier.", schema: { type: "integer", minimum: 0 } },
   "RateLimit-Remaining": { description: "Requests left in the window.", schema: { type: "integer", minimum: 0 } },
   "RateLimit-Reset": { description: "Seconds until the window resets.", schema: { type: "integer", minimum: 0 } },

@@ -14,8 +14,9 @@
  *   and body;
  * - the OpenAPI document (openapi.ts) and docs/api.md (markdown.ts, `pnpm docs:api`);
  * - the SDK's methods (packages/sdk/src/client.ts call operations by id, typed by {@link RequestBody} and
- *   {@link SuccessBody}).
- * A route's path literal appears in this file only (test/api-catalog.test.ts).
+ *   {@link SuccessBody});
+ * - the Python client's routes (clients/python/labelgate/_routes.py, `pnpm gen:clients`, route-clients.ts).
+ * A route's path literal appears in this file only (test/api-catalog.test.ts, test/clients-catalog.test.ts).
  */
 import type { z } from "zod";
 import type { ErrorKind } from "./errors";
@@ -48,6 +49,8 @@ export interface ResponseDoc {
   contentType?: "application/json" | "application/x-ndjson";
   /** extra response headers (components.headers names) */
   headers?: readonly string[];
+  /** the same status in other media types (an export's other formats): each a text body described in words */
+  alternatives?: readonly { contentType: "application/json" | "text/plain"; description: string; example: string }[];
 }
 
 /** One operation as the catalog declares it. */
@@ -78,14 +81,33 @@ export const TAGS = {
   system: "Health and this document.",
   customers: "Registration and the calling customer's profile.",
   tasks: "Tasks, batches and results.",
-  webhooks: "task.settled webhooks, their delivery log and redelivery.",
-  jobs: "Manifest jobs (S3, GCS, https) and their JSONL export.",
+  webhooks: "Webhooks (the events they subscribe to), their delivery log and redelivery.",
+  jobs: "Manifest jobs (S3, GCS, https) and their exports.",
   billing: "Monthly usage and invoices.",
   dashboard: "Overview, task list, quality and daily usage.",
   labeling: "Claims and labels (labeler keys).",
   admin: "Operator routes (ADMIN_TOKEN).",
 } as const;
 export type Tag = keyof typeof TAGS;
+
+/** The words on `format` shared by the two export routes. */
+const EXPORT_DESCRIPTION =
+  "`format` (contract §exports): `jsonl` (the default; one `ExportLine` per task), `label-studio` (Label Studio's JSON tasks, the consensus as the one annotation), `coco` (COCO object detection JSON; bounding_box only), `conll` (CoNLL-2003 columns with BIO tags, a `-DOCSTART-` document per task; text_span only) or `hf` (JSON Lines for Hugging Face `datasets`: label names as strings, `confidence`). Streamed page by page, never built in memory. A format that does not fit the task type is 400 `validation failed`, its detail and `formats` naming those that fit.";
+
+/** The other media types of the export routes' 200 (format label-studio and coco; conll), with an example each. */
+const EXPORT_ALTERNATIVES = [
+  {
+    contentType: "application/json",
+    description: "label-studio: a JSON array of Label Studio tasks; coco: one COCO object detection object.",
+    example:
+      '[\n{"id":1,"data":{"item":"https://images.example/1.jpg","data_url":"https://images.example/1.jpg","task_id":"tsk_2xK9mQ4vR7pL1nB8cD3fG6","task_type":"image_classification"},"annotations":[{"id":1,"result":[{"id":"r1","from_name":"label","to_name":"item","type":"choices","value":{"choices":["cat"]},"score":0.9846}],"score":0.9846,"ground_truth":false,"was_cancelled":false,"created_at":"2026-03-02T14:05:09.000Z"}],"predictions":[],"meta":{}}\n]\n',
+  },
+  {
+    contentType: "text/plain",
+    description: "conll: token and BIO tag per line, a `-DOCSTART- O` document per task.",
+    example: "-DOCSTART- O\n\nAda B-PER\nLovelace I-PER\nwrote O\n. O\n\n",
+  },
+] as const;
 
 /** Keeps the declarations' literal types (the SDK's and the gateway's types are read from them). */
 function defineOperations<const T extends Record<string, OperationDecl>>(decls: T): T {
@@ -102,8 +124,13 @@ export const OPERATIONS = defineOperations({
     auth: "none",
     summary: "Health of the gateway and its dependencies",
     responses: [
-      { status: 200, description: "Postgres and the queue are reachable.", schema: "Health" },
-      { status: 503, description: "Postgres or the queue is unreachable.", schema: "HealthUnavailable", headers: ["Retry-After"] },
+      { status: 200, description: "Postgres, the queue and, where the process settles on one, the chain are reachable.", schema: "Health" },
+      {
+        status: 503,
+        description: "Postgres, the queue, the chain (LEDGER=evm) or a worker is unavailable.",
+        schema: "HealthUnavailable",
+        headers: ["Retry-After"],
+      },
     ],
   },
   getOpenApiDocument: {
@@ -226,6 +253,29 @@ export const OPERATIONS = defineOperations({
     responses: [{ status: 200, description: "Canceled (`status: canceled`).", schema: "Task" }],
     errors: ["taskNotFound", "taskNotCancelable"],
   },
+  reviewTask: {
+    method: "post",
+    path: "/v1/tasks/{id}/review",
+    tag: "tasks",
+    auth: "customer",
+    summary: "Review a settled result: accept it, or reject it (with the right answer)",
+    description:
+      '`{verdict: "accept"}`: the result is right. `{verdict: "reject", answer}`: the answer (of the task\'s type) is right; when it differs from the result, it becomes the next revision (resolution `review`, confidence 1), recorded on the ledger, and `task.revised` goes out. `{verdict: "reject"}` alone (single choice only): the task reopens (`labeling`), takes up to `max_labels` more labels from labelers who have not labeled it, and settles again as the next revision, never on a rejected option. Every review is kept (`reviews` of `GET /v1/tasks/{id}`); a review closes the task\'s audit. A reviewed answer is a known truth for the label space\'s labeler model.',
+    body: { schema: "ReviewInput", limit: "256 KB" },
+    responses: [{ status: 200, description: "Reviewed: the review and the task's result after it.", schema: "ReviewOutcome" }],
+    errors: ["taskNotFound", "taskNotSettled"],
+  },
+  listAudits: {
+    method: "get",
+    path: "/v1/audits",
+    tag: "tasks",
+    auth: "customer",
+    summary: "The audit queue: settled tasks drawn for review",
+    description:
+      "At the customer's `quality.audit_rate`, each task that settles is drawn at random into the queue (so each label space's audits are a uniform sample of its settled results). Reviewing the task (`POST /v1/tasks/{id}/review`) closes its audit. Oldest first.",
+    query: "auditsQuery",
+    responses: [{ status: 200, description: "A page of audits.", schema: "AuditPage" }],
+  },
   listBatches: {
     method: "get",
     path: "/v1/batches",
@@ -244,6 +294,39 @@ export const OPERATIONS = defineOperations({
     summary: "A batch and its tasks by status",
     responses: [{ status: 200, description: "The batch.", schema: "Batch" }],
     errors: ["batchNotFound"],
+  },
+  getBatchRanking: {
+    method: "get",
+    path: "/v1/batches/{id}/ranking",
+    tag: "tasks",
+    auth: "customer",
+    summary: "The ranking of the items a batch's pairwise comparisons compared",
+    description:
+      "Bradley-Terry scores (with Davidson's ties) fitted on every label of the batch's `pairwise_comparison` tasks, settled or not, each label weighted by what the labeler model of its label space knows of its labeler, with 95% Wald intervals; best first. Empty without labels. At most 2,000 distinct items (the intervals cost O(N^3)): more is 400 (docs/decisions/0289).",
+    responses: [{ status: 200, description: "The ranking.", schema: "Ranking" }],
+    errors: ["batchNotFound", "validation"],
+  },
+  exportBatch: {
+    method: "get",
+    path: "/v1/batches/{id}/export",
+    tag: "tasks",
+    auth: "customer",
+    summary: "A completed batch's results in a format (streamed)",
+    description:
+      "One task per task of the batch other than gold tasks, in task id order (lines end with `metadata` where a job's have `source`); 409 until the batch is `completed`. A batch mixing task types fits `jsonl` and `label-studio` only. " +
+      EXPORT_DESCRIPTION,
+    query: "exportQuery",
+    responses: [
+      {
+        status: 200,
+        description: "jsonl: one ExportLine per line; hf: one record per line (application/x-ndjson).",
+        schema: "ExportLine",
+        contentType: "application/x-ndjson",
+        headers: ["Content-Disposition"],
+        alternatives: EXPORT_ALTERNATIVES,
+      },
+    ],
+    errors: ["batchNotFound", "batchNotCompleted"],
   },
 
   // --- webhooks
@@ -264,6 +347,18 @@ export const OPERATIONS = defineOperations({
     auth: "customer",
     summary: "The customer's webhooks, deleted ones included",
     responses: [{ status: 200, description: "Newest first.", schema: "WebhookList" }],
+  },
+  updateWebhook: {
+    method: "patch",
+    path: "/v1/webhooks/{id}",
+    tag: "webhooks",
+    auth: "customer",
+    summary: "Change the events a webhook subscribes to",
+    description:
+      "`events` replaces the webhook's subscription (names of the event catalog, contract §events; at least one). Events emitted from now on are routed by the new list; deliveries already made are unchanged. A deleted webhook cannot be changed (409 `webhookInactive`).",
+    body: { schema: "WebhookPatchInput" },
+    responses: [{ status: 200, description: "The webhook as changed.", schema: "Webhook" }],
+    errors: ["webhookNotFound", "webhookInactive"],
   },
   deleteWebhook: {
     method: "delete",
@@ -326,20 +421,33 @@ export const OPERATIONS = defineOperations({
     responses: [{ status: 200, description: "The job.", schema: "Job" }],
     errors: ["jobNotFound"],
   },
+  getJobRanking: {
+    method: "get",
+    path: "/v1/jobs/{id}/ranking",
+    tag: "jobs",
+    auth: "customer",
+    summary: "The ranking of the items a pairwise job's comparisons compared",
+    description:
+      "As `GET /v1/batches/{id}/ranking`, over the job's tasks: Bradley-Terry scores (with Davidson's ties) fitted on every label of the job's `pairwise_comparison` tasks, settled or not, each label weighted by what the labeler model of its label space knows of its labeler, with 95% Wald intervals; best first. Empty without labels. A job of another type is 400; more than 2,000 distinct items is 400 (docs/decisions/0289, 0306).",
+    responses: [{ status: 200, description: "The ranking.", schema: "Ranking" }],
+    errors: ["jobNotFound", "validation"],
+  },
   exportJob: {
     method: "get",
     path: "/v1/jobs/{id}/export",
     tag: "jobs",
     auth: "customer",
-    summary: "A completed job's results as JSONL (streamed)",
-    description: "One line per manifest line, in manifest order.",
+    summary: "A completed job's results in a format (streamed)",
+    description: "One task per manifest line other than gold lines, in manifest order. " + EXPORT_DESCRIPTION,
+    query: "exportQuery",
     responses: [
       {
         status: 200,
-        description: "One ExportLine per line.",
+        description: "jsonl: one ExportLine per line; hf: one record per line (application/x-ndjson).",
         schema: "ExportLine",
         contentType: "application/x-ndjson",
         headers: ["Content-Disposition"],
+        alternatives: EXPORT_ALTERNATIVES,
       },
     ],
     errors: ["jobNotFound", "jobNotCompleted"],
@@ -426,7 +534,12 @@ export const OPERATIONS = defineOperations({
     body: { schema: "ClaimInput", required: false },
     responses: [
       { status: 201, description: "Claimed.", schema: "Claim" },
-      { status: 204, description: "Nothing is open for this labeler (or the named task is not claimable by it)." },
+      {
+        status: 204,
+        description:
+          "Nothing is open for this labeler (or the named task is not claimable by it). A generic claim adds `Labelgate-Idle-Reason: failed_qualification` when the labeler failed the qualification exam of a label space that still has open tasks (contract §qualification).",
+        headers: ["Labelgate-Idle-Reason"],
+      },
     ],
     errors: ["taskNotFound", "idempotencyMismatch"],
   },
@@ -452,6 +565,17 @@ export const OPERATIONS = defineOperations({
     body: { schema: "LabelInput", limit: "256 KB" },
     responses: [{ status: 201, description: "Recorded.", schema: "LabelRecorded" }],
     errors: ["claimNotFound", "claimAlreadyLabeled", "claimExpired", "taskNotOpen"],
+  },
+  getInstructions: {
+    method: "get",
+    path: "/v1/labeling/spaces/{id}/instructions",
+    tag: "labeling",
+    auth: "labeler",
+    summary: "Read a label space's instructions",
+    description:
+      "The current instructions of the label space a claim names (`label_space`): the Markdown and the worked examples its customer gave last in a label spec, and their `version`, the claim's `instructions_version`. 404 when the space has none.",
+    responses: [{ status: 200, description: "The current instructions.", schema: "Instructions" }],
+    errors: ["instructionsNotFound"],
   },
 
   // --- admin

@@ -2,28 +2,27 @@
  * Request schemas (zod) of every gateway route: bodies and queries. The single source of validation, of the
  * request half of the OpenAPI document (services/gateway/src/openapi.ts) and of the SDK's request types
  * (each declared right after its schema: a body's `z.input`, a query's `z.output`; gathered by types.ts).
- * Wire names follow docs/contract.md (SPEC §4, DESIGN §2). Unknown fields are rejected so typos surface as 400s.
+ * Wire names follow contract §routes, §wire. Unknown fields are rejected so typos surface as 400s.
  */
 import { z } from "zod";
-import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS, WEBHOOK_EVENTS } from "./enums";
-import { CONFIDENCE_TARGET_MAX, CONFIDENCE_TARGET_MIN } from "./policy";
+import { DELIVERY_STATUSES, TASK_SORTS, TASK_STATUSES, TIERS } from "./enums";
+import { DEFAULT_WEBHOOK_EVENTS, WEBHOOK_EVENTS } from "./events";
+import { EXPORT_FORMATS } from "./exports";
+import { guidedSpecSchemaOf, guideFields, guideIssues } from "./instructions";
+import { POLICY_BOUNDS } from "./policy";
+import { type Prelabel, prelabelIssues, prelabelTaskFields } from "./prelabels";
 import {
   type AnswerBody,
   type AnyLabelSpec,
   answerIssues,
-  boundingBoxSpec,
-  boxAnswer,
-  codePointLength,
   isReservedTaskType,
   labelSpec,
-  labelSpecSchemaOf,
   MAX_ANSWER_BYTES,
-  MAX_TEXT_CODE_POINTS,
-  multiLabelAnswer,
-  multiLabelSpec,
-  singleChoiceAnswer,
-  spanAnswer,
-  textSpanSpec,
+  RESERVED_WIRE_TASK_TYPES,
+  type ReservedWireList,
+  unionMembers,
+  WIRE_TASK_TYPE_LIST,
+  type WireTaskType,
 } from "./task-types";
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
@@ -105,17 +104,24 @@ export function jsonDepth(value: unknown): number {
   return max;
 }
 
-/** The policy fields (docs/contract.md, DESIGN §10): absent = from a less specific layer (policy.ts `resolvePolicy`). */
-export const consensusThreshold = z.number().int().min(1).max(25);
-export const maxLabels = z.number().int().min(1).max(50);
-export const confidenceTarget = z.number().min(CONFIDENCE_TARGET_MIN).max(CONFIDENCE_TARGET_MAX);
-export const minLabels = z.number().int().min(1).max(50);
+/** The policy fields (contract §quality): absent = from a less specific layer (@labelgate/quality `resolvePolicy`). */
+const { consensus_threshold: CT, max_labels: ML, confidence_target: TG, min_labels: MN, min_gain: MG } = POLICY_BOUNDS;
+export const consensusThreshold = z.number().int().min(CT.min).max(CT.max);
+export const maxLabels = z.number().int().min(ML.min).max(ML.max);
+export const confidenceTarget = z.number().min(TG.min).max(TG.max);
+export const minLabels = z.number().int().min(MN.min).max(MN.max);
+/** `min_gain` (contract §quality): the confidence policy settles (`no_gain`) when one more label cannot raise the confidence by this much. */
+export const minGain = z.number().min(MG.min).max(MG.max);
 
-/** `confidence_target`, `min_labels` and `max_labels` of a batch's top level or a task (null target = threshold policy). */
+/**
+ * `confidence_target`, `min_labels`, `min_gain` and `max_labels` of a batch's top level or a task (null target =
+ * threshold policy; null `min_gain` = off, overriding a less specific layer's).
+ */
 const confidencePolicyFields = {
   max_labels: maxLabels.optional(),
   confidence_target: confidenceTarget.nullable().optional(),
   min_labels: minLabels.optional(),
+  min_gain: minGain.nullable().optional(),
 };
 
 /** A gold label is one of the label spec's options (checked with the spec in the single-choice branch). */
@@ -123,6 +129,8 @@ const goldLabel = z.string().min(1).max(200);
 
 /** The fields every task body has, whatever its type. */
 const taskFields = {
+  /** shown with the right answer after a qualification training answer (contract §qualification); gold tasks only */
+  gold_explanation: z.string().min(1).max(2000).optional(),
   data_url: dataUrl,
   callback_url: callbackUrl.optional(),
   consensus_threshold: consensusThreshold.optional(),
@@ -132,6 +140,7 @@ const taskFields = {
     .refine((m) => jsonDepth(m) <= MAX_METADATA_DEPTH, `must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
     .optional(),
   idempotency_key: idempotencyKey.optional(),
+  ...prelabelTaskFields,
 };
 
 const taskTypeName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "lowercase letters, digits and _ (e.g. image_classification)");
@@ -147,11 +156,29 @@ function checkGoldAnswer(
   }
 }
 
-/** A single-choice task: any `type` but the reserved ones (DESIGN §12). */
+/** Adds each problem of the label spec's examples (instructions.ts `guideIssues`) at `label_spec.examples.<i>.answer...`. */
+function checkExamples(t: { type: string; label_spec: AnyLabelSpec }, ctx: z.RefinementCtx): void {
+  for (const issue of guideIssues(t.type, t.label_spec))
+    ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path], message: issue.message });
+}
+
+/** Adds each problem of the pre-label (prelabels.ts `prelabelIssues`) at `prelabel.answer...`. */
+function checkPrelabel(t: { type: string; label_spec: AnyLabelSpec; prelabel?: Prelabel; data_text?: string }, ctx: z.RefinementCtx): void {
+  for (const issue of prelabelIssues(t.type, t.label_spec, t.prelabel, t.data_text))
+    ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+}
+
+/** A gold explanation belongs to a gold task: refused on a task without its gold answer. */
+function checkExplanation(t: { gold_explanation?: string; gold_label?: string; gold_answer?: unknown }, ctx: z.RefinementCtx): void {
+  if (t.gold_explanation !== undefined && t.gold_label === undefined && t.gold_answer === undefined)
+    ctx.addIssue({ code: "custom", path: ["gold_explanation"], message: "only a gold task (with its gold answer) has an explanation" });
+}
+
+/** A single-choice task: any `type` but the reserved ones (contract §task-types). */
 export const singleChoiceTaskBody = z
   .object({
     type: taskTypeName.refine((t) => !isReservedTaskType(t), "a reserved type has its own label_spec"),
-    label_spec: labelSpec,
+    label_spec: labelSpec.extend(guideFields),
     ...taskFields,
     gold_label: goldLabel.optional(),
   })
@@ -161,59 +188,70 @@ export const singleChoiceTaskBody = z
       ctx.addIssue({ code: "custom", path: ["gold_label"], message: "must be one of label_spec.options" });
     }
   })
+  .superRefine(checkExamples)
+  .superRefine(checkPrelabel)
+  .superRefine(checkExplanation)
   .meta({ description: "A single-choice task: `type` is any value but the reserved ones (e.g. `image_classification`)." });
 
-/** A `multi_label_classification` task. */
-export const multiLabelTaskBody = z
-  .object({
-    type: z.literal("multi_label_classification"),
-    label_spec: multiLabelSpec,
-    ...taskFields,
-    gold_answer: multiLabelAnswer.optional().describe("a gold task's true answer: the options that apply"),
-  })
-  .strict()
-  .superRefine(checkGoldAnswer)
-  .meta({ description: "A multi-label task: the labeler ticks every option that applies (possibly none)." });
+/**
+ * The task body of a reserved type from its wire module (task-types/<type>): `type` (the module's name),
+ * `label_spec` (its spec with the guide fields), its own fields, the common ones and `gold_answer` (its answer),
+ * checked against the spec (`answerIssues`), the examples against the spec, and the module's own `issues`.
+ */
+function typedTaskBody<Name extends string, S extends z.ZodRawShape, A extends z.ZodRawShape, X extends z.ZodRawShape>(
+  m: WireTaskType<Name, S, A, X>,
+) {
+  const parts = m.task;
+  if (parts === undefined) throw new Error(`task type ${m.name} has no task body parts`);
+  return z
+    .object({
+      type: z.literal(m.name),
+      label_spec: m.labelSpec.extend(guideFields),
+      ...parts.fields,
+      ...taskFields,
+      gold_answer: m.answer.optional().describe(parts.goldDescription),
+    })
+    .strict()
+    .superRefine((t, ctx) => checkGoldAnswer(t as unknown as Parameters<typeof checkGoldAnswer>[0], ctx))
+    .superRefine((t, ctx) => checkExamples(t as unknown as Parameters<typeof checkExamples>[0], ctx))
+    .superRefine((t, ctx) => checkPrelabel(t as unknown as Parameters<typeof checkPrelabel>[0], ctx))
+    .superRefine((t, ctx) => checkExplanation(t as unknown as Parameters<typeof checkExplanation>[0], ctx))
+    .superRefine((t, ctx) => {
+      for (const issue of parts.issues?.(t as never) ?? []) ctx.addIssue({ code: "custom", path: issue.path, message: issue.message });
+    })
+    .meta({ description: parts.description });
+}
 
-/** A `bounding_box` task. */
-export const boundingBoxTaskBody = z
-  .object({
-    type: z.literal("bounding_box"),
-    label_spec: boundingBoxSpec,
-    ...taskFields,
-    gold_answer: boxAnswer.optional().describe("a gold task's true boxes"),
-  })
-  .strict()
-  .superRefine(checkGoldAnswer)
-  .meta({ description: "A bounding-box task: the labeler draws a box around every object of the classes (possibly none)." });
+/** The task body of one reserved type's module. */
+type TypedTaskBody<M> = M extends WireTaskType<infer N, infer S, infer A, infer X> ? ReturnType<typeof typedTaskBody<N, S, A, X>> : never;
 
-/** A `text_span` task. */
-export const textSpanTaskBody = z
-  .object({
-    type: z.literal("text_span"),
-    label_spec: textSpanSpec,
-    data_text: z
-      .string()
-      .min(1)
-      .max(4 * MAX_TEXT_CODE_POINTS)
-      .refine((text) => codePointLength(text) <= MAX_TEXT_CODE_POINTS, `must be at most ${MAX_TEXT_CODE_POINTS} code points`)
-      .optional()
-      .describe("the text to label; without it, the body of an http(s) `data_url` (UTF-8, fetched once; the task is claimable after)"),
-    ...taskFields,
-    gold_answer: spanAnswer.optional().describe("a gold task's true spans"),
-  })
-  .strict()
-  .superRefine(checkGoldAnswer)
-  .superRefine((t, ctx) => {
-    // the text of an object URL is read only with a manifest job's credentials (docs/decisions/0194)
-    if (t.data_text === undefined && /^(s3|gs):/i.test(t.data_url))
-      ctx.addIssue({ code: "custom", path: ["data_text"], message: "required when data_url is s3:// or gs:// (no credentials read it)" });
-  })
-  .meta({ description: "A text-span task: the labeler marks every entity of the types in the text (possibly none)." });
+/** Each reserved type's task body, in registry order (`typedTaskBody` of each wire module). */
+const typedTaskBodies = RESERVED_WIRE_TASK_TYPES.map((m) =>
+  typedTaskBody(m as WireTaskType<string, z.ZodRawShape, z.ZodRawShape, z.ZodRawShape>),
+) as unknown as TypedTaskBody<ReservedWireList[number]>[];
 
-export const taskBody = z.xor([singleChoiceTaskBody, multiLabelTaskBody, boundingBoxTaskBody, textSpanTaskBody], {
-  error:
-    "must be a task body of its `type`: label_spec {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box) or {question, entity_types} (text_span)",
+/** "a, b or c" */
+function either(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
+}
+
+/** The label_spec shapes, each with the types that use it, in registry order: for the task body's message. */
+function specShapes(): string {
+  const byField = new Map<string, string[]>();
+  for (const m of WIRE_TASK_TYPE_LIST) {
+    // a spec without a choices field is named by its other fields (pairwise: allow_tie)
+    const field =
+      m.choicesField ??
+      Object.keys(m.labelSpec.shape)
+        .filter((k) => k !== "question")
+        .join(", ");
+    byField.set(field, [...(byField.get(field) ?? []), m.title]);
+  }
+  return either([...byField].map(([field, titles]) => `{question, ${field}} (${titles.join(", ")})`));
+}
+
+export const taskBody = z.xor([singleChoiceTaskBody, ...typedTaskBodies], {
+  error: `must be a task body of its \`type\`: label_spec ${specShapes()}`,
 });
 /** Body of `POST /v1/tasks`, and each element of a batch's `tasks`. Unknown fields are rejected (400). */
 export type TaskRequest = z.input<typeof taskBody>;
@@ -256,19 +294,54 @@ export type RegisterCustomerRequest = z.input<typeof registrationBody>;
 export const claimBody = z.object({ task_id: z.string().startsWith("tsk_").max(64).optional() }).strict();
 
 /** Body of `POST /v1/labeling/claims/{id}/label`: the answer of the claimed task's type (task-types.ts), at most MAX_ANSWER_BYTES. */
-export const labelBody = z.xor([singleChoiceAnswer, multiLabelAnswer, boxAnswer, spanAnswer], {
-  error:
-    "must be one answer: {label} (single choice), {labels} (multi_label_classification), {boxes} (bounding_box) or {spans} (text_span)",
+export const labelBody = z.xor(unionMembers(WIRE_TASK_TYPE_LIST.map((m) => m.answer)), {
+  error: `must be one answer: ${either(WIRE_TASK_TYPE_LIST.map((m) => `{${m.answerKey}} (${m.title})`))}`,
 });
 export { MAX_ANSWER_BYTES };
 
 export const labelerBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
+// --- review and audits (docs/decisions/0260, 0262) ------------------------------------------------------
+
+/** The verdicts of a review. */
+export const REVIEW_VERDICTS = ["accept", "reject"] as const;
+export type ReviewVerdict = (typeof REVIEW_VERDICTS)[number];
+
+/**
+ * Body of `POST /v1/tasks/{id}/review`: `accept`; `reject` with `answer` (an answer body of the task's type,
+ * checked against the task by the handler); or `reject` alone (single choice only: the task reopens).
+ */
+export const reviewBody = z
+  .object({
+    verdict: z.enum(REVIEW_VERDICTS, { message: `one of ${REVIEW_VERDICTS.join(", ")}` }),
+    answer: labelBody.optional(),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    if (b.verdict === "accept" && b.answer !== undefined)
+      ctx.addIssue({ code: "custom", path: ["answer"], message: "an accepted result takes no answer (reject with the right answer)" });
+  });
+export type ReviewRequest = z.input<typeof reviewBody>;
+
+/** The states of an audit. */
+export const AUDIT_STATUSES = ["open", "done"] as const;
+export type AuditStatus = (typeof AUDIT_STATUSES)[number];
+
+/** `GET /v1/audits`: `status` (default `open`), `page` from 1, `per_page` 1..100 (default 20). */
+export const auditsQuery = z
+  .object({
+    status: z.enum(AUDIT_STATUSES, { message: `one of ${AUDIT_STATUSES.join(", ")}` }).default("open"),
+    page: z.coerce.number().int().min(1).max(1_000_000).default(1),
+    per_page: z.coerce.number().int().min(1).max(100).default(20),
+  })
+  .strict();
+export type AuditsQuery = Partial<z.output<typeof auditsQuery>>;
+
 export const customerPatchBody = z.object({ label_quota: z.number().int().min(0).max(1_000_000_000) }).strict();
 
 /**
- * `PATCH /v1/customers/me/settings` (docs/contract.md, DESIGN §10): merges what it is given; `null` clears a field.
- * The merged task defaults must make a consistent policy (policy.ts `resolvePolicy`).
+ * `PATCH /v1/customers/me/settings` (contract §quality): merges what it is given; `null` clears a field.
+ * The merged task defaults must make a consistent policy (@labelgate/quality `resolvePolicy`).
  */
 export const settingsPatchBody = z
   .object({
@@ -277,6 +350,7 @@ export const settingsPatchBody = z
         consensus_threshold: consensusThreshold.nullable().optional(),
         confidence_target: confidenceTarget.nullable().optional(),
         min_labels: minLabels.nullable().optional(),
+        min_gain: minGain.nullable().optional(),
         max_labels: maxLabels.nullable().optional(),
       })
       .strict()
@@ -289,6 +363,16 @@ export const settingsPatchBody = z
         min_labeler_accuracy: z.number().gt(0).lt(1).nullable().optional(),
         /** gold answers before exclusion may apply (default 10) */
         min_gold_answers: z.number().int().min(1).max(10_000).nullable().optional(),
+        /** share of settled tasks drawn at random into the audit queue (default 0: none) */
+        audit_rate: z.number().min(0).max(1).nullable().optional(),
+        /** the qualification exam of a labeler new to a label space (contract §qualification); null: none */
+        qualification: z
+          .strictObject({
+            gold_tasks: z.number().int().min(1).max(100).describe("gold answers the exam takes (1 to 100)"),
+            min_accuracy: z.number().min(0).max(1).describe("the least Beta(1, 1) posterior mean of gold accuracy that passes"),
+          })
+          .nullable()
+          .optional(),
       })
       .strict()
       .optional(),
@@ -410,13 +494,17 @@ export const jobBody = z
   })
   .strict()
   .transform((job, ctx) => {
-    const spec = labelSpecSchemaOf(job.type).safeParse(job.label_spec);
+    const spec = guidedSpecSchemaOf(job.type).safeParse(job.label_spec);
     if (!spec.success) {
       for (const issue of spec.error.issues)
         ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path.map(String)], message: issue.message });
       return z.NEVER;
     }
-    return { ...job, label_spec: spec.data };
+    const label_spec = spec.data;
+    const examples = guideIssues(job.type, label_spec);
+    for (const issue of examples) ctx.addIssue({ code: "custom", path: ["label_spec", ...issue.path], message: issue.message });
+    if (examples.length > 0) return z.NEVER;
+    return { ...job, label_spec };
   });
 export type JobCreateRequest = z.input<typeof jobBody>;
 
@@ -429,20 +517,37 @@ export const jobsQuery = z
 /** `page` (from 1) and `per_page` (1..100, default 20) of a list route. */
 export type PageQuery = Partial<z.output<typeof jobsQuery>>;
 
+/** `format` of a job's or a batch's export (contract §exports): jsonl (the default), label-studio, coco, conll or hf. */
+export const exportQuery = z
+  .object({
+    format: z
+      .enum(EXPORT_FORMATS, { message: `one of ${EXPORT_FORMATS.join(", ")}` })
+      .default("jsonl")
+      .describe("jsonl (default), label-studio, coco (bounding_box), conll (text_span) or hf"),
+  })
+  .strict();
+export type ExportQuery = Partial<z.output<typeof exportQuery>>;
+
 // --- webhooks ----------------------------------------------------------------------------------------
+
+/** A webhook's `events`: names of the event catalog (events.ts), at least one, duplicates dropped. */
+const webhookEvents = z
+  .array(z.enum(WEBHOOK_EVENTS, { message: `unknown event; known events: ${WEBHOOK_EVENTS.join(", ")}` }))
+  .min(1)
+  .transform((e) => [...new Set(e)]);
 
 export const webhookBody = z
   .object({
     callback_url: z.string().max(2048),
     secret: z.string().min(16, "must be at least 16 characters").max(512),
-    events: z
-      .array(z.enum(WEBHOOK_EVENTS, { message: `unknown event; known events: ${WEBHOOK_EVENTS.join(", ")}` }))
-      .min(1)
-      .default(["task.settled"])
-      .transform((e) => [...new Set(e)]),
+    events: webhookEvents.default(DEFAULT_WEBHOOK_EVENTS),
   })
   .strict();
 export type WebhookCreateRequest = z.input<typeof webhookBody>;
+
+/** `PATCH /v1/webhooks/{id}`: the events it subscribes to, replaced as a whole (docs/decisions/0231). */
+export const webhookPatchBody = z.object({ events: webhookEvents }).strict();
+export type WebhookUpdateRequest = z.input<typeof webhookPatchBody>;
 
 export const deliveriesQuery = z
   .object({

@@ -4,22 +4,15 @@
  * (services/gateway/src/openapi.ts) and of the SDK's response types: each schema's output type is declared
  * right after it (`export type Task = z.output<typeof Task>`) and gathered by types.ts. Objects are strict,
  * so a field a handler adds without documenting it makes test/openapi.test.ts fail. Shapes follow views.ts and the routers; times are ISO 8601 UTC strings
- * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, docs/contract.md (SPEC §4)).
+ * (`Date.toISOString()`), except the customer's `created_at` (Unix seconds, contract §routes).
  */
 import { z } from "zod";
-import {
-  BATCH_STATUSES,
-  DELIVERY_STATUSES,
-  INVOICE_STATUSES,
-  JOB_STATUSES,
-  RESOLUTIONS,
-  TASK_STATUSES,
-  TIERS,
-  WEBHOOK_EVENTS,
-} from "./enums";
+import { BATCH_STATUSES, DELIVERY_STATUSES, INVOICE_STATUSES, JOB_STATUSES, RESOLUTIONS, TASK_STATUSES, TIERS } from "./enums";
 import { ERRORS } from "./errors";
-import { confidenceTarget, pathId } from "./requests";
-import { boxAnswer, multiLabelAnswer, singleChoiceAnswer, spanAnswer } from "./task-types";
+import { WEBHOOK_EVENTS } from "./events";
+import { EXPORT_FORMATS } from "./exports";
+import { AUDIT_STATUSES, confidenceTarget, minGain, pathId, REVIEW_VERDICTS } from "./requests";
+import { RESERVED_WIRE_TASK_TYPES, unionMembers, WIRE_TASK_TYPE_LIST } from "./task-types";
 
 /** `schema` with its description and example (typed: the example must be an output of the schema). */
 function documented<S extends z.ZodType>(schema: S, description: string, example: z.output<S>): S {
@@ -39,56 +32,42 @@ const ledgerTxid = z
   .describe(
     "the settlement's transaction id: with an EVM chain (ledger `evm`) the hash of the anchor transaction on it; with the local ledger, `0x` + SHA-256 (hex) of the ledger record",
   );
-const labelSpec = z
-  .union([
-    z.strictObject({ question: z.string(), options: z.array(z.string()) }),
-    z.strictObject({ question: z.string(), classes: z.array(z.string()) }),
-    z.strictObject({ question: z.string(), entity_types: z.array(z.string()) }),
-  ])
-  .describe(
-    "as submitted: {question, options} (single choice, multi_label_classification), {question, classes} (bounding_box), {question, entity_types} (text_span)",
-  );
+/** A type's label_spec field besides the question: its choices field, else its other fields (pairwise: allow_tie). */
+const specFieldOf = (m: (typeof WIRE_TASK_TYPE_LIST)[number]): string =>
+  m.choicesField ??
+  Object.keys(m.labelSpec.shape)
+    .filter((k) => k !== "question")
+    .join(", ");
+/** The label_spec shapes of the registry's types (task-types/<type>: `responseSpec`), each shape once, in registry order. */
+const labelSpec = z.union(unionMembers([...new Set(WIRE_TASK_TYPE_LIST.map((m) => m.responseSpec))])).describe(
+  `as submitted: ${[...new Set(WIRE_TASK_TYPE_LIST.map(specFieldOf))]
+    .map(
+      (field) =>
+        `{question, ${field}} (${WIRE_TASK_TYPE_LIST.filter((m) => specFieldOf(m) === field)
+          .map((m) => m.title)
+          .join(", ")})`,
+    )
+    .join(", ")}`,
+);
 const posterior = z.record(z.string(), z.number().min(0).max(1));
 const probability = z.number().min(0).max(1);
-/** An answer of any type, as recorded (task-types.ts). */
-const answer = z.union([singleChoiceAnswer, multiLabelAnswer, boxAnswer, spanAnswer]);
+/** An answer of any type, as recorded (task-types/<type>: `answer`). */
+const answer = z.union(unionMembers(WIRE_TASK_TYPE_LIST.map((m) => m.answer)));
 /**
- * The consensus of a task of a reserved type (DESIGN §12): the answer's shape, each part with its `confidence`
- * (a box also with its `support`: the labelers who drew it).
+ * The consensus of a task of a reserved type (contract §task-types): the answer's shape, each part with its `confidence`
+ * (a box also with its `support`: the labelers who drew it); task-types/<type>: `consensus`.
  */
 const consensus = z
-  .union([
-    z.strictObject({
-      labels: z.array(z.string()).describe("the options that apply"),
-      confidence: posterior.describe("per option: the posterior of its decided side (applies or not)"),
-    }),
-    z.strictObject({
-      boxes: z.array(
-        z.strictObject({
-          label: z.string(),
-          x: z.number(),
-          y: z.number(),
-          w: z.number(),
-          h: z.number(),
-          confidence: probability.describe("P(this is an object of this class, here)"),
-          support: count.describe("labelers whose box is in this box's cluster"),
-        }),
-      ),
-    }),
-    z.strictObject({
-      spans: z.array(
-        z.strictObject({
-          start: count,
-          end: count,
-          label: z.string(),
-          confidence: probability.describe("P(this exact extent and type)"),
-        }),
-      ),
-    }),
-  ])
+  .union(unionMembers(RESERVED_WIRE_TASK_TYPES.map((m) => m.consensus as NonNullable<typeof m.consensus>)))
   .describe(
     "reserved types only: the consensus answer, each part with its confidence; `consensus_label` is its canonical JSON without the confidences",
   );
+/** (a | b | ...) as a & b & ... */
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+/** The fields the registry's types add to an export line after `consensus` (task-types/<type>: `exportLine`), in registry order. */
+const exportLineFields = Object.assign({}, ...WIRE_TASK_TYPE_LIST.map((m) => m.exportLine)) as Intersection<
+  (typeof WIRE_TASK_TYPE_LIST)[number]["exportLine"]
+>;
 const page = { page: z.int().min(1), per_page: z.int().min(1).max(100), total: count };
 
 /** A page of `item`s (`{page, per_page, total, items}`), documented with a first page of `examples`. */
@@ -122,15 +101,16 @@ export const EXAMPLE = {
   dataUrl: "https://images.example/cats/0001.jpg",
   callbackUrl: "https://hooks.example.com/labelgate",
   labelSpec: { question: "What animal is this?", options: ["cat", "dog", "bird"] },
+  labelSpaceId: "lsp_3f9a1c0e7b2d4a6f8e1c3b5d7f9a0b2c",
 } as const;
 
 const E = EXAMPLE;
 
-// --- errors (docs/contract.md, SPEC §7) -------------------------------------------------------------------------------
+// --- errors (contract §errors) -------------------------------------------------------------------------------
 
 const errorMessages = Object.values(ERRORS).map((e) => e.message);
 
-/** `{"error": message}`: the only error body (docs/contract.md, SPEC §7), messages from the error table (errors.ts). */
+/** `{"error": message}`: the only error body (contract §errors), messages from the error table (errors.ts). */
 export const ErrorBody = documented(
   z.strictObject({
     error: z.enum(errorMessages as [string, ...string[]]).describe("the message of the error kind (services/gateway/src/errors.ts)"),
@@ -144,8 +124,12 @@ export const ErrorBody = documented(
     task_id: z.string().optional().describe("409 `task canceled`: the task"),
     status: z.string().optional().describe("409 task/job state conflicts: the current status"),
     webhook_id: z.string().optional().describe("409 `an active webhook already uses this callback_url`: that webhook"),
+    formats: z
+      .array(z.enum(EXPORT_FORMATS))
+      .optional()
+      .describe("400 on an export whose `format` does not fit the task types: the formats that fit (contract §exports)"),
   }),
-  "Error body (docs/contract.md, SPEC §7): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
+  "Error body (contract §errors): `error` is a fixed message per error kind; validation failures add `details`, 5xx add `request_id`.",
   { error: "validation failed", details: [{ path: "label_spec.options", message: "Too small: expected array to have >=2 items" }] },
 );
 
@@ -157,10 +141,15 @@ export const Health = documented(
   z.strictObject({
     ok: z.literal(true),
     service: z.string(),
-    checks: z.strictObject({ database: z.literal("ok"), queue: z.literal("ok") }),
+    checks: z.strictObject({
+      database: z.literal("ok"),
+      queue: z.literal("ok"),
+      chain: z.literal("ok").optional().describe("present when the process settles on an EVM chain (LEDGER=evm): its JSON-RPC answers"),
+      workers: z.literal("ok").optional().describe("present when the process runs queue workers (`pnpm start`): every one runs"),
+    }),
   }),
-  "The gateway reaches Postgres and its queue.",
-  { ok: true, service: "labelgate-gateway", checks: { database: "ok", queue: "ok" } },
+  "The gateway reaches Postgres and its queue, and, where the process has them, the chain it settles on and its workers.",
+  { ok: true, service: "labelgate-gateway", checks: { database: "ok", queue: "ok", chain: "ok", workers: "ok" } },
 );
 export type Health = z.output<typeof Health>;
 
@@ -169,10 +158,15 @@ export const HealthUnavailable = documented(
     error: z.literal(ERRORS.unavailable.message),
     ok: z.literal(false),
     service: z.string(),
-    checks: z.strictObject({ database: check, queue: check }),
+    checks: z.strictObject({ database: check, queue: check, chain: check.optional(), workers: check.optional() }),
   }),
-  "Postgres or the queue is unreachable (`Retry-After: 5`).",
-  { error: "service unavailable", ok: false, service: "labelgate-gateway", checks: { database: "ok", queue: "unavailable" } },
+  "A dependency is unreachable (`Retry-After: 5`): Postgres, the queue, the chain (LEDGER=evm; its last probe is at most 4 s old) or a worker.",
+  {
+    error: "service unavailable",
+    ok: false,
+    service: "labelgate-gateway",
+    checks: { database: "ok", queue: "ok", chain: "unavailable", workers: "ok" },
+  },
 );
 
 export const OpenApiDocument = documented(
@@ -323,6 +317,7 @@ const taskExample = {
   max_labels: 7,
   confidence_target: null,
   min_labels: null,
+  min_gain: null,
   gold: false,
   gold_label: null,
   gold_answers: null,
@@ -339,7 +334,51 @@ const taskExample = {
   settled_at: E.settledAt,
   canceled_at: null,
   webhook_status: "delivered" as const,
+  revision: 1,
 };
+
+const reviewExample = {
+  review_id: "rvw_5Tb2Kq8ZxN1mLc7Vr3WdPs",
+  task_id: E.taskId,
+  verdict: "reject" as const,
+  answer: { label: "dog" },
+  revision: 1,
+  consensus_label: "cat",
+  confidence: 0.9846,
+  revised: true,
+  created_at: E.settledAt,
+};
+
+export const Review = documented(
+  z.strictObject({
+    review_id: id("rvw_", "review"),
+    task_id: id("tsk_", "task"),
+    verdict: z.enum(REVIEW_VERDICTS),
+    answer: answer.nullable().describe("the reviewer's answer (a rejection with an answer), as sent; null otherwise"),
+    revision: z.int().min(1).describe("the revision reviewed"),
+    consensus_label: z.string().describe("the consensus reviewed"),
+    confidence: probability.describe("its confidence when reviewed"),
+    revised: z.boolean().describe("the review changed the result: a new revision follows (at once, or after the reopened task settles)"),
+    created_at: time,
+  }),
+  "A customer's review of a settled result (every review is kept; the latest counts).",
+  reviewExample,
+);
+/** One review of a task. */
+export type Review = z.output<typeof Review>;
+/** Why a `settling` task is not settled yet (decision 0202). */
+export const WAITING_REASONS = ["settlement", "anchor_confirmation", "chain_unavailable"] as const;
+
+const waitingFor = z
+  .strictObject({
+    reason: z
+      .enum(WAITING_REASONS)
+      .describe(
+        "`settlement`: the consensus worker's ledger write (local ledger); `anchor_confirmation`: its record's anchor on the chain (LEDGER=evm), normally seconds; `chain_unavailable`: the chain's RPC does not answer, settlement resumes when it does",
+      ),
+    since: time.describe("when the task began waiting for this"),
+  })
+  .describe("what a settling task waits for");
 
 export const Task = documented(
   z.strictObject({
@@ -359,13 +398,23 @@ export const Task = documented(
       .nullable()
       .describe("the confidence policy's target (null: the threshold policy); the effective value, wherever it was set"),
     min_labels: z.int().min(1).nullable().describe("labels before the confidence target may decide the task (null: threshold policy)"),
+    min_gain: minGain
+      .nullable()
+      .describe(
+        "the confidence policy settles (resolution `no_gain`) when the best outcome of one more label cannot raise the confidence by this much (null: off)",
+      ),
     gold: z.boolean().describe("a gold (control) task: never settled, delivered or exported"),
     gold_label: z
       .string()
       .nullable()
       .describe("a gold task's true option (null for other tasks); for a reserved type, the canonical JSON of `gold_answer`"),
     gold_answer: answer.optional().describe("a gold task of a reserved type: its true answer"),
-    data_text: z.string().optional().describe("a `text_span` task's text (absent while the body of `data_url` is being fetched)"),
+    data_text: z
+      .string()
+      .optional()
+      .describe("a `text_span` task's text (absent while the body of `data_url` is being fetched); a pairwise task's item a as text"),
+    data_url_b: z.string().optional().describe("a `pairwise_comparison` task's item b (URL)"),
+    data_text_b: z.string().optional().describe("a `pairwise_comparison` task's item b as text"),
     item_error: z
       .string()
       .optional()
@@ -396,7 +445,18 @@ export const Task = documented(
     webhook_status: z
       .enum(DELIVERY_STATUSES)
       .nullable()
-      .describe("delivery of task.settled: `failed` = SPEC's `webhook_fail`; null when no webhook targets the task"),
+      .describe(
+        "delivery of the task's events (task.settled, task.revised, task.canceled): `failed` = the specification's `webhook_fail`; null when no webhook targets the task",
+      ),
+    revision: z
+      .int()
+      .min(1)
+      .describe("the result's revision: 1 for the first settlement, + 1 for each review that changed it (the fields above are its)"),
+    reviews: z.array(Review).optional().describe("`GET /v1/tasks/{id}`: every review of the task, oldest first (the latest counts)"),
+    waiting_for: waitingFor
+      .nullable()
+      .optional()
+      .describe("`GET /v1/tasks/{id}` of a `settling` task: what its settlement waits for, and since when (null otherwise)"),
   }),
   "A task and, once settled, its outcome.",
   taskExample,
@@ -432,7 +492,7 @@ const localSettlement = z.strictObject({
   recorded_at: time,
 });
 
-/** LEDGER=evm (docs/contract.md, DESIGN §5): the record is a leaf of a Merkle tree whose root is anchored on an EVM chain. */
+/** LEDGER=evm (contract §settlement): the record is a leaf of a Merkle tree whose root is anchored on an EVM chain. */
 const evmSettlement = z.strictObject({
   ledger: z.literal("evm").describe("anchored on an EVM chain"),
   ledger_txid: hex32.describe("hash of the anchor transaction"),
@@ -454,10 +514,49 @@ const evmSettlement = z.strictObject({
   prev_hash: prevHash,
 });
 
+/** The example of a settled result (`GET /v1/tasks/{id}/result`, and a review's `result`). */
+const settledResultExample = {
+  task_id: E.taskId,
+  status: "settled" as const,
+  revision: 1,
+  revisions: [],
+  consensus_label: "cat",
+  confidence: 0.9846,
+  resolution: "consensus" as const,
+  label_counts: { cat: 3, dog: 0, bird: 0 },
+  posterior: { cat: 0.9846, dog: 0.0102, bird: 0.0052 },
+  labels_collected: 3,
+  settled_at: E.settledAt,
+  settlement: { ledger_txid: E.txid, ledger: "local" as const, sequence: 1042, prev_hash: E.prevHash, recorded_at: E.settledAt },
+};
+/** A revision a later one replaced: its result's fields as settled, and its own settlement (verifiable like a result). */
+const Revision = z.strictObject({
+  task_id: id("tsk_", "task"),
+  revision: z.int().min(1),
+  consensus_label: z.string(),
+  confidence: z.number().min(0).max(1),
+  resolution: z.enum(RESOLUTIONS),
+  label_counts: z.record(z.string(), count),
+  posterior,
+  consensus: consensus.optional(),
+  labels_collected: count,
+  settled_at: time,
+  settlement: z.union([evmSettlement, localSettlement]),
+});
+
 export const TaskResult = documented(
   z.strictObject({
     task_id: id("tsk_", "task"),
     status: z.literal("settled"),
+    revision: z
+      .int()
+      .min(1)
+      .describe("1 for the first settlement; a review that changed the result made each later one (with its own ledger record)"),
+    revisions: z
+      .array(Revision)
+      .describe(
+        "the earlier revisions, oldest first, each as it was settled with its settlement (each verifies on its own, like the result)",
+      ),
     consensus_label: z.string(),
     confidence: z.number().min(0).max(1),
     resolution: z.enum(RESOLUTIONS),
@@ -473,21 +572,73 @@ export const TaskResult = documented(
       .describe("how the result was settled: anchored on an EVM chain (`evm`, verifiable with the chain alone) or in the local ledger"),
   }),
   "The settled result and its ledger record.",
-  {
-    task_id: E.taskId,
-    status: "settled",
-    consensus_label: "cat",
-    confidence: 0.9846,
-    resolution: "consensus",
-    label_counts: { cat: 3, dog: 0, bird: 0 },
-    posterior: { cat: 0.9846, dog: 0.0102, bird: 0.0052 },
-    labels_collected: 3,
-    settled_at: E.settledAt,
-    settlement: { ledger_txid: E.txid, ledger: "local", sequence: 1042, prev_hash: E.prevHash, recorded_at: E.settledAt },
-  },
+  settledResultExample,
 );
 /** `GET /v1/tasks/{id}/result` 200: settled, with its settlement record. */
 export type SettledResult = z.output<typeof TaskResult>;
+/** An earlier revision of a result (`revisions` of a result). */
+export type ResultRevision = z.output<typeof Revision>;
+
+export const ReviewOutcome = documented(
+  z.strictObject({
+    review: Review,
+    result: z
+      .union([TaskResult, TaskProgress])
+      .describe(
+        "the task's result now: settled (an accepted result, or an answer equal to it), else its progress: `settling` while the reviewer's answer is recorded as the next revision, `labeling` when a rejection reopened it",
+      ),
+  }),
+  "The review, and the task's result after it.",
+  {
+    review: { ...reviewExample, verdict: "accept", answer: null, revised: false },
+    result: settledResultExample,
+  },
+);
+/** `POST /v1/tasks/{id}/review` 200. */
+export type ReviewOutcome = z.output<typeof ReviewOutcome>;
+
+const auditExample = {
+  task_id: E.taskId,
+  status: "open" as const,
+  label_space_id: "spc_3f1c9a7e2b4d6f80",
+  task_type: "image_classification",
+  data_url: E.dataUrl,
+  label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
+  consensus_label: "cat",
+  confidence: 0.9846,
+  resolution: "confidence" as const,
+  revision: 1,
+  settled_at: E.settledAt,
+  created_at: E.settledAt,
+  closed_at: null,
+  review_id: null,
+};
+
+export const Audit = documented(
+  z.strictObject({
+    task_id: id("tsk_", "task"),
+    status: z.enum(AUDIT_STATUSES).describe("open until the task is reviewed"),
+    label_space_id: z.string().describe("the task's label space (customer, question and options)"),
+    task_type: z.string(),
+    data_url: z.string(),
+    label_spec: labelSpec,
+    data_text: z.string().optional().describe("a `text_span` task's text"),
+    consensus_label: z.string().nullable().describe("the consensus to review (null while a rejection reopened the task)"),
+    consensus: consensus.nullable().optional(),
+    confidence: probability.nullable(),
+    resolution: z.enum(RESOLUTIONS).nullable(),
+    revision: z.int().min(1),
+    settled_at: time.nullable(),
+    created_at: time.describe("when the task was drawn into the audit queue"),
+    closed_at: time.nullable(),
+    review_id: id("rvw_", "review").nullable().describe("the review that closed the audit"),
+  }),
+  "A settled task drawn for review at the customer's `quality.audit_rate`.",
+  auditExample,
+);
+export type Audit = z.output<typeof Audit>;
+export const AuditPage = pageOf(Audit, "A page of audits, oldest first.", [auditExample]);
+export type AuditPage = z.output<typeof AuditPage>;
 
 /** The example of a batch (GET /v1/batches/{id}, and each item of GET /v1/batches). */
 const batchExample = {
@@ -515,6 +666,34 @@ export const Batch = documented(
 /** `GET /v1/batches/{id}`. */
 export type Batch = z.output<typeof Batch>;
 
+/** `GET /v1/batches/{id}/ranking` (contract §task-types): the compared items, best first. */
+export const Ranking = documented(
+  z.strictObject({
+    items: z.array(
+      z.strictObject({
+        item: z.string().describe("the item: its URL, or `text:` + 16 hex digits of the SHA-256 of its text"),
+        score: z.number().describe("Bradley-Terry strength, natural-log scale, relative to the average ranked item (0)"),
+        rank: z.int().min(1).describe("1 + the number of items with a higher score"),
+        ci_low: z.number().describe("95% interval of `score`: low end"),
+        ci_high: z.number().describe("95% interval of `score`: high end"),
+        comparisons: count.describe("labels that compared this item"),
+      }),
+    ),
+    labels: count.describe("labels the fit used (every label of the batch's pairwise_comparison tasks)"),
+    tie_parameter: z.number().min(0).describe("Davidson's tie parameter (0 without ties)"),
+  }),
+  "The Bradley-Terry ranking of every item compared in the batch: fitted on every label, each weighted by the labeler model, with 95% intervals (best first).",
+  {
+    items: [
+      { item: "https://example.com/a.jpg", score: 0.81, rank: 1, ci_low: 0.12, ci_high: 1.5, comparisons: 6 },
+      { item: "https://example.com/b.jpg", score: -0.81, rank: 2, ci_low: -1.5, ci_high: -0.12, comparisons: 6 },
+    ],
+    labels: 6,
+    tie_parameter: 0,
+  },
+);
+export type Ranking = z.output<typeof Ranking>;
+
 export const BatchPage = pageOf(Batch, "A page of batches, newest first (each item as `GET /v1/batches/{id}`).", [batchExample]);
 /** `GET /v1/batches`: a page of batches, newest first. */
 export type BatchPage = z.output<typeof BatchPage>;
@@ -534,8 +713,27 @@ export const Claim = documented(
         "for an `s3://` or `gs://` item of a manifest job that stored credentials: a presigned GET of the object, valid at most 15 minutes (and never past the claim)",
       ),
     label_spec: labelSpec,
-    data_text: z.string().optional().describe("a `text_span` task's text: mark spans in it (offsets in code points)"),
+    data_text: z
+      .string()
+      .optional()
+      .describe("a `text_span` task's text: mark spans in it (offsets in code points); a pairwise task's item a as text"),
+    data_url_b: z.string().optional().describe("a `pairwise_comparison` task's item b (URL; item a is `data_url`)"),
+    data_text_b: z.string().optional().describe("a `pairwise_comparison` task's item b as text (item a is `data_text`)"),
     expires_at: time,
+    label_space: z.string().describe("the task's label space: its instructions are `GET /v1/labeling/spaces/{id}/instructions`"),
+    instructions_version: z
+      .int()
+      .min(1)
+      .nullable()
+      .describe("the current version of the label space's instructions (from 1), null while it has none: show them again when it changes"),
+    prelabel: z
+      .strictObject({
+        answer: z.record(z.string(), z.unknown()).describe("the model's answer, an answer body of the task's type"),
+        model: z.string().describe("the model's name"),
+        score: z.number().optional().describe("the model's own score of its answer (0..1), when given"),
+      })
+      .optional()
+      .describe("the task's pre-label, a suggestion to confirm or change: present only when its label_spec had `show_prelabel: true`"),
   }),
   "A claim on a task: label it before `expires_at`, with the answer of its `task_type`.",
   {
@@ -545,10 +743,41 @@ export const Claim = documented(
     data_url: E.dataUrl,
     label_spec: { ...E.labelSpec, options: [...E.labelSpec.options] },
     expires_at: E.settledAt,
+    label_space: E.labelSpaceId,
+    instructions_version: 2,
   },
 );
 /** `POST /v1/labeling/claims` 201. */
 export type Claim = z.output<typeof Claim>;
+
+export const Instructions = documented(
+  z.strictObject({
+    label_space: z.string().describe("the label space"),
+    version: z.int().min(1).describe("the version (from 1): the latest given for the label space"),
+    instructions: z.string().nullable().describe("Markdown (at most 20,000 characters); null when only examples were given"),
+    examples: z
+      .array(
+        z.strictObject({
+          data_url: z.string().optional(),
+          data_text: z.string().optional(),
+          answer: answer.describe("the right answer, an answer body of the space's task type"),
+          explanation: z.string().optional().describe("why (Markdown)"),
+        }),
+      )
+      .describe("worked examples: the item (`data_url` or `data_text`), its right answer and why"),
+    created_at: time.describe("when this version was given"),
+  }),
+  "The current instructions of a label space: shown to a labeler before its first task of the space and whenever `version` changes.",
+  {
+    label_space: E.labelSpaceId,
+    version: 2,
+    instructions: "## Cats and dogs\n\nAnswer **cat** for any domestic cat, kittens included.",
+    examples: [{ data_url: E.dataUrl, answer: { label: "cat" }, explanation: "A kitten is a cat." }],
+    created_at: E.createdAt,
+  },
+);
+/** `GET /v1/labeling/spaces/{id}/instructions`. */
+export type Instructions = z.output<typeof Instructions>;
 
 export const LabelRecorded = documented(
   z.strictObject({
@@ -561,6 +790,21 @@ export const LabelRecorded = documented(
     labels_needed: count.describe(
       "0 exactly when this label decided the task (it is settling now); otherwise the most labels the task may still take (at least 1)",
     ),
+    training: z
+      .strictObject({
+        correct: z.boolean().describe("whether this answer matched the gold answer"),
+        right_answer: answer.describe("the gold answer (single choice: `{label}`)"),
+        explanation: z.string().nullable().describe("the gold task's `gold_explanation` (null: none given)"),
+        gold_answers: count.describe("the labeler's gold answers in the label space, this one included"),
+        gold_correct: count,
+        gold_tasks: z.int().min(1).describe("the exam's length (`quality.qualification.gold_tasks`)"),
+        min_accuracy: z.number().min(0).max(1),
+        status: z
+          .enum(["training", "qualified", "failed_qualification"])
+          .describe("`training`: more exam questions follow; `qualified`: passed; `failed_qualification`: excluded from the space"),
+      })
+      .optional()
+      .describe("only on a qualification training answer (contract §qualification): the right answer and the explanation"),
   }),
   "The label is recorded, with the decision of the task taken in the same transaction.",
   { label_id: E.labelId, claim_id: E.claimId, task_id: E.taskId, label: "cat", created_at: E.createdAt, labels_needed: 6 },
@@ -612,7 +856,8 @@ export const Delivery = documented(
     delivery_id: id("dlv_", "delivery"),
     event_id: z.string().describe("`X-SVC-Event-Id`: the same across retries and redeliveries"),
     event: z.enum(WEBHOOK_EVENTS),
-    task_id: id("tsk_", "task"),
+    task_id: id("tsk_", "task").nullable().describe("the task of a task event; null for a job event"),
+    job_id: id("job_", "manifest job").nullable().describe("the manifest job of a job event; null for a task event"),
     status: deliveryStatus,
     attempts: count,
     last_status_code: z.int().nullable(),
@@ -636,12 +881,13 @@ export const Delivery = documented(
       )
       .describe("every attempt, newest first"),
   }),
-  "One task.settled event for one webhook, with every attempt.",
+  "One event (contract §events) for one webhook, with every attempt.",
   {
     delivery_id: E.deliveryId,
     event_id: E.eventId,
     event: "task.settled",
     task_id: E.taskId,
+    job_id: null,
     status: "delivered",
     attempts: 2,
     last_status_code: 200,
@@ -708,6 +954,7 @@ const jobExample = {
   max_labels: 7,
   confidence_target: null,
   min_labels: null,
+  min_gain: null,
   callback_url: null,
   output_url: "s3://acme-datasets/pets/labels.jsonl",
   task_count: 1000,
@@ -734,6 +981,7 @@ export const Job = documented(
     max_labels: z.int().min(1),
     confidence_target: confidenceTarget.nullable().describe("the confidence policy's target of the job's tasks (null: threshold policy)"),
     min_labels: z.int().min(1).nullable(),
+    min_gain: minGain.nullable().describe("the min_gain of the job's tasks (null: off)"),
     callback_url: z.string().nullable(),
     output_url: z.string().nullable(),
     task_count: count.describe("tasks created from the manifest, gold tasks included"),
@@ -763,23 +1011,18 @@ export const ExportLine = documented(
     consensus_label: z.string().nullable(),
     confidence: z.number().nullable(),
     consensus: consensus.nullable().optional(),
-    annotations: z
-      .array(
-        z.strictObject({
-          bbox: z.tuple([z.number(), z.number(), z.number(), z.number()]).describe("COCO: [x, y, width, height] in pixels"),
-          category_id: z.int().min(1).describe("1-based index of the class in label_spec.classes"),
-          category: z.string(),
-          score: probability,
-        }),
-      )
-      .optional()
-      .describe("bounding_box only: the consensus boxes as COCO detection results"),
+    ...exportLineFields,
     item_error: z.string().optional().describe("text_span only: why the text at `data_url` could not be fetched (the task was canceled)"),
     ledger_txid: z.string().nullable(),
     settled_at: time.nullable(),
-    source: z.record(z.string(), z.unknown()).describe("the manifest line as it was"),
+    source: z.record(z.string(), z.unknown()).optional().describe("a job's line: the manifest line as it was"),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .optional()
+      .describe("a batch's line (in place of `source`): the task's metadata"),
   }),
-  "One line of a job's JSONL export (manifest order; null fields for a canceled task).",
+  "One line of a job's or a batch's JSONL export (`format=jsonl`; manifest order, or task id order for a batch; null fields for a canceled task).",
   {
     task_id: E.taskId,
     data_url: "s3://acme-datasets/pets/0001.jpg",
@@ -903,6 +1146,53 @@ const calibrationBin = z.strictObject({
   accuracy: share.describe("share of the bin's decisions equal to the gold label (null when empty)"),
 });
 
+const reviewedBin = z.strictObject({
+  lower: z.number().min(0).max(1),
+  upper: z.number().min(0).max(1),
+  tasks: count.describe("reviewed results whose confidence when reviewed is in the bin"),
+  mean_confidence: share.describe("their mean confidence (null when empty)"),
+  accuracy: share.describe("share of them the latest review found right (null when empty)"),
+});
+
+/** The reviewed-results figures of a set of results (all the customer's, or one label space's). */
+const reviewedFigures = {
+  reviews: count.describe(
+    "reviewed results: settled results decided by labels with at least one review (the latest counts; a review of a result an earlier review made is not counted)",
+  ),
+  reviewed_accuracy: share.describe(
+    "share of the reviewed results the latest review found right: accepted, or rejected with an answer equal to the result (null without reviews)",
+  ),
+  mean_confidence_reviewed: share.describe("mean confidence of the reviewed results when reviewed (null without reviews)"),
+  bins: z
+    .array(reviewedBin)
+    .length(10)
+    .describe("reliability table: 10 equal-width bins of the reported confidence, [lower, upper) (1 in the last)"),
+  ece: z
+    .number()
+    .min(0)
+    .max(1)
+    .nullable()
+    .describe("expected calibration error over the bins: sum of tasks/total × |accuracy − mean_confidence| (null without reviews)"),
+};
+
+const reviewedExampleFigures = {
+  reviews: 25,
+  reviewed_accuracy: 0.92,
+  mean_confidence_reviewed: 0.9468,
+  bins: Array.from({ length: 10 }, (_, i) => ({
+    lower: i / 10,
+    upper: (i + 1) / 10,
+    tasks: i === 9 ? 21 : i === 8 ? 4 : 0,
+    mean_confidence: i === 9 ? 0.9631 : i === 8 ? 0.8613 : null,
+    accuracy: i === 9 ? 0.9524 : i === 8 ? 0.75 : null,
+  })),
+  ece: 0.0268,
+};
+const reviewedExample = {
+  ...reviewedExampleFigures,
+  label_spaces: [{ label_space_id: E.labelSpaceId, question: E.labelSpec.question, task_type: null, ...reviewedExampleFigures }],
+};
+
 export const Quality = documented(
   z.strictObject({
     window_days: z.int().min(1),
@@ -910,7 +1200,9 @@ export const Quality = documented(
     mean_confidence: z.number().min(0).max(1).nullable(),
     resolution: z.strictObject({ consensus: resolutionShare, confidence: resolutionShare, max_labels: resolutionShare }),
     labels_per_task: z.array(z.strictObject({ labels: count, tasks: count })),
-    agreement_rate: share.describe("share of collected labels that agree with the consensus label"),
+    agreement_rate: share.describe(
+      "share of the labels of settled single-choice tasks with at least 2 labels that equal their task's consensus label; null when no such task settled (a lone label agrees with itself)",
+    ),
     calibration: z
       .strictObject({
         gold_tasks: count.describe("gold tasks with labels the measure rests on"),
@@ -920,6 +1212,23 @@ export const Quality = documented(
       .nullable()
       .describe(
         "reliability of `confidence` measured on gold tasks: the decision the rule would have taken on each gold task's labels in recording order (its space's newest policy, the current model), against its gold label; null without gold answers",
+      ),
+    reviewed: z
+      .strictObject({
+        ...reviewedFigures,
+        label_spaces: z
+          .array(
+            z.strictObject({
+              label_space_id: z.string(),
+              question: z.string(),
+              task_type: z.string().nullable().describe("the space's reserved task type; null for single choice"),
+              ...reviewedFigures,
+            }),
+          )
+          .describe("the same figures per label space with reviewed results"),
+      })
+      .describe(
+        "reliability of `confidence` measured on reviewed results (audits are a uniform sample of what settled, docs/decisions/0263): all label spaces together, then each",
       ),
   }),
   "Label quality over the tasks settled in the last 90 days, and the calibration of `confidence` on gold tasks.",
@@ -949,19 +1258,21 @@ export const Quality = documented(
       })),
       ece: 0.0137,
     },
+    reviewed: reviewedExample,
   },
 );
 export type DashboardQuality = z.output<typeof Quality>;
 
 const labelerRow = {
   labeler_id: "lbl_8Kp1Xr6TzW3nQm9Lb2VcYd",
-  label_space: "lsp_3f9a1c0e7b2d4a6f8e1c3b5d7f9a0b2c",
+  label_space: E.labelSpaceId,
   question: "What animal is this?",
   labels: 412,
   gold_answers: 24,
   gold_accuracy: 0.9167,
   estimated_accuracy: 0.9034,
   status: "active" as const,
+  model: null,
 };
 
 export const LabelerQualityList = documented(
@@ -971,15 +1282,18 @@ export const LabelerQualityList = documented(
         labeler_id: id("lbl_", "labeler"),
         label_space: z.string().describe("the label space (`lsp_` + hash of the customer, question and options)"),
         question: z.string().describe("the label space's question"),
-        labels: count.describe("labels of this labeler in the label space"),
+        labels: count.describe("answers of this labeler in the label space (one per task it answered), as of the space's last fit"),
         gold_answers: count,
         gold_accuracy: share.describe("correct / gold answers (null without gold answers)"),
         estimated_accuracy: share.describe(
           "probability that its label is right, from its Dawid-Skene confusion matrix (null before the first fit)",
         ),
         status: z
-          .enum(["active", "excluded"])
-          .describe("`excluded`: gold accuracy below `min_labeler_accuracy` with 95% posterior probability"),
+          .enum(["active", "excluded", "failed_qualification"])
+          .describe(
+            "`excluded`: gold accuracy below `min_labeler_accuracy` with 95% posterior probability; `failed_qualification`: failed the space's qualification exam (contract §qualification), excluded from it",
+          ),
+        model: z.string().nullable().describe("a model labeler's model name (its pre-labels' labeler `model:<model>`), null for a person"),
       }),
     ),
   }),
@@ -990,8 +1304,14 @@ export const LabelerQualityList = documented(
 export type LabelerQualityList = z.output<typeof LabelerQualityList>;
 
 const settingsExample = {
-  task_defaults: { consensus_threshold: 3, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
-  quality: { gold_rate: 0.1, min_labeler_accuracy: 0.7, min_gold_answers: 10 },
+  task_defaults: { consensus_threshold: 3, confidence_target: 0.95, min_labels: 2, min_gain: null, max_labels: 10 },
+  quality: {
+    gold_rate: 0.1,
+    min_labeler_accuracy: 0.7,
+    min_gold_answers: 10,
+    audit_rate: 0.05,
+    qualification: { gold_tasks: 10, min_accuracy: 0.65 },
+  },
 };
 
 export const Settings = documented(
@@ -1000,12 +1320,20 @@ export const Settings = documented(
       consensus_threshold: z.int().min(1).max(25).nullable(),
       confidence_target: confidenceTarget.nullable(),
       min_labels: z.int().min(1).max(50).nullable(),
+      min_gain: minGain.nullable(),
       max_labels: z.int().min(1).max(50).nullable(),
     }),
     quality: z.strictObject({
       gold_rate: share.describe("share of a labeler's claims served from unanswered gold tasks (null: the default 0.1)"),
       min_labeler_accuracy: share.describe("exclusion floor of a labeler's gold accuracy (null: nobody is excluded)"),
       min_gold_answers: z.int().min(1).nullable().describe("gold answers before exclusion may apply (null: the default 10)"),
+      audit_rate: share.describe(
+        "share of settled tasks drawn uniformly at random, per label space, into the audit queue `GET /v1/audits` (null: the default 0, none)",
+      ),
+      qualification: z
+        .strictObject({ gold_tasks: z.int().min(1).max(100), min_accuracy: z.number().min(0).max(1) })
+        .nullable()
+        .describe("the qualification exam of a labeler new to a label space (contract §qualification; null: none)"),
     }),
   }),
   "The customer's settings: task defaults (the least specific layer of a task's policy) and quality settings; unset fields are null.",
@@ -1045,9 +1373,15 @@ export const RESPONSE_SCHEMAS = {
   Task,
   TaskProgress,
   TaskResult,
+  Review,
+  ReviewOutcome,
+  Audit,
+  AuditPage,
   Batch,
+  Ranking,
   BatchPage,
   Claim,
+  Instructions,
   LabelRecorded,
   WebhookCreated,
   Webhook,

@@ -15,11 +15,13 @@ export { QUERY_SCHEMAS, REQUEST_SCHEMAS };
 export const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> = {
   RegistrationInput: "A new customer account.",
   TaskInput:
-    "A labeling task. `data_url`: an http(s) URL, or `s3://bucket/key` / `gs://bucket/key` (both a bucket and a key); `label_spec.options`: unique; `callback_url` needs an active webhook of the same URL; unknown fields are rejected. Policy (docs/contract.md, DESIGN §10; each field absent here comes from the batch's top level, the manifest job, then the customer's task defaults): `consensus_threshold` 1..25 (default 3); `max_labels` ≤ 50 (default 2t+1; at least the threshold under the threshold policy, at least `min_labels` under the confidence policy); `confidence_target` 0.5..0.999 selects the confidence policy (null: the threshold policy, overriding a default target); `min_labels` (default 1). `gold_label` (one of the options) makes a gold task: served to labelers to measure them, never settled, delivered or exported.",
+    "A labeling task. `data_url`: an http(s) URL, or `s3://bucket/key` / `gs://bucket/key` (both a bucket and a key); `label_spec.options`: unique; `callback_url` needs an active webhook of the same URL; unknown fields are rejected. Policy (contract §quality; each field absent here comes from the batch's top level, the manifest job, then the customer's task defaults): `consensus_threshold` 1..25 (default 3); `max_labels` ≤ 50 (default 2t+1; at least the threshold under the threshold policy, at least `min_labels` under the confidence policy); `confidence_target` 0.5..0.999 selects the confidence policy (null: the threshold policy, overriding a default target); `min_labels` (default 1); `min_gain` 0.001..0.5 (confidence policy; null: off): also settle, resolution `no_gain`, when the best outcome of one more label cannot raise the calibrated confidence by that much. `gold_label` (one of the options) makes a gold task: served to labelers to measure them, never settled, delivered or exported.",
   BatchInput:
-    "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one; `confidence_target`, `min_labels` and `max_labels` to every task that does not set its own.",
+    "Up to 10,000 tasks accepted together or not at all; `callback_url` applies to every task without one; `confidence_target`, `min_labels`, `min_gain` and `max_labels` to every task that does not set its own.",
   WebhookInput:
-    "A webhook endpoint: a public http(s) URL, checked now (DNS included) and before every attempt; one active webhook per URL. The signing secret (at least 16 characters) is stored sealed (AES-256-GCM) and never returned.",
+    'A webhook endpoint: a public http(s) URL, checked now (DNS included) and before every attempt; one active webhook per URL. The signing secret (at least 16 characters) is stored sealed (AES-256-GCM) and never returned. `events`: names of the event catalog (contract §events), default `["task.settled"]`.',
+  WebhookPatchInput:
+    "The events the webhook subscribes to, replacing its list: names of the event catalog (contract §events), at least one.",
   JobInput:
     "A manifest job: `manifest_url` is `s3://bucket/key` (with S3 credentials), `gs://bucket/key` (with `service_account_json`) or `https://...` (none). `credentials` and `s3_credentials` are synonyms.",
   ClaimInput: "`{}` for the next open task, or a specific `task_id`.",
@@ -29,6 +31,8 @@ export const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> 
   SettingsPatchInput:
     "Fields to change in the settings: a value replaces, `null` clears, an absent field is kept. The merged task defaults must make a consistent policy.",
   UpgradeInput: "Upgrade options.",
+  ReviewInput:
+    "A review of a settled result: `accept`; `reject` with `answer`, an answer body of the task's type ({label}, {labels}, {boxes} or {spans}), checked against the task like a label; or `reject` alone (single choice only).",
 };
 
 export interface PathParamDoc {
@@ -63,6 +67,7 @@ export const PATH_PARAMS: Record<string, Omit<PathParamDoc, "name">> = {
   customers: { prefix: "cust_", description: "customer id", example: E.customerId },
   deliveryId: { prefix: "dlv_", description: "delivery id", example: E.deliveryId },
   claimId: { prefix: "clm_", description: "claim id", example: E.claimId },
+  spaces: { prefix: "lsp_", description: "label space id (a claim's `label_space`)", example: E.labelSpaceId },
 };
 
 /**
@@ -110,6 +115,10 @@ export const REQUEST_EXAMPLES: Record<RequestSchemaName, BodyDoc["examples"]> = 
       summary: "the confidence policy: settle when the calibrated posterior reaches 0.95",
       value: { ...taskExample, confidence_target: 0.95, min_labels: 2, max_labels: 10 },
     },
+    min_gain: {
+      summary: "the confidence policy that also stops when one more label cannot raise the confidence by 0.05",
+      value: { ...taskExample, confidence_target: 0.95, min_gain: 0.05, max_labels: 10 },
+    },
     gold: { summary: "a gold (control) task", value: { ...taskExample, gold_label: "cat" } },
   },
   BatchInput: {
@@ -126,6 +135,13 @@ export const REQUEST_EXAMPLES: Record<RequestSchemaName, BodyDoc["examples"]> = 
       summary: "task.settled to one endpoint",
       value: { callback_url: E.callbackUrl, secret: "whsec_3f9a1c7e5b2d8f40", events: ["task.settled"] },
     },
+    jobs: {
+      summary: "results and the end of every manifest job",
+      value: { callback_url: E.callbackUrl, secret: "whsec_3f9a1c7e5b2d8f40", events: ["task.settled", "job.completed", "job.failed"] },
+    },
+  },
+  WebhookPatchInput: {
+    default: { summary: "add cancellations", value: { events: ["task.settled", "task.canceled"] } },
   },
   JobInput: {
     s3: {
@@ -156,6 +172,11 @@ export const REQUEST_EXAMPLES: Record<RequestSchemaName, BodyDoc["examples"]> = 
   LabelInput: { default: { summary: "an option", value: { label: "cat" } } },
   LabelerInput: { default: { summary: "a labeler", value: { name: "annotator-17" } } },
   CustomerPatchInput: { default: { summary: "grant 10,000 labels", value: { label_quota: 10000 } } },
+  ReviewInput: {
+    accept: { summary: "the result is right", value: { verdict: "accept" } },
+    correct: { summary: "the result is wrong: the right answer", value: { verdict: "reject", answer: { label: "dog" } } },
+    reopen: { summary: "the result is wrong (single choice): more labels, never this option", value: { verdict: "reject" } },
+  },
   UpgradeInput: {
     default: { summary: "revoke the sandbox key", value: {} },
     keep: { summary: "keep the sandbox key", value: { keep_sandbox_key: true } },

@@ -5,12 +5,14 @@
  */
 import type { z } from "zod";
 import {
+  auditsQuery,
   batchBody,
   batchesQuery,
   claimBody,
   customerPatchBody,
   customersQuery,
   deliveriesQuery,
+  exportQuery,
   invoicesQuery,
   jobBody,
   jobsQuery,
@@ -18,12 +20,14 @@ import {
   labelerBody,
   noQuery,
   registrationBody,
+  reviewBody,
   settingsPatchBody,
   taskBody,
   tasksQuery,
   upgradeBody,
   usageQuery,
   webhookBody,
+  webhookPatchBody,
 } from "./requests";
 
 /** Request body schemas by component name (validated with `parse` in the handlers). */
@@ -32,6 +36,7 @@ export const REQUEST_SCHEMAS = {
   TaskInput: taskBody,
   BatchInput: batchBody,
   WebhookInput: webhookBody,
+  WebhookPatchInput: webhookPatchBody,
   JobInput: jobBody,
   ClaimInput: claimBody,
   LabelInput: labelBody,
@@ -39,13 +44,16 @@ export const REQUEST_SCHEMAS = {
   CustomerPatchInput: customerPatchBody,
   SettingsPatchInput: settingsPatchBody,
   UpgradeInput: upgradeBody,
+  ReviewInput: reviewBody,
 } as const satisfies Record<string, z.ZodType>;
 
 /** Query schemas by name (validated with `parse` in the handlers). */
 export const QUERY_SCHEMAS = {
+  auditsQuery,
   batchesQuery,
   customersQuery,
   deliveriesQuery,
+  exportQuery,
   invoicesQuery,
   jobsQuery,
   noQuery,

@@ -9,10 +9,13 @@ import type { z } from "zod";
 import type * as res from "./responses";
 import type { Delivery, InvoiceList, LabelerQualityList, PendingResult, SettledResult, Usage } from "./responses";
 
-export type { DeliveryStatus, JobStatus, Resolution, TaskCounts, TaskSort, TaskStatus, Tier, WebhookEventType } from "./enums";
+export type { DeliveryStatus, JobStatus, Resolution, TaskCounts, TaskSort, TaskStatus, Tier } from "./enums";
 export type { ErrorDetail } from "./errors";
+export type { WebhookEventType } from "./events";
 export type {
   AdminCustomersQuery,
+  AuditStatus,
+  AuditsQuery,
   BatchesQuery,
   BatchRequest,
   DashboardTasksQuery,
@@ -21,12 +24,17 @@ export type {
   JobCreateRequest,
   PageQuery,
   RegisterCustomerRequest,
+  ReviewRequest,
+  ReviewVerdict,
   S3Credentials,
   SettingsPatchRequest,
   TaskRequest,
   WebhookCreateRequest,
+  WebhookUpdateRequest,
 } from "./requests";
 export type {
+  Audit,
+  AuditPage,
   Batch,
   BatchAccepted,
   BatchPage,
@@ -38,6 +46,7 @@ export type {
   Delivery,
   ExportLine,
   Health,
+  Instructions,
   InvoiceList,
   Job,
   JobAccepted,
@@ -45,9 +54,13 @@ export type {
   LabelerQualityList,
   OpenApiDocument,
   PendingResult,
+  Ranking,
   RecordedLabel,
   RedeliveryQueued,
   RegisteredCustomer,
+  ResultRevision,
+  Review,
+  ReviewOutcome,
   Settings,
   SettledResult,
   Task,
@@ -62,12 +75,17 @@ export type {
   AnyLabelSpec,
   BoundingBoxSpec,
   BoxAnswer,
+  FreeTextAnswer,
+  FreeTextSpec,
   LabelSpec,
   MultiLabelAnswer,
   MultiLabelSpec,
+  PairwiseAnswerBody as PairwiseAnswer,
+  PairwiseSpec,
   ReservedTaskType,
   SingleChoiceAnswer,
   SpanAnswer,
+  TaskTypeName,
   TextSpanSpec,
 } from "./task-types";
 

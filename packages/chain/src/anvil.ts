@@ -7,7 +7,7 @@
  * Reference: https://getfoundry.sh/anvil/reference/anvil
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { privateKeyToAddress } from "viem/accounts";
@@ -177,4 +177,45 @@ export async function fundOnAnvil(rpcUrl: string, privateKey: string, wei = 100n
   });
   const body = (await res.json()) as { error?: { message?: string } };
   if (body.error) throw new Error(`anvil_setBalance: ${body.error.message ?? "error"}`);
+}
+
+/**
+ * Resolves once anvil's state file (`statePath`, written every `--state-interval`) has been written after
+ * `sinceMs` (epoch ms), so that what the chain holds at `sinceMs` survives a SIGKILL of anvil.
+ * @throws Error when no such write is seen within `timeoutMs` (default 10,000 ms)
+ */
+export async function waitForStateDump(statePath: string, sinceMs: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let mtimeMs = 0;
+    try {
+      mtimeMs = statSync(statePath).mtimeMs;
+    } catch {
+      // not written yet: the first dump comes within the interval
+    }
+    if (mtimeMs > sinceMs) return;
+    if (Date.now() > deadline) throw new Error(`anvil wrote no state to ${statePath} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The number of transactions mined from `address` on the chain at `rpcUrl` (`eth_getTransactionCount`,
+ * "latest"). @throws Error when the RPC answers an error or does not answer within 2,000 ms
+ */
+export async function minedTransactionCount(rpcUrl: string, address: string): Promise<number> {
+  const res = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getTransactionCount", params: [address, "latest"] }),
+    signal: AbortSignal.timeout(2000),
+  });
+  const body = (await res.json()) as { result?: string; error?: { message?: string } };
+  if (body.error || typeof body.result !== "string") throw new Error(`eth_getTransactionCount: ${body.error?.message ?? "no result"}`);
+  return Number(BigInt(body.result));
+}
+
+/** The address of a hex private key (`0x` + 64 hex digits). @throws Error when the key is malformed */
+export function signerAddress(privateKey: string): string {
+  return privateKeyToAddress(privateKey as `0x${string}`);
 }

@@ -1,5 +1,5 @@
 /**
- * The result's `settlement` object (DESIGN §5) and the part of its verification that needs no chain
+ * The result's `settlement` object (contract §settlement) and the part of its verification that needs no chain
  * (browser-safe): rebuild the leaf from the result's fields, fold the inclusion proof to the root.
  */
 import { equalBytes, fromHex, type Hex, isHex, toHex } from "./hex";
@@ -154,7 +154,7 @@ export interface AnchorLocation {
 }
 
 /**
- * The `settlement` object of leaf `leafIndex` of an anchored batch (DESIGN §5): `record` must be the
+ * The `settlement` object of leaf `leafIndex` of an anchored batch (contract §settlement): `record` must be the
  * record whose {@link leafBytes} are that leaf of `tree`.
  * @throws RangeError when `leafIndex` is not in the tree; Error when the record is not that leaf.
  */

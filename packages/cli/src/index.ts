@@ -1,3 +1,3 @@
 /** @labelgate/cli: the `labelgate` command line (program.ts) and its task-file readers (input.ts). */
 export * from "./input";
-export { CliError, type CliIo, chunkKey, DEFAULT_URL, describeFailure, MAX_CHUNK, run } from "./program";
+export { CliError, type CliIo, chunkKey, DEFAULT_URL, describeFailure, MAX_CHUNK, rankingTable, run } from "./program";

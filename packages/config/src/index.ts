@@ -26,10 +26,10 @@ export const commonEnv = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** allow loopback/private/link-local URLs for outbound calls (development and tests only) */
   ALLOW_PRIVATE_URLS: bool,
-  /** total webhook delivery attempts, default 3 (docs/contract.md, SPEC §6) */
+  /** total webhook delivery attempts, default 3 (contract §events) */
   WEBHOOK_RETRY_MAX: int(3, 1, 20),
   /**
-   * a delivery attempt succeeds on a 2xx within this time, ms (docs/contract.md, DESIGN §7: 10 s); the webhook
+   * a delivery attempt succeeds on a 2xx within this time, ms (contract §events: 10 s); the webhook
    * worker's timeout, and the consensus worker's measure of how long a delivery may stay pending untouched
    */
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 60_000),
@@ -107,11 +107,17 @@ export const gatewayEnv = commonEnv.extend({
   PORT: int(3000, 0, 65535),
   METRICS_PORT: metricsPort(DEFAULT_METRICS_PORTS.gateway),
   HOST: z.string().default("0.0.0.0"),
+  /**
+   * how long the gateway keeps an idle kept-alive connection open, ms (default 65 s). Clients are told 5 s
+   * (`Keep-Alive: timeout=5`); the gap is what a stalled client or a proxy's 60 s idle pool may take to
+   * reuse a connection without meeting a reset (decision 0200)
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(65_000, 5000, 600_000),
   /** bearer token of the admin routes; when unset, admin routes answer 401 */
   ADMIN_TOKEN: z.string().min(16).optional(),
-  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, docs/contract.md (DESIGN §4)) */
+  /** how long a labeler's claim holds a slot, seconds (default 600 = 10 min, contract §labelers) */
   CLAIM_TTL_SECONDS: int(600, 1, 86400),
-  /** label quota of a newly registered sandbox customer (docs/contract.md, SPEC §8) */
+  /** label quota of a newly registered sandbox customer (contract §limits) */
   SANDBOX_LABEL_QUOTA: int(500, 0, 1_000_000_000),
   /** label quota a customer is raised to on upgrade to production (if below) */
   PRODUCTION_LABEL_QUOTA: int(100_000, 0, 1_000_000_000),
@@ -121,7 +127,7 @@ export const gatewayEnv = commonEnv.extend({
   RATE_LIMIT_WINDOW_SECONDS: int(60, 1, 86_400),
   /** registrations per hour and client address */
   RATE_LIMIT_REGISTRATIONS_PER_HOUR: int(20, 1, 1_000_000_000),
-  /** billing (docs/contract.md, DESIGN §6): price of one collected label by the tier the customer had when it was recorded, integer cents */
+  /** billing (contract §accounts): price of one collected label by the tier the customer had when it was recorded, integer cents */
   PRICE_PER_LABEL_CENTS_SANDBOX: int(0, 0, 1_000_000),
   PRICE_PER_LABEL_CENTS_PRODUCTION: int(8, 0, 1_000_000),
   /** ISO 4217 code of invoices and usage, lower case */
@@ -130,7 +136,7 @@ export const gatewayEnv = commonEnv.extend({
     .regex(/^[a-z]{3}$/, "a 3-letter lower-case currency code, e.g. usd")
     .default("usd"),
   /**
-   * the EVM chain's JSON-RPC URL (DESIGN §5): the console's "verify" button reads settlement proofs from it
+   * the EVM chain's JSON-RPC URL (contract §settlement): the console's "verify" button reads settlement proofs from it
    * in the browser, so its origin is allowed in the apps' connect-src; unset = no chain to verify against
    */
   EVM_RPC_URL: z.string().url().optional(),
@@ -143,11 +149,11 @@ export const consensusWorkerEnv = commonEnv.extend({
   RECONCILE_INTERVAL_MS: int(5000, 200, 3_600_000),
   /** a task or event untouched this long is considered lost by the queue, ms */
   RECONCILE_GRACE_MS: int(3000, 0, 3_600_000),
-  /** how often the label spaces due for a refit of their model are looked for, ms (docs/contract.md, DESIGN §10) */
+  /** how often the label spaces due for a refit of their model are looked for, ms (contract §quality) */
   REFIT_INTERVAL_MS: int(1000, 100, 3_600_000),
   /** label space refits at once per consensus-worker process (each fit runs in a worker thread of its own) */
   REFIT_CONCURRENCY: int(1, 1, 16),
-  /** which ledger settles (docs/contract.md, DESIGN §5): `evm` (default when EVM_RPC_URL is set) or `local`; see `ledgerMode` */
+  /** which ledger settles (contract §settlement): `evm` (default when EVM_RPC_URL is set) or `local`; see `ledgerMode` */
   LEDGER: z.enum(["local", "evm"]).optional(),
   /** JSON-RPC (http) endpoint of the EVM chain the anchors go to */
   EVM_RPC_URL: z.string().url().optional(),

@@ -29,7 +29,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** Id prefixes of every resource (docs/contract.md, SPEC §2; DESIGN §4, §6, §7). */
+/** Id prefixes of every resource (contract §resources, §labelers, §accounts, §events). */
 export const ID_PREFIX = {
   customer: "cust_",
   apiKey: "key_",
@@ -44,6 +44,7 @@ export const ID_PREFIX = {
   invoice: "inv_",
   delivery: "dlv_",
   attempt: "att_",
+  review: "rvw_",
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -7,5 +7,6 @@ export * from "./ids";
 export * from "./keys";
 export * from "./logger";
 export * from "./outbound-url";
+export * from "./samples";
 export * from "./secrets";
 export * from "./shutdown";

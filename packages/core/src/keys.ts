@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { randomBase62 } from "./ids";
 
-/** Key prefixes: customer keys by tier (docs/contract.md, SPEC §5.3), labeler keys (docs/contract.md, DESIGN §4). */
+/** Key prefixes: customer keys by tier (contract §authentication), labeler keys (contract §labelers). */
 export const KEY_PREFIX = { sandbox: "sk_sandbox_", production: "sk_live_", labeler: "lk_" } as const;
 
 export interface IssuedKey {
@@ -9,11 +9,11 @@ export interface IssuedKey {
   key: string;
   /** lowercase hex SHA-256 of the raw key: what is stored */
   hash: string;
-  /** prefix + first 4 random characters + "…" (docs/contract.md, DESIGN §6) */
+  /** prefix + first 4 random characters + "…" (contract §accounts) */
   hint: string;
 }
 
-/** Issues a key: prefix + 32 random bytes' worth of base62 (43 characters; DESIGN §6). */
+/** Issues a key: prefix + 32 random bytes' worth of base62 (43 characters; contract §accounts). */
 export function issueKey(prefix: string): IssuedKey {
   const secret = randomBase62(43);
   const key = prefix + secret;

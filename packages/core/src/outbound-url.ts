@@ -1,5 +1,5 @@
 /**
- * Outbound URL policy (docs/contract.md, DESIGN §9) for every URL the service calls itself (webhooks, https manifests):
+ * Outbound URL policy (contract §outbound-calls) for every URL the service calls itself (webhooks, https manifests):
  * http(s) only, no credentials, and, unless `allowPrivate`, only plainly public addresses, literal or resolved,
  * checked before a request and again on the address each connection uses. Address ranges are classified by
  * ipaddr.js (`isPublicAddress` says which classes pass). Redirects are never followed by our clients.
@@ -110,7 +110,7 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | { ad
 
 /**
  * A `lookup` for `net.connect`/`tls.connect` (and so for undici's and Node's agents) that refuses to
- * connect to a non-public address unless `allowPrivate`: the check of docs/contract.md (DESIGN §9) made on the
+ * connect to a non-public address unless `allowPrivate`: the check of contract §outbound-calls made on the
  * address the socket really connects to. A check made before the request (`checkOutboundUrl`) resolves the
  * host once and the client resolves it again when it connects, so a host that answers a public address
  * first and a private one second (DNS rebinding) would reach internal addresses without this.

@@ -1,5 +1,5 @@
 /**
- * Secrets at rest (docs/contract.md, DESIGN §7): AES-256-GCM under ENCRYPTION_KEY, via node:crypto.
+ * Secrets at rest (contract §events): AES-256-GCM under ENCRYPTION_KEY, via node:crypto.
  * Sealed form: `v1.<iv>.<tag>.<ciphertext>` (base64url; 12-byte random IV, 16-byte tag). The optional
  * `context` (e.g. the webhook id) is bound as additional authenticated data, so a sealed secret cannot be
  * moved to another row.

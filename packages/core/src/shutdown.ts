@@ -1,16 +1,28 @@
 import type { Server } from "node:http";
 import type { Logger } from "pino";
 
+/** Signals that ask a process to stop: SIGHUP too (the terminal of `pnpm start` closed). */
+export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** The same signal again within this many ms is one request delivered twice (a group signal and a relay of it). */
+const REPEAT_MS = 1000;
+
 /**
- * Runs `close` once on SIGINT/SIGTERM, then exits 0 (1 when `close` throws). A second signal, or `close`
- * not done within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, default 10 s), forces exit code 1: `close` should
- * itself finish within `drainBudgetMs(timeoutMs)` so that the hard limit is never reached.
+ * Runs `close` once on SIGINT, SIGTERM or SIGHUP, then exits 0 (1 when `close` throws). A second signal
+ * (not the first one repeated within a second: a signal sent to a process group and relayed too, pnpm
+ * issue 7374), or `close` not done within `timeoutMs` (SHUTDOWN_TIMEOUT_MS, default 10 s), forces exit
+ * code 1: `close` should itself finish within `drainBudgetMs(timeoutMs)` so that the hard limit is never
+ * reached.
  */
 export function onShutdown(logger: Logger, close: () => Promise<void>, timeoutMs = 10_000): void {
-  let closing = false;
+  let first: { signal: string; at: number } | undefined;
   const handler = (signal: string) => {
-    if (closing) process.exit(1);
-    closing = true;
+    if (first) {
+      if (signal === first.signal && Date.now() - first.at < REPEAT_MS) return;
+      logger.warn({ signal }, "second stop signal: exiting at once");
+      process.exit(1);
+    }
+    first = { signal, at: Date.now() };
     const started = Date.now();
     logger.info({ signal, timeout_ms: timeoutMs }, "shutting down");
     const timer = setTimeout(() => {
@@ -29,8 +41,7 @@ export function onShutdown(logger: Logger, close: () => Promise<void>, timeoutMs
       },
     );
   };
-  process.on("SIGINT", handler);
-  process.on("SIGTERM", handler);
+  for (const signal of STOP_SIGNALS) process.on(signal, handler);
 }
 
 /**

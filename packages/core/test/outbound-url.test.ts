@@ -1,5 +1,5 @@
 /**
- * The outbound address policy (docs/contract.md, DESIGN §9, src/outbound-url.ts) on the connections themselves:
+ * The outbound address policy (contract §outbound-calls, src/outbound-url.ts) on the connections themselves:
  * a real local receiver on 127.0.0.1 that outbound clients must never reach when private URLs are not
  * allowed, whether the URL names it by an IPv4 literal, an IPv6 form embedding it, or a name resolving to
  * one. Node calls no `lookup` for an IP literal, so the dispatcher and the agents check literals themselves.

@@ -45,6 +45,10 @@ export interface Metrics {
   settlementLag: Histogram;
   /** consensus worker, LEDGER=evm: 1 while this process is the anchorer's leader, else 0 */
   anchorerLeader: Gauge;
+  /** LEDGER=evm processes that settle: 1 while the chain's RPC answers (the readiness probe), else 0 */
+  chainAvailable: Gauge;
+  /** consensus worker, LEDGER=evm: seconds the anchorer's leader has failed to reach the chain (0 while it does) */
+  anchoringStalled: Gauge;
   /** consensus worker: label space refits by outcome (written, stale: another refit wrote first, empty) */
   modelRefits: Counter<"outcome">;
   /** consensus worker: time of a refit's fit (EM and calibration, in the fit thread), seconds */
@@ -61,6 +65,12 @@ export interface Metrics {
    * scrape. Call once per process; a later call replaces the sources.
    */
   trackQueueDepth(sources: QueueDepthSource[]): void;
+  /**
+   * Reports the `follow_up` rows due and not yet relayed (`labelgate_follow_up_backlog_rows`) and how long the
+   * oldest has waited (`labelgate_follow_up_backlog_age_seconds`), read at each scrape (docs/decisions/0300).
+   * A failed read leaves both series absent. Call once per process; a later call replaces the source.
+   */
+  trackFollowUpBacklog(source: () => Promise<{ due: number; oldestSeconds: number }>): void;
 }
 
 export interface MetricsOptions {
@@ -104,6 +114,36 @@ export function createMetrics(options: MetricsOptions): Metrics {
           }
         }),
       );
+    },
+  });
+
+  let backlogSource: (() => Promise<{ due: number; oldestSeconds: number }>) | undefined;
+  let backlogRead: Promise<{ due: number; oldestSeconds: number } | undefined> | undefined;
+  // one read per scrape for both gauges
+  const readBacklog = () => {
+    backlogRead ??= (backlogSource?.() ?? Promise.resolve(undefined))
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (backlogRead = undefined)));
+    return backlogRead;
+  };
+  new Gauge({
+    name: "labelgate_follow_up_backlog_rows",
+    help: "follow_up rows due and not yet relayed to their queue (docs/decisions/0300), read at scrape time",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const backlog = await readBacklog();
+      if (backlog) this.set(backlog.due);
+    },
+  });
+  new Gauge({
+    name: "labelgate_follow_up_backlog_age_seconds",
+    help: "How long the oldest follow_up row due has waited for its queue, seconds (0 when none waits)",
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const backlog = await readBacklog();
+      if (backlog) this.set(backlog.oldestSeconds);
     },
   });
 
@@ -185,6 +225,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
       help: "1 while this process holds the anchorer's leadership lock, else 0",
       registers: [registry],
     }),
+    chainAvailable: new Gauge({
+      name: "labelgate_chain_available",
+      help: "LEDGER=evm: 1 while the chain's JSON-RPC answers the readiness probe, else 0",
+      registers: [registry],
+    }),
+    anchoringStalled: new Gauge({
+      name: "labelgate_anchoring_stalled_seconds",
+      help: "LEDGER=evm: seconds the anchorer has failed to reach the chain (0 while it reaches it); settled tasks wait meanwhile",
+      registers: [registry],
+    }),
     modelRefits: new Counter({
       name: "labelgate_model_refits_total",
       help: "Label space model refits by outcome: written, stale (another refit of the same version wrote first), empty (no label)",
@@ -206,6 +256,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     }),
     trackQueueDepth(next) {
       sources = next;
+    },
+    trackFollowUpBacklog(source) {
+      backlogSource = source;
     },
   };
 }

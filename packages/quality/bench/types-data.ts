@@ -28,7 +28,7 @@ export interface SpanDoc {
 
 export interface SpanData {
   docs: SpanDoc[];
-  /** answers whose overlapping spans were merged to make them valid answers (DESIGN §12 refuses overlaps) */
+  /** answers whose overlapping spans were merged to make them valid answers (contract §task-types refuses overlaps) */
   mergedAnswers: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The quality part of `pnpm bench:types` (bench/types.ts): consensus of the DESIGN §12 types against truth.
+ * The quality part of `pnpm bench:types` (bench/types.ts): consensus of the contract §task-types types against truth.
  *
  * - text_span on a crowd-spans folder (PICO "Participants", 191 abstracts, expert gold): token and exact-span
  *   precision / recall / F1 under the folder README's tokenization and rules, beside the per-token majority votes

@@ -1,4 +1,4 @@
-/** Helpers shared by the aggregators of the DESIGN §12 types. */
+/** Helpers shared by the aggregators of the contract §task-types types. */
 
 /**
  * The answers of one task in canonical order: sorted by labeler id (code-unit order), so that an aggregator's

@@ -1,5 +1,5 @@
 /**
- * Consensus of `bounding_box` tasks (DESIGN §12): each labeler answers a list of boxes `{label, x, y, w, h}` in
+ * Consensus of `bounding_box` tasks (contract §task-types): each labeler answers a list of boxes `{label, x, y, w, h}` in
  * pixels of the item (x, y = the top-left corner), possibly empty.
  *
  * 1. Candidates. Boxes are matched across labelers by IoU (Jaccard index), with a Hungarian assignment per pair

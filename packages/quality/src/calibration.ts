@@ -320,30 +320,68 @@ export const MAX_COMPONENTS = 64;
  * answers allow, instead of betting on the point estimate that a handful of tasks happen to favour.
  */
 export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLike<number>): CalibrationComponent[] {
-  const total = samples.totalWeight;
+  return componentsOf(gridLogLikelihood(samples, prior));
+}
+
+/** The maps of the grid in the order of `gridLogLikelihood`: temperature, then uninformative share, then hard share. */
+interface GridCell {
+  temperature: number;
+  uninformativeShare: number;
+}
+
+/** The (temperature, uninformative share) cells of the grid, in `gridLogLikelihood`'s order. */
+const GRID_CELLS: readonly GridCell[] = TEMPERATURE_GRID.flatMap((temperature) =>
+  UNINFORMATIVE_SHARE_GRID.map((uninformativeShare) => ({ temperature, uninformativeShare })),
+);
+
+/**
+ * The log composite likelihood of `samples` under every map of the grid, -sum_s w_s loss_s(map): index
+ * (cell * HARD_SHARE_GRID.length + h), cells in GRID_CELLS order. All zeros for no samples.
+ */
+function gridLogLikelihood(samples: CalibrationSamples, prior: ArrayLike<number>): Float64Array {
   const nh = HARD_SHARE_GRID.length;
-  // log posterior weight of every (temperature, uninformative share, hard share) map of the grid
-  const cells: { temperature: number; uninformativeShare: number; logWeights: number[] }[] = [];
-  let max = Number.NEGATIVE_INFINITY;
-  for (const temperature of TEMPERATURE_GRID) {
+  const nu = UNINFORMATIVE_SHARE_GRID.length;
+  const out = new Float64Array(GRID_CELLS.length * nh);
+  if (samples.length === 0) return out;
+  const total = samples.totalWeight;
+  TEMPERATURE_GRID.forEach((temperature, ti) => {
     const losses = samples.lossGrid(1 / temperature, HARD_SHARE_GRID, UNINFORMATIVE_SHARE_GRID, prior);
-    UNINFORMATIVE_SHARE_GRID.forEach((uninformativeShare, u) => {
-      const logWeights = HARD_SHARE_GRID.map((_, h) => -(losses[u * nh + h] as number) * total);
-      for (const w of logWeights) if (w > max) max = w;
-      cells.push({ temperature, uninformativeShare, logWeights });
-    });
-  }
+    for (let u = 0; u < nu; u++)
+      for (let h = 0; h < nh; h++) out[((ti * nu + u) * nh + h) as number] = -(losses[u * nh + h] as number) * total;
+  });
+  return out;
+}
+
+/** log sum_i exp(v_i). */
+function logSumExp(values: ArrayLike<number>): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < values.length; i++) if ((values[i] as number) > max) max = values[i] as number;
+  if (max === Number.NEGATIVE_INFINITY) return max;
+  let sum = 0;
+  for (let i = 0; i < values.length; i++) sum += Math.exp((values[i] as number) - max);
+  return max + Math.log(sum);
+}
+
+/**
+ * The calibration's components from the log posterior weight of every map of the grid (uniform prior): the
+ * hard share averaged exactly per (temperature, uninformative share) pair, components below MIN_COMPONENT_WEIGHT
+ * of the heaviest dropped, at most MAX_COMPONENTS kept, weights renormalized.
+ */
+function componentsOf(logWeights: Float64Array): CalibrationComponent[] {
+  const nh = HARD_SHARE_GRID.length;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const w of logWeights) if (w > max) max = w;
   // The hard share enters a map linearly, (1 - h) q + h prior, so the average over h of the maps of one
   // (temperature, uninformative share) is that map at the posterior mean of h: one component per pair, exactly.
   // Keeping only the heaviest maps instead turned a wide posterior (few gold tasks) into its mode.
-  const grid = cells.map((cell) => {
+  const grid = GRID_CELLS.map((cell, c) => {
     let weight = 0;
     let hardShare = 0;
-    cell.logWeights.forEach((lw, h) => {
-      const w = Math.exp(lw - max);
+    for (let h = 0; h < nh; h++) {
+      const w = Math.exp((logWeights[c * nh + h] as number) - max);
       weight += w;
       hardShare += w * (HARD_SHARE_GRID[h] as number);
-    });
+    }
     return {
       temperature: cell.temperature,
       uninformativeShare: cell.uninformativeShare,
@@ -358,4 +396,68 @@ export function calibrationPosterior(samples: CalibrationSamples, prior: ArrayLi
     .slice(0, MAX_COMPONENTS);
   const sum = kept.reduce((a, c) => a + c.weight, 0);
   return kept.map((c) => ({ ...c, weight: c.weight / sum }));
+}
+
+/**
+ * Powers of the gold likelihood tried when reviews are present (`calibrationWithReviews`): gold counted fully
+ * (1) down to not at all (0).
+ */
+export const GOLD_POWER_GRID: readonly number[] = [0, 0.125, 0.25, 0.5, 1];
+
+/**
+ * The log Bayes factor the reviews must show for a gold power below 1 over full power: 3, "strong" evidence on
+ * the scale of Kass & Raftery 1995 ("Bayes factors", JASA 90(430), section 3.2: 2 log B above 6).
+ */
+export const STRONG_EVIDENCE = 3;
+
+/**
+ * The calibration posterior given gold tasks and reviewed results (contract §review, decision 0266). Reviewed
+ * results are a uniform sample of what settled, scored in the state they settled in (one sample per task, the
+ * confidence the customer was given); gold tasks take every label and are scored after each prefix of their
+ * votes, states the service seldom decides in. Both are evidence about the same map, but gold is evidence at
+ * one remove, so it enters as a power prior (Ibrahim & Chen 2000, "Power prior distributions for regression
+ * models", Statistical Science 15(1)): log weight_j = a * loglik_gold(map_j) + loglik_reviews(map_j). The power
+ * a is chosen from GOLD_POWER_GRID by empirical Bayes, maximizing the marginal likelihood of the reviews under
+ * the gold power prior, m(a) = sum_j prior_a(map_j) exp(loglik_reviews(map_j)) (Gravestock & Held 2017, "Adaptive
+ * power priors with empirical Bayes for clinical trials", Pharmaceutical Statistics 16(5)), and a power below 1
+ * only when its marginal likelihood beats full power's by a log Bayes factor of STRONG_EVIDENCE (the marginal
+ * likelihood of a few samples is noisy: without the margin, 3 reviews drawn from the gold's own map discounted
+ * gold to 0 on one draw of four). So a few reviews leave gold in charge (each weighs as one gold task), and as
+ * reviews accrue they both outweigh the fixed gold and, when the maps the gold favours explain what actually
+ * settled badly, discount it.
+ * Without reviews it is `calibrationPosterior(gold)`; without gold, the posterior given the reviews alone.
+ * @returns the components and the power chosen (null without both gold and reviews)
+ */
+export function calibrationWithReviews(
+  gold: CalibrationSamples,
+  reviews: CalibrationSamples,
+  prior: ArrayLike<number>,
+): { components: CalibrationComponent[]; goldPower: number | null } {
+  const goldLl = gridLogLikelihood(gold, prior);
+  if (reviews.length === 0) return { components: componentsOf(goldLl), goldPower: null };
+  const reviewLl = gridLogLikelihood(reviews, prior);
+  if (gold.length === 0) return { components: componentsOf(reviewLl), goldPower: null };
+  const n = goldLl.length;
+  const scaled = new Float64Array(n);
+  const joint = new Float64Array(n);
+  const evidenceAt = (power: number): number => {
+    for (let i = 0; i < n; i++) {
+      scaled[i] = power * (goldLl[i] as number);
+      joint[i] = (scaled[i] as number) + (reviewLl[i] as number);
+    }
+    return logSumExp(joint) - logSumExp(scaled);
+  };
+  // gold at full weight unless the reviews show strong evidence against it: a log Bayes factor above
+  // STRONG_EVIDENCE over full power (the marginal likelihood of a few samples is noisy, and would otherwise
+  // discount gold on chance alone)
+  const pooled = evidenceAt(1);
+  let best = { power: 1, evidence: pooled + STRONG_EVIDENCE };
+  for (const power of GOLD_POWER_GRID) {
+    if (power === 1) continue;
+    const evidence = evidenceAt(power);
+    if (evidence > best.evidence) best = { power, evidence };
+  }
+  const logWeights = new Float64Array(n);
+  for (let i = 0; i < n; i++) logWeights[i] = best.power * (goldLl[i] as number) + (reviewLl[i] as number);
+  return { components: componentsOf(logWeights), goldPower: best.power };
 }

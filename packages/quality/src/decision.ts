@@ -1,21 +1,25 @@
 /**
- * Decision rules of a task when a label is recorded (DESIGN §3 and §10), pure functions over option counts and
+ * Decision rules of a task when a label is recorded (contract §lifecycle, §quality), pure functions over option counts and
  * the calibrated posterior (`scoreTask`). Options are indexes 0..K-1 of the label space's ordered options.
  *
- * - Threshold policy (SPEC default, DESIGN §10 as amended by issue 27): settles when one option holds
+ * - Threshold policy (the default, contract §quality as amended by issue 27): settles when one option holds
  *   `consensusThreshold` labels AND leads the calibrated posterior (resolution "consensus"); while the option that
  *   reached the threshold does not lead, the task keeps collecting labels, and at `maxLabels` it settles with the
  *   leading option (resolution "max_labels"). Agreeing votes of labelers the model knows nothing about lead
- *   whenever the space's population is better than chance, so 3 agreeing new labelers settle a task as SPEC says.
- * - Confidence policy (DESIGN §10): settles as soon as the posterior of the leading option reaches
+ *   whenever the space's population is better than chance, so 3 agreeing new labelers settle a task as the contract says.
+ * - Confidence policy (contract §quality): settles as soon as the posterior of the leading option reaches
  *   `confidenceTarget` after at least `minLabels` labels (resolution "confidence"); at `maxLabels` with the most
- *   probable option (resolution "max_labels"). A label that does both resolves as "confidence".
+ *   probable option (resolution "max_labels"). A label that does both resolves as "confidence". With `minGain`,
+ *   an open task with at least `minLabels` labels also settles with its leader when the best outcome of one more
+ *   label of a typical labeler cannot raise the calibrated posterior of the leader by `minGain` (resolution
+ *   "no_gain": the optimistic knowledge gradient of Chen, Lin & Zhou 2015, `expectedGainOfOneLabel`).
  * In every case the chosen option is the posterior's leader (`leadingOption`: highest posterior, ties by more
  * labels, then the lower index) and `confidence` = its calibrated posterior: never an option with a lower
  * posterior than another.
  */
 import type { Resolution } from "@labelgate/api";
 import { calibratedPosterior, type SpaceParams, taskLogHard, taskLogits, type Vote } from "./model";
+import { type ConfidencePolicy, checkConfidenceRule, checkThresholdRule, type ThresholdPolicy } from "./policy";
 
 /** How a task was decided: the wire enum of @labelgate/api (`RESOLUTIONS`), defined there once. */
 export type { Resolution };
@@ -37,23 +41,11 @@ export interface OpenDecision {
 
 export type Decision = SettledDecision | OpenDecision;
 
-/** The threshold policy of a task. */
-export interface ThresholdPolicy {
-  /** labels one option needs (>= 1) */
-  consensusThreshold: number;
-  /** labels after which the task settles anyway (>= consensusThreshold, <= 50) */
-  maxLabels: number;
-}
-
-/** The confidence policy of a task. */
-export interface ConfidencePolicy {
-  /** target T in [0.5, 0.999] */
-  confidenceTarget: number;
-  /** labels needed before the target may settle the task (>= 1; default 1 at the API) */
-  minLabels: number;
-  /** labels after which the task settles anyway (>= minLabels, <= 50) */
-  maxLabels: number;
-}
+/** What the threshold rule reads of a policy (policy.ts `ThresholdPolicy`). */
+export type ThresholdRule = Pick<ThresholdPolicy, "consensusThreshold" | "maxLabels">;
+/** What the confidence rule reads of a policy (policy.ts `ConfidencePolicy`). */
+export type ConfidenceRule = Pick<ConfidencePolicy, "confidenceTarget" | "minLabels" | "maxLabels"> &
+  Pick<Partial<ConfidencePolicy>, "minGain">;
 
 /**
  * Posteriors closer than this are a tie: sums of the same log terms in another order differ in the last bits,
@@ -94,9 +86,9 @@ function checkLengths(counts: readonly number[], posterior: readonly number[]): 
  * holds `consensusThreshold` labels ("consensus"), or at `maxLabels` labels whatever its count ("max_labels").
  * @throws RangeError on inconsistent lengths or a policy outside its bounds
  */
-export function decideThreshold(policy: ThresholdPolicy, counts: readonly number[], posterior: readonly number[]): Decision {
+export function decideThreshold(policy: ThresholdRule, counts: readonly number[], posterior: readonly number[]): Decision {
   checkLengths(counts, posterior);
-  checkThresholdPolicy(policy);
+  checkThresholdRule(policy);
   const n = counts.reduce((a, b) => a + b, 0);
   const option = leadingOption(posterior, counts);
   const confidence = posterior[option] as number;
@@ -105,33 +97,31 @@ export function decideThreshold(policy: ThresholdPolicy, counts: readonly number
   return { settled: false, labelsNeeded: policy.maxLabels - n };
 }
 
-function checkThresholdPolicy(policy: ThresholdPolicy): void {
-  const { consensusThreshold, maxLabels } = policy;
-  if (!Number.isInteger(consensusThreshold) || consensusThreshold < 1) throw new RangeError(`consensusThreshold must be >= 1`);
-  if (!Number.isInteger(maxLabels) || maxLabels < consensusThreshold) throw new RangeError(`maxLabels must be >= consensusThreshold`);
-}
-
-function checkConfidencePolicy(policy: ConfidencePolicy): void {
-  const { confidenceTarget, minLabels, maxLabels } = policy;
-  if (!(confidenceTarget >= 0.5 && confidenceTarget <= 0.999)) throw new RangeError(`confidenceTarget must be in [0.5, 0.999]`);
-  if (!Number.isInteger(minLabels) || minLabels < 1) throw new RangeError(`minLabels must be >= 1`);
-  if (!Number.isInteger(maxLabels) || maxLabels < minLabels || maxLabels > 50) throw new RangeError(`maxLabels must be in minLabels..50`);
-}
-
 /**
  * Confidence policy decision after a label. `counts` = labels per option (the new one included); `posterior` =
- * the calibrated posterior.
+ * the calibrated posterior. `gain` answers the optimistic gain of one more label (`expectedGainOfOneLabel`'s
+ * `optimistic`); it is called only when the policy has `minGain`, the task is open with at least `minLabels`
+ * labels and below `maxLabels`. Order: the target ("confidence"), then `maxLabels` ("max_labels"), then the gain
+ * ("no_gain").
  * @throws RangeError on inconsistent lengths or a policy outside its bounds
  */
-export function decideConfidence(policy: ConfidencePolicy, counts: readonly number[], posterior: readonly number[]): Decision {
+export function decideConfidence(
+  policy: ConfidenceRule,
+  counts: readonly number[],
+  posterior: readonly number[],
+  gain?: () => number,
+): Decision {
   checkLengths(counts, posterior);
-  checkConfidencePolicy(policy);
+  checkConfidenceRule(policy);
   const n = counts.reduce((a, b) => a + b, 0);
   const option = leadingOption(posterior, counts);
   const confidence = posterior[option] as number;
   if (n >= policy.minLabels && confidence >= policy.confidenceTarget)
     return { settled: true, option, confidence, resolution: "confidence" };
   if (n >= policy.maxLabels) return { settled: true, option, confidence, resolution: "max_labels" };
+  const minGain = policy.minGain ?? null;
+  if (minGain !== null && gain !== undefined && n >= policy.minLabels && gain() < minGain)
+    return { settled: true, option, confidence, resolution: "no_gain" };
   return { settled: false, labelsNeeded: policy.maxLabels - n };
 }
 
@@ -140,7 +130,7 @@ export function decideConfidence(policy: ConfidencePolicy, counts: readonly numb
  * min(maxLabels - n, max(1, consensusThreshold - top count)) (an option at the threshold that does not lead the
  * posterior needs at least one more label); 0 when the task needs no more labels (n >= maxLabels).
  */
-export function thresholdClaimCap(policy: ThresholdPolicy, counts: readonly number[]): number {
+export function thresholdClaimCap(policy: ThresholdRule, counts: readonly number[]): number {
   const n = counts.reduce((a, b) => a + b, 0);
   const top = Math.max(...counts);
   const remaining = policy.maxLabels - n;
@@ -154,8 +144,8 @@ export function thresholdClaimCap(policy: ThresholdPolicy, counts: readonly numb
  * after which that option's calibrated posterior reaches the target; at least max(1, minLabels - n), at most
  * maxLabels - n (0 when the task needs no more labels). Cost O(K^2 * (maxLabels - n)).
  */
-export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], policy: ConfidencePolicy): number {
-  checkConfidencePolicy(policy);
+export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], policy: ConfidenceRule): number {
+  checkConfidenceRule(policy);
   const n = votes.length;
   const remaining = policy.maxLabels - n;
   if (remaining <= 0) return 0;
@@ -194,14 +184,26 @@ export function confidenceClaimCap(space: SpaceParams, votes: readonly Vote[], p
  * - `expected`: sum_l P(l) max_k posterior'(k | l) - max_k posterior(k), P(l) = sum_z posterior(z) theta[z][l];
  *   0 whenever one label cannot change the leader (the posterior is a martingale).
  * - `optimistic`: max_l max_k posterior'(k | l) - max_k posterior(k), the best outcome (their optimistic KG).
- * posterior' is the calibrated posterior after the label. Both in [0, 1]. Not a service rule: the simulator's
- * `--stop-rule` measures stopping on it (docs/notes/quality.md section 0). Cost O(K^2) calibrated posteriors.
+ * posterior' is the calibrated posterior after the label. Both in [0, 1]. `excluded`: options a review rejected
+ * (rule.ts), at 0 in every posterior and the rest renormalized, as the decision sees them. The optimistic gain is
+ * the confidence policy's `minGain` stop (`decideConfidence`, resolution "no_gain"); the simulator's
+ * `--stop-rule` measures both (docs/notes/quality.md section 0). Cost O(K^2) calibrated posteriors.
  */
-export function expectedGainOfOneLabel(space: SpaceParams, votes: readonly Vote[]): { expected: number; optimistic: number } {
+export function expectedGainOfOneLabel(
+  space: SpaceParams,
+  votes: readonly Vote[],
+  excluded: readonly number[] = [],
+): { expected: number; optimistic: number } {
   const k = space.k;
   const base = taskLogits(space, votes);
   const baseHard = taskLogHard(space, votes);
-  const now = calibratedPosterior(space, base, baseHard);
+  const renormalized = (p: number[]): number[] => {
+    if (excluded.length === 0) return p;
+    const kept = p.map((v, i) => (excluded.includes(i) ? 0 : v));
+    const total = kept.reduce((a, b) => a + b, 0);
+    return total > 0 ? kept.map((v) => v / total) : kept;
+  };
+  const now = renormalized(calibratedPosterior(space, base, baseHard));
   const theta = space.population.map((row) => {
     const total = row.reduce((a, b) => a + b, 0);
     return row.map((a) => a / total);
@@ -216,7 +218,7 @@ export function expectedGainOfOneLabel(space: SpaceParams, votes: readonly Vote[
       marginal += (space.classPrior[z] as number) * ((theta[z] as number[])[l] as number);
     }
     const logits = base.map((v, z) => v + Math.log((theta[z] as number[])[l] as number));
-    const after = calibratedPosterior(space, logits, baseHard + Math.log(marginal));
+    const after = renormalized(calibratedPosterior(space, logits, baseHard + Math.log(marginal)));
     expected += pl * Math.max(...after);
     best = Math.max(best, Math.max(...after));
   }

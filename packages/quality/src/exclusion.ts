@@ -1,5 +1,5 @@
 /**
- * Labeler exclusion by gold accuracy (DESIGN §10 "Gold tasks"): a labeler's gold accuracy has a Beta(1, 1) prior,
+ * Labeler exclusion by gold accuracy (contract §quality "Gold tasks"): a labeler's gold accuracy has a Beta(1, 1) prior,
  * so after c correct of a answers its posterior is Beta(1 + c, 1 + a - c) (conjugate Beta-binomial). The labeler
  * is excluded from the label space once it has at least `minGoldAnswers` gold answers and
  * P(accuracy < minLabelerAccuracy) >= 0.95 under that posterior. The Beta CDF (regularized incomplete beta
@@ -9,7 +9,7 @@ import betaCdf from "@stdlib/stats-base-dists-beta-cdf";
 
 /** Posterior probability required to exclude. */
 export const EXCLUSION_PROBABILITY = 0.95;
-/** Default `min_gold_answers` (DESIGN §10). */
+/** Default `min_gold_answers` (contract §quality). */
 export const DEFAULT_MIN_GOLD_ANSWERS = 10;
 
 /** A labeler's gold record in one label space. */

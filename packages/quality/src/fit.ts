@@ -24,7 +24,7 @@
  * Deterministic: every loop runs in the table's index order, no randomness.
  */
 import digamma from "@stdlib/math-base-special-digamma";
-import { CalibrationSamples, calibrationPosterior, fitPrequential, PRIOR_HARD_SHARE } from "./calibration";
+import { CalibrationSamples, calibrationWithReviews, fitPrequential, PRIOR_HARD_SHARE } from "./calibration";
 import {
   type Calibration,
   defaultPopulation,
@@ -135,6 +135,7 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
     opts[p] = cols.option[n] as number;
   }
   const gold = cols.gold;
+  const reviewed = cols.reviewed;
   let activeTasks = 0;
   let goldTasks = 0;
   let goldAnswers = 0;
@@ -167,6 +168,7 @@ export function fit(table: LabelTable, options: FitOptions = {}): FitResult {
     labs,
     opts,
     gold,
+    reviewed,
     q,
     counts,
     rowTotal,
@@ -309,6 +311,8 @@ interface EmState {
   labs: Int32Array;
   opts: Int32Array;
   gold: Int32Array;
+  /** 1 = the task's truth is a review's (its gold entry is the reviewed answer) */
+  reviewed: Uint8Array;
   q: Float64Array;
   counts: Float64Array;
   rowTotal: Float64Array;
@@ -679,12 +683,15 @@ function looScorer(s: EmState): { begin: (t: number, z: Float64Array) => void; l
 }
 
 /**
- * Builds the gold and prequential calibration samples from the converged fit (each task scored with its own
- * contributions removed from its labelers' rows and from the class counts) and fits the temperature.
+ * Builds the gold, review and prequential calibration samples from the converged fit (each task scored with its
+ * own contributions removed from its labelers' rows and from the class counts) and fits the calibration: a gold
+ * task gives a sample after each prefix of its votes (weighing 1 in total), a reviewed result one sample, the
+ * state it holds (the state it settled in, weight 1: calibration.ts `calibrationWithReviews`).
  */
 function calibrate(s: EmState): Calibration {
-  const { K, T, start, gold } = s;
+  const { K, T, start, gold, reviewed } = s;
   const goldSamples = new CalibrationSamples(K);
+  const reviewSamples = new CalibrationSamples(K);
   const preqSamples = new CalibrationSamples(K);
   const z = new Float64Array(K);
   const z0 = new Float64Array(K);
@@ -700,7 +707,8 @@ function calibrate(s: EmState): Calibration {
   const stride = Math.max(1, Math.ceil(multiLabelTasks / MAX_CALIBRATION_TASKS));
   let seenMulti = 0;
   let labeledGold = 0;
-  for (let t = 0; t < T; t++) if ((gold[t] as number) >= 0 && (start[t + 1] as number) > (start[t] as number)) labeledGold++;
+  for (let t = 0; t < T; t++)
+    if ((gold[t] as number) >= 0 && reviewed[t] !== 1 && (start[t + 1] as number) > (start[t] as number)) labeledGold++;
   const goldStride = Math.max(1, Math.ceil(labeledGold / MAX_GOLD_CALIBRATION_TASKS));
   let seenGold = 0;
 
@@ -715,7 +723,7 @@ function calibrate(s: EmState): Calibration {
       const pick = seenMulti % stride === 0;
       seenMulti++;
       if (!pick) continue;
-    } else {
+    } else if (reviewed[t] !== 1) {
       const pick = seenGold % goldStride === 0;
       seenGold++;
       if (!pick) continue;
@@ -729,7 +737,16 @@ function calibrate(s: EmState): Calibration {
       return Math.log(m);
     };
     let logHard = 0;
-    if (g >= 0) {
+    if (g >= 0 && reviewed[t] === 1) {
+      const target = new Float64Array(K);
+      target[g] = 1;
+      for (let p = a; p < b; p++) {
+        for (let k = 0; k < K; k++) z[k] = (z[k] as number) + looLogTheta(p, k);
+        logHard += logMarginal(p);
+      }
+      reviewSamples.push(z, target, 1, logHard, Math.exp(z0[g] as number));
+      reviewSamples.tasks++;
+    } else if (g >= 0) {
       const target = new Float64Array(K);
       target[g] = 1;
       for (let p = a; p < b; p++) {
@@ -751,8 +768,16 @@ function calibrate(s: EmState): Calibration {
   const prior = Array.from(s.logPi, (v) => Math.exp(v));
   const prequential = preqSamples.tasks >= MIN_PREQUENTIAL_TASKS ? fitPrequential(preqSamples) : null;
   const prequentialTemperature = prequential ? prequential.temperature : null;
-  const base = { prequentialTemperature, goldTasks: goldSamples.tasks, prequentialTasks: preqSamples.tasks };
-  if (goldSamples.tasks >= MIN_GOLD_TASKS) return { source: "gold", components: calibrationPosterior(goldSamples, prior), ...base };
+  const base = {
+    prequentialTemperature,
+    goldTasks: goldSamples.tasks,
+    prequentialTasks: preqSamples.tasks,
+    reviewTasks: reviewSamples.tasks,
+  };
+  if (goldSamples.tasks + reviewSamples.tasks >= MIN_GOLD_TASKS) {
+    const { components, goldPower } = calibrationWithReviews(goldSamples, reviewSamples, prior);
+    return { source: goldSamples.tasks > 0 ? "gold" : "reviews", components, ...base, goldPower };
+  }
   if (prequential) {
     const component = {
       temperature: prequential.temperature,

@@ -1,12 +1,13 @@
 /**
- * @labelgate/quality: the label-quality engine (DESIGN §10). Pure TypeScript, no I/O.
+ * @labelgate/quality: the label-quality engine (contract §quality). Pure TypeScript, no I/O.
  * - `LabelTable` + `fit`: Dawid-Skene EM with hierarchical Dirichlet priors and gold clamping, warm start.
  * - `scoreTask`: calibrated posterior of one task from the space row and its labelers' rows.
+ * - `Policy` / `resolvePolicy` (policy.ts): a task's consensus policy, one union, resolved from its layers.
  * - `decideThreshold` / `decideConfidence` / claim caps: the decision rules of the two consensus policies.
  * - `decide` / `initialClaimCap` (rule.ts): the rule of a task over its recorded labels, as the store runs it.
  * - `refitSpace` (refit-space.ts): a label space's refit and its gold calibration, as the consensus worker runs it.
  * - `isExcluded`: gold-accuracy exclusion; `estimatedAccuracy`: dashboard figure.
- * - DESIGN §12 types: `fitMultiLabel` / `aggregateMultiLabel` (multilabel.ts), `fitBoxes` / `aggregateBoxes`
+ * - contract §task-types types: `fitMultiLabel` / `aggregateMultiLabel` (multilabel.ts), `fitBoxes` / `aggregateBoxes`
  *   (boxes.ts), `fitSpans` / `aggregateSpans` (spans.ts), `decideParts` (parts.ts), `minCostAssignment`
  *   (hungarian.ts).
  */
@@ -45,8 +46,10 @@ export {
   type CalibrationComponent,
   CalibrationSamples,
   calibrationPosterior,
+  calibrationWithReviews,
   fitPrequential,
   fitTemperature,
+  GOLD_POWER_GRID,
   HARD_SHARE_GRID,
   MAX_COMPONENTS,
   MAX_TEMPERATURE,
@@ -57,7 +60,7 @@ export {
   UNINFORMATIVE_SHARE_GRID,
 } from "./calibration";
 export {
-  type ConfidencePolicy,
+  type ConfidenceRule,
   confidenceClaimCap,
   type Decision,
   decideConfidence,
@@ -69,7 +72,7 @@ export {
   POSTERIOR_TIE,
   type Resolution,
   type SettledDecision,
-  type ThresholdPolicy,
+  type ThresholdRule,
   thresholdClaimCap,
 } from "./decision";
 export {
@@ -128,7 +131,25 @@ export {
   type MultiLabelModel,
   type MultiLabelTask,
 } from "./multilabel";
-export { decideParts, type Part, type PartsDecision, type PartsPolicy, partConfidence, wholeConfidence } from "./parts";
+export { decideParts, type Part, type PartsDecision, partConfidence, wholeConfidence } from "./parts";
+export {
+  type ConfidencePolicy,
+  checkConfidenceRule,
+  checkThresholdRule,
+  DEFAULT_CONSENSUS_THRESHOLD,
+  DEFAULT_MIN_LABELS,
+  DEFAULT_POLICY,
+  defaultMaxLabels,
+  labelsToDecide,
+  POLICY_FIELDS,
+  type Policy,
+  type PolicyIssue,
+  type PolicyLayer,
+  type RulePolicy,
+  reservedLabels,
+  resolvePolicy,
+  type ThresholdPolicy,
+} from "./policy";
 export {
   CALIBRATION_BINS,
   type CalibrationBin,
@@ -136,7 +157,6 @@ export {
   emptyBins,
   type FitInput,
   type FitOutput,
-  type ReplayPolicy,
   refitSpace,
 } from "./refit-space";
 export {
@@ -181,7 +201,9 @@ export {
   type AnyFitInput,
   type AnyFitOutput,
   type KindDecision,
-  type KindPolicy,
+  type KindTask,
+  QUALITY_TASK_TYPES,
+  type QualityTaskType,
   refitAny,
   refitTyped,
   type StoredLabelerRow,
@@ -227,3 +249,11 @@ export {
   textSpanSpec,
   textSpanType,
 } from "./task-types";
+export {
+  MAX_RANKED_ITEMS,
+  pairwiseItemId,
+  RANKED_TASK_TYPE,
+  rankStoredPairwise,
+  type StoredPairwiseLabel,
+  type StoredPairwiseSpace,
+} from "./types/pairwise_comparison";

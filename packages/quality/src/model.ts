@@ -62,8 +62,11 @@ export interface SpaceParams {
 
 /** The calibration of a space (see calibration.ts). */
 export interface Calibration {
-  /** "gold": posterior over maps given gold tasks; "prequential": one temperature from next-label prediction; "default": identity */
-  source: "gold" | "prequential" | "default";
+  /**
+   * "gold": posterior over maps given gold tasks (and reviewed results, when there are); "reviews": given reviewed
+   * results alone; "prequential": one temperature from next-label prediction; "default": identity
+   */
+  source: "gold" | "reviews" | "prequential" | "default";
   /** the maps and their weights (sum 1); the identity map {temperature 1, hardShare 0, weight 1} by default */
   components: CalibrationComponent[];
   /** temperature of the prequential fit (null with too few tasks of >= 2 labels) */
@@ -72,6 +75,10 @@ export interface Calibration {
   goldTasks: number;
   /** tasks with at least two labels that entered the prequential fit */
   prequentialTasks: number;
+  /** reviewed results that entered the fit (absent in models stored before reviews counted apart: 0) */
+  reviewTasks?: number;
+  /** power of the gold likelihood chosen beside the reviews (calibration.ts `calibrationWithReviews`); null or absent: not both */
+  goldPower?: number | null;
 }
 
 /** Sizes of the data of a fit. */

@@ -1,5 +1,5 @@
 /**
- * Consensus of `multi_label_classification` tasks (DESIGN §12): each labeler answers the set of options that
+ * Consensus of `multi_label_classification` tasks (contract §task-types): each labeler answers the set of options that
  * apply (possibly empty). Binary relevance: every option j is a binary label space of its own ("chosen" or not),
  * with the single-choice engine's Dawid-Skene model (fit.ts, model.ts) in each: a labeler has a 2 x 2 confusion
  * matrix per option (its sensitivity and specificity for that option), shrunk to the option's population of

@@ -1,5 +1,5 @@
 /**
- * The decision rule of a task whose consensus has several parts (DESIGN §12 types: an option of a multi-label
+ * The decision rule of a task whose consensus has several parts (contract §task-types types: an option of a multi-label
  * task, a candidate box, a token of a text), each a small single-choice question of its own with label counts
  * and a calibrated posterior. The single-choice rules of decision.ts apply to every part:
  *
@@ -14,7 +14,9 @@
  * the parts' confidences under their independence given the model): with 14 options decided at 0.95 each it
  * may be as low as 0.95^14 = 0.49, so the stopping rule is per part, not on the product.
  */
-import { type ConfidencePolicy, decideThreshold, leadingOption, type Resolution, type ThresholdPolicy } from "./decision";
+import { POLICY_BOUNDS } from "@labelgate/api";
+import { decideThreshold, leadingOption, type Resolution } from "./decision";
+import { checkConfidenceRule, type RulePolicy } from "./policy";
 
 /** One part of a consensus: its calibrated posterior over its K choices and, when counted, the labels per choice. */
 export interface Part {
@@ -27,9 +29,6 @@ export interface Part {
 /** The outcome of a multi-part decision. */
 export type PartsDecision = { settled: true; resolution: Resolution } | { settled: false; labelsNeeded: number };
 
-/** Either policy of a task (DESIGN §10): `confidenceTarget` set = the confidence policy. */
-export type PartsPolicy = ({ kind: "threshold" } & ThresholdPolicy) | ({ kind: "confidence" } & ConfidencePolicy);
-
 /** The posterior of a part's leading choice (ties: more labels, then the lower index; decision.ts `leadingOption`). */
 export function partConfidence(part: Part): number {
   return part.posterior[leadingOption(part.posterior, part.counts ?? undefined)] as number;
@@ -37,22 +36,23 @@ export function partConfidence(part: Part): number {
 
 /**
  * Decides a task of several parts after its `labels`-th label (labels = answers of the task, one per labeler).
- * @throws RangeError on a policy outside its bounds (as decision.ts)
+ * @throws RangeError on a policy outside its bounds (policy.ts)
  */
-export function decideParts(policy: PartsPolicy, labels: number, parts: readonly Part[]): PartsDecision {
+export function decideParts(policy: RulePolicy, labels: number, parts: readonly Part[]): PartsDecision {
   const { maxLabels } = policy;
-  if (!Number.isInteger(maxLabels) || maxLabels < 1 || maxLabels > 50) throw new RangeError("maxLabels must be in 1..50");
+  const bound = POLICY_BOUNDS.max_labels;
+  // no upper bound: a task's rule may take more votes than a request's max_labels (a pre-label, contract §prelabels)
+  if (!Number.isInteger(maxLabels) || maxLabels < bound.min) throw new RangeError(`maxLabels must be at least ${bound.min}`);
   if (policy.kind === "confidence") {
+    checkConfidenceRule(policy);
     const { confidenceTarget, minLabels } = policy;
-    if (!(confidenceTarget >= 0.5 && confidenceTarget <= 0.999)) throw new RangeError("confidenceTarget must be in [0.5, 0.999]");
-    if (!Number.isInteger(minLabels) || minLabels < 1 || minLabels > maxLabels) throw new RangeError("minLabels must be in 1..maxLabels");
     if (labels >= minLabels && parts.every((p) => partConfidence(p) >= confidenceTarget))
       return { settled: true, resolution: "confidence" };
   } else {
     const counted = parts.filter((p): p is Part & { counts: readonly number[] } => p.counts !== null);
     // a part is settled when one of its choices holds the threshold; maxLabels is the task's, checked below
     const settled = counted.every(
-      (p) => decideThreshold({ consensusThreshold: policy.consensusThreshold, maxLabels: 50 }, p.counts, p.posterior).settled,
+      (p) => decideThreshold({ consensusThreshold: policy.consensusThreshold, maxLabels: bound.max }, p.counts, p.posterior).settled,
     );
     if (labels >= policy.consensusThreshold && settled) return { settled: true, resolution: "consensus" };
   }

@@ -1,8 +1,9 @@
 /**
- * The computation of a label space's refit (DESIGN §10), pure (no SQL, no I/O), so it can run in a worker
+ * The computation of a label space's refit (contract §quality), pure (no SQL, no I/O), so it can run in a worker
  * thread (services/consensus-worker/src/fit-thread.ts) while the store reads and writes around it
  * (packages/store/src/spaces.ts `fitInput`, `writeFit`):
- * 1. every label of the space in recording order enters a `LabelTable`, gold tasks at their true option;
+ * 1. every label of the space in recording order enters a `LabelTable`, gold tasks at their true option, reviewed
+ *    results at the answer their latest review names (a known truth; the calibration scores them apart);
  * 2. `refit` (Dawid-Skene EM with hierarchical Dirichlet priors, fit.ts) from majority vote, kept
  *    when it is identified (labelers better than chance on every option, or gold says otherwise); else the fit
  *    warm-started from the stored model when that one is; else the stored model is kept (refused);
@@ -13,23 +14,17 @@
  */
 import { refit } from "./fit";
 import type { LabelerParams, QualityModel, SpaceParams } from "./model";
+import type { Policy } from "./policy";
 import { decide, type ScoringModel } from "./rule";
 import { LabelTable } from "./table";
-
-/** The policy the dashboard's calibration replays on gold tasks: the space's newest task's (threshold 3 without one). */
-export interface ReplayPolicy {
-  consensusThreshold: number;
-  maxLabels: number;
-  confidenceTarget: number | null;
-  minLabels: number | null;
-}
 
 /** Everything a refit needs of a space. */
 export interface FitInput {
   id: string;
   options: string[];
   version: number;
-  policy: ReplayPolicy;
+  /** the policy the dashboard's calibration replays on gold tasks: the space's newest task's (policy.ts `DEFAULT_POLICY` without one) */
+  policy: Policy;
   /** the stored model to warm-start from (null before the first fit) */
   model: SpaceParams | null;
   labelers: LabelerParams[];
@@ -37,6 +32,8 @@ export interface FitInput {
   labels: { task: string; labeler: string; option: number }[];
   /** gold tasks of the space with their true option index */
   gold: { task: string; option: number }[];
+  /** reviewed results of the space (other than gold tasks) with the true option their latest review names */
+  reviewed?: { task: string; option: number }[];
   /** created_at of the newest label read (ISO) */
   through: string | null;
 }
@@ -90,6 +87,7 @@ export function refitSpace(input: FitInput, now: () => number = () => performanc
   const k = input.options.length;
   const table = new LabelTable(k);
   for (const g of input.gold) table.setGold(g.task, g.option);
+  for (const r of input.reviewed ?? []) table.setReviewed(r.task, r.option);
   for (const l of input.labels) table.add(l.task, l.labeler, l.option);
   const previous: QualityModel | undefined =
     input.model && input.model.k === k
@@ -109,16 +107,10 @@ export function refitSpace(input: FitInput, now: () => number = () => performanc
     votes.push({ labelerId: l.labeler, value: input.options[l.option] as string });
     votesOf.set(l.task, votes);
   }
-  const policy = {
-    options: input.options,
-    consensusThreshold: input.policy.consensusThreshold,
-    maxLabels: input.policy.maxLabels,
-    confidenceTarget: input.policy.confidenceTarget,
-    minLabels: input.policy.minLabels,
-  };
+  const rule = { options: input.options, policy: input.policy };
   for (const [task, votes] of votesOf) {
-    for (let n = 1; n <= Math.min(votes.length, policy.maxLabels); n++) {
-      const decision = decide(policy, votes.slice(0, n), scoring);
+    for (let n = 1; n <= Math.min(votes.length, input.policy.maxLabels); n++) {
+      const decision = decide(rule, votes.slice(0, n), scoring);
       if (!decision.done) continue;
       const bin = bins[calibrationBinOf(decision.confidence)] as CalibrationBin;
       bin.tasks += 1;

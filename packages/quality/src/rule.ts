@@ -1,5 +1,5 @@
 /**
- * The decision rule of a task (DESIGN §3, §10), defined once and pure (no SQL, no I/O): given a task's
+ * The decision rule of a task (contract §lifecycle, §quality), defined once and pure (no SQL, no I/O): given a task's
  * policy, its labels in recording order and its label space's model, `decide` answers whether the task is
  * done, with which label, calibrated confidence, posterior and resolution, how many labels it may still take,
  * and how many labelers may hold a claim on it at once. The label transaction of the store calls it for every
@@ -9,16 +9,28 @@
  *
  * The model is the label space's Dawid-Skene model (model.ts: a confusion matrix per labeler, class priors, a
  * calibration); the policies are decision.ts's functions:
- * - threshold policy (the default, SPEC): decided when one option holds `consensus_threshold` labels
+ * - threshold policy (the default): decided when one option holds `consensus_threshold` labels
  *   (`consensus`), or at `max_labels` with the plurality option (`max_labels`; ties by the posterior, then
  *   option order);
  * - confidence policy (a task with `confidence_target`): decided when the calibrated posterior of the leading
  *   option reaches the target after at least `min_labels` labels (`confidence`), or at `max_labels` with the
- *   most probable option (`max_labels`);
+ *   most probable option (`max_labels`); with `min_gain`, also when the best outcome of one more label cannot
+ *   raise that posterior by `min_gain` (`no_gain`);
  * - a gold task is never decided: it takes any number of labelers, each once.
  */
-import { confidenceClaimCap, decideConfidence, decideThreshold, optionCounts, type Resolution, thresholdClaimCap } from "./decision";
+import {
+  confidenceClaimCap,
+  type Decision,
+  decideConfidence,
+  decideThreshold,
+  expectedGainOfOneLabel,
+  leadingOption,
+  optionCounts,
+  type Resolution,
+  thresholdClaimCap,
+} from "./decision";
 import { emptySpace, type LabelerParams, type Vote as ModelVote, type SpaceParams, scoreTask } from "./model";
+import type { Policy } from "./policy";
 
 /** One recorded label: who gave it and which option. */
 export interface LabelVote {
@@ -26,18 +38,18 @@ export interface LabelVote {
   value: string;
 }
 
-/** What the rule needs of a task. */
+/** What the rule needs of a task: its options, its policy (policy.ts) and whether it is a gold task. */
 export interface DecisionTask {
   /** the label spec's options, in order (2..50) */
   options: readonly string[];
-  consensusThreshold: number;
-  maxLabels: number;
-  /** the confidence policy's target (0.5..0.999); null or absent = the threshold policy */
-  confidenceTarget?: number | null;
-  /** labels before the target may decide the task (confidence policy; default 1) */
-  minLabels?: number | null;
+  policy: Policy;
   /** a gold (control) task: never decided */
   gold?: boolean;
+  /**
+   * options a review rejected (docs/decisions/0260): the task never settles on them. Their labels still count
+   * toward `maxLabels`; the posterior is renormalized over the other options and the quorum counts only theirs.
+   */
+  excludedOptions?: readonly string[];
 }
 
 /** The label space's model: its parameters and the rows of the labelers it knows (others score at the population mean). */
@@ -108,7 +120,7 @@ export function posteriorRecord(options: readonly string[], posterior: readonly 
 }
 
 /** The model's votes of a task's labels (option indexes, each labeler's row or undefined). @throws on a value not an option */
-function modelVotes(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): ModelVote[] {
+function modelVotes(task: Pick<DecisionTask, "options">, votes: readonly LabelVote[], model: ScoringModel): ModelVote[] {
   return votes.map((v) => {
     const option = task.options.indexOf(v.value);
     if (option < 0) throw new Error(`label ${v.value} is not an option of the task`);
@@ -117,13 +129,17 @@ function modelVotes(task: DecisionTask, votes: readonly LabelVote[], model: Scor
 }
 
 /** The calibrated posterior of a task's labels under the model (option → probability). */
-export function taskPosterior(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): Record<string, number> {
+export function taskPosterior(
+  task: Pick<DecisionTask, "options">,
+  votes: readonly LabelVote[],
+  model: ScoringModel,
+): Record<string, number> {
   return posteriorRecord(task.options, scoreTask(model.space, modelVotes(task, votes, model)).posterior);
 }
 
 /**
  * Decides a task from its votes (in recording order).
- * @throws Error when the task has more votes than `maxLabels` allows (gold tasks excepted), fewer than 2
+ * @throws Error when the task has more votes than its policy's `maxLabels` allows (gold tasks excepted), fewer than 2
  * options, a vote that is not an option, or a model of another number of options
  */
 export function decide(task: DecisionTask, votes: readonly LabelVote[], model: ScoringModel): TaskDecision {
@@ -132,25 +148,42 @@ export function decide(task: DecisionTask, votes: readonly LabelVote[], model: S
   if (model.space.k !== k) throw new Error(`the model has ${model.space.k} options, the task ${k}`);
   const counts = countVotes(task.options, votes);
   if (task.gold) return { done: false, counts, labelsNeeded: 1, claimCap: GOLD_CLAIM_CAP };
+  const { policy } = task;
   const n = votes.length;
-  if (n > task.maxLabels) throw new Error(`${n} votes exceed max_labels ${task.maxLabels}`);
+  if (n > policy.maxLabels) throw new Error(`${n} votes exceed max_labels ${policy.maxLabels}`);
   const mv = modelVotes(task, votes, model);
   const countVector = optionCounts(
     k,
     mv.map((v) => v.option),
   );
-  const posterior = scoreTask(model.space, mv).posterior;
-  const confidencePolicy =
-    task.confidenceTarget === null || task.confidenceTarget === undefined
-      ? undefined
-      : { confidenceTarget: task.confidenceTarget, minLabels: task.minLabels ?? 1, maxLabels: task.maxLabels };
-  const decision = confidencePolicy
-    ? decideConfidence(confidencePolicy, countVector, posterior)
-    : decideThreshold({ consensusThreshold: task.consensusThreshold, maxLabels: task.maxLabels }, countVector, posterior);
+  const excluded = excludedIndexes(task);
+  const posterior = withoutOptions(scoreTask(model.space, mv).posterior, excluded);
+  // labels of a rejected option stay collected: the decision sees the others, against what remains of max_labels
+  const excludedVotes = excluded.reduce((sum, i) => sum + (countVector[i] as number), 0);
+  for (const i of excluded) countVector[i] = 0;
+  const maxLabels = Math.max(1, policy.maxLabels - excludedVotes);
+  const rule: Policy =
+    policy.kind === "confidence"
+      ? { ...policy, maxLabels, minLabels: Math.min(policy.minLabels, maxLabels) }
+      : { ...policy, maxLabels, consensusThreshold: Math.min(policy.consensusThreshold, maxLabels) };
+  // the optimistic gain of one more label (min_gain), on the posterior the decision sees (rejected options out)
+  const gain = () => expectedGainOfOneLabel(model.space, mv, excluded).optimistic;
+  let decision: Decision =
+    rule.kind === "confidence" ? decideConfidence(rule, countVector, posterior, gain) : decideThreshold(rule, countVector, posterior);
+  if (!decision.settled && excluded.length > 0 && n >= policy.maxLabels) {
+    // every label spent, the rejected options' included: the leader among the others settles it
+    const leader = leadingOption(posterior, countVector);
+    decision = { settled: true, option: leader, confidence: posterior[leader] as number, resolution: "max_labels" };
+  }
   if (!decision.settled) {
-    const cap = confidencePolicy
-      ? confidenceClaimCap(model.space, mv, confidencePolicy)
-      : thresholdClaimCap({ consensusThreshold: task.consensusThreshold, maxLabels: task.maxLabels }, countVector);
+    const cap =
+      rule.kind === "confidence"
+        ? confidenceClaimCap(
+            model.space,
+            mv.filter((v) => !excluded.includes(v.option)),
+            rule,
+          )
+        : thresholdClaimCap(rule, countVector);
     return { done: false, counts, labelsNeeded: Math.max(1, decision.labelsNeeded), claimCap: Math.max(1, cap) };
   }
   const label = task.options[decision.option] as string;
@@ -164,6 +197,29 @@ export function decide(task: DecisionTask, votes: readonly LabelVote[], model: S
     labelsNeeded: 0,
     claimCap: 0,
   };
+}
+
+/** Indexes of the task's excluded options. @throws Error when an excluded option is not an option, or every option is excluded */
+function excludedIndexes(task: DecisionTask): number[] {
+  const excluded = (task.excludedOptions ?? []).map((o) => {
+    const i = task.options.indexOf(o);
+    if (i < 0) throw new Error(`excluded option ${o} is not an option of the task`);
+    return i;
+  });
+  if (new Set(excluded).size >= task.options.length) throw new Error("every option of the task is excluded");
+  return excluded;
+}
+
+/**
+ * The posterior with the `excluded` options at 0, renormalized over the others (uniform over them when the
+ * model gives them no mass). Unchanged without exclusions.
+ */
+export function withoutOptions(posterior: readonly number[], excluded: readonly number[]): number[] {
+  if (excluded.length === 0) return [...posterior];
+  const kept = posterior.map((p, i) => (excluded.includes(i) ? 0 : p));
+  const total = kept.reduce((a, b) => a + b, 0);
+  const free = kept.length - new Set(excluded).size;
+  return total > 0 ? kept.map((p) => p / total) : kept.map((_, i) => (excluded.includes(i) ? 0 : 1 / free));
 }
 
 /** initialClaimCap's answers by option count and policy (a pure function: the entries never go stale). */
@@ -187,13 +243,17 @@ const INITIAL_CAPS_MAX = 4096;
  * @throws Error when the rule decides a task without labels (a broken invariant)
  */
 export function initialClaimCap(task: DecisionTask): number {
-  const key = `${task.gold ? "gold " : ""}${task.options.length} ${task.consensusThreshold} ${task.maxLabels} ${task.confidenceTarget ?? ""} ${task.minLabels ?? ""}`;
+  const { policy } = task;
+  const rule =
+    policy.kind === "confidence"
+      ? `confidence ${policy.maxLabels} ${policy.confidenceTarget} ${policy.minLabels} ${policy.minGain ?? "-"}`
+      : `threshold ${policy.maxLabels} ${policy.consensusThreshold}`;
+  const key = `${task.gold ? "gold " : ""}${task.options.length} ${rule}`;
   const known = initialCaps.get(key);
   if (known !== undefined) return known;
   const decision = decide(task, [], priorModel(task.options.length));
   if (decision.done) throw new Error("a task without labels is never decided");
-  const confidencePolicy = !task.gold && task.confidenceTarget !== null && task.confidenceTarget !== undefined;
-  const cap = confidencePolicy ? Math.max(1, Math.min(task.minLabels ?? 1, task.maxLabels)) : decision.claimCap;
+  const cap = !task.gold && policy.kind === "confidence" ? Math.max(1, Math.min(policy.minLabels, policy.maxLabels)) : decision.claimCap;
   if (initialCaps.size >= INITIAL_CAPS_MAX) initialCaps.clear();
   initialCaps.set(key, cap);
   return cap;

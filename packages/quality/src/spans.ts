@@ -1,5 +1,5 @@
 /**
- * Consensus of `text_span` tasks (DESIGN §12): each labeler answers spans `{start, end, label}` of a text, offsets in
+ * Consensus of `text_span` tasks (contract §task-types): each labeler answers spans `{start, end, label}` of a text, offsets in
  * Unicode code points, end exclusive. The consensus is token-level Dawid-Skene (the "DS" aggregate of Nguyen,
  * Wallace, Li, Nenkova & Lease 2017, "Aggregating and predicting sequence labels from crowd annotations", ACL):
  *

@@ -18,6 +18,7 @@ export class LabelTable {
   private labelerOf = new Int32Array(1024);
   private optionOf = new Int32Array(1024);
   private goldOf = new Int32Array(256).fill(-1);
+  private reviewedOf = new Uint8Array(256);
   private size = 0;
   private goldTasks = 0;
 
@@ -82,6 +83,16 @@ export class LabelTable {
     this.goldOf[t] = option;
   }
 
+  /**
+   * Marks `taskId` as a reviewed result whose true option is `option` (contract §review): a known truth for the
+   * fit, as a gold task is, and a sample of the settled state for the calibration (fit.ts `calibrate`).
+   * @throws RangeError when option is not an integer in 0..k-1
+   */
+  setReviewed(taskId: string, option: number): void {
+    this.setGold(taskId, option);
+    this.reviewedOf[this.taskIndex.get(taskId) as number] = 1;
+  }
+
   /** Dense index of a task, or undefined. */
   taskIndexOf(taskId: string): number | undefined {
     return this.taskIndex.get(taskId);
@@ -92,13 +103,14 @@ export class LabelTable {
     return this.labelerIndex.get(labelerId);
   }
 
-  /** Read-only views of the columns (valid until the next `add`/`setGold`). */
-  columns(): { task: Int32Array; labeler: Int32Array; option: Int32Array; gold: Int32Array } {
+  /** Read-only views of the columns (valid until the next `add`/`setGold`/`setReviewed`); `reviewed` 1 = a reviewed result. */
+  columns(): { task: Int32Array; labeler: Int32Array; option: Int32Array; gold: Int32Array; reviewed: Uint8Array } {
     return {
       task: this.taskOf.subarray(0, this.size),
       labeler: this.labelerOf.subarray(0, this.size),
       option: this.optionOf.subarray(0, this.size),
       gold: this.goldOf.subarray(0, this.taskIds.length),
+      reviewed: this.reviewedOf.subarray(0, this.taskIds.length),
     };
   }
 
@@ -112,6 +124,9 @@ export class LabelTable {
         const next = new Int32Array(t * 2).fill(-1);
         next.set(this.goldOf);
         this.goldOf = next;
+        const reviewed = new Uint8Array(t * 2);
+        reviewed.set(this.reviewedOf);
+        this.reviewedOf = reviewed;
       }
     }
     return t;

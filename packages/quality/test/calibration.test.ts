@@ -4,8 +4,10 @@ import {
   CalibrationSamples,
   calibrationPosterior,
   calibrationSummary,
+  calibrationWithReviews,
   fit,
   fitTemperature,
+  GOLD_POWER_GRID,
   LabelTable,
   MIN_GOLD_TASKS,
   PRIOR_HARD_SHARE,
@@ -225,4 +227,61 @@ describe("calibration from 0, 5 and 40 gold tasks on a crowd that errs together 
     }
     expect(ece40.reduce((a, b) => a + b, 0) / ece40.length).toBeLessThan(0.08);
   }, 120_000);
+});
+
+describe("calibration held to reviews (decision 0266)", () => {
+  const prior = [0.5, 0.3, 0.2];
+  const summaryOf = (components: ReturnType<typeof calibrationPosterior>) =>
+    calibrationSummary({ source: "gold", components, prequentialTemperature: null, goldTasks: 0, prequentialTasks: 0 });
+
+  it("without reviews it is the gold posterior; without gold, the reviews' own", () => {
+    const gold = temperedSamples(11, 300, 2, 0.05, prior);
+    const none = new CalibrationSamples(3);
+    expect(calibrationWithReviews(gold, none, prior)).toEqual({ components: calibrationPosterior(gold, prior), goldPower: null });
+    const reviews = temperedSamples(12, 300, 3, 0.2, prior);
+    expect(calibrationWithReviews(new CalibrationSamples(3), reviews, prior)).toEqual({
+      components: calibrationPosterior(reviews, prior),
+      goldPower: null,
+    });
+  });
+
+  it("a few reviews leave gold in charge; many that disagree discount it and decide the map", () => {
+    // gold says the crowd is sharp (tau 1, no hard share); what settled is much less reliable (tau 3, h 0.2)
+    const gold = temperedSamples(13, 200, 1, 0, prior);
+    const few = calibrationWithReviews(gold, temperedSamples(14, 3, 3, 0.2, prior), prior);
+    expect(few.goldPower).toBe(1);
+    const many = calibrationWithReviews(gold, temperedSamples(15, 600, 3, 0.2, prior), prior);
+    expect(many.goldPower).toBeLessThan(1);
+    const fitted = summaryOf(many.components);
+    expect(Math.abs(Math.log(fitted.temperature / 3))).toBeLessThan(0.25);
+    expect(Math.abs(fitted.hardShare - 0.2)).toBeLessThan(0.08);
+    // gold alone says the opposite: no hard share, temperature 1
+    const goldOnly = summaryOf(calibrationPosterior(gold, prior));
+    expect(goldOnly.hardShare).toBeLessThan(0.05);
+    // pooled at full weight, the 200 gold tasks would pull the map toward theirs
+    expect(GOLD_POWER_GRID).toContain(1);
+  });
+
+  it("reviews that agree with gold keep gold at full weight", () => {
+    const gold = temperedSamples(16, 200, 2, 0.1, prior);
+    const reviews = temperedSamples(17, 200, 2, 0.1, prior);
+    expect(calibrationWithReviews(gold, reviews, prior).goldPower).toBe(1);
+  });
+
+  it("the fit scores a reviewed result once, in the state it holds, apart from gold tasks", () => {
+    const table = new LabelTable(2);
+    const r = rng(18);
+    for (let t = 0; t < 60; t++) {
+      const truth = t % 2;
+      for (let i = 0; i < 5; i++) table.add(`t${t}`, `w${i}`, uniformFloat64(r) < 0.8 ? truth : 1 - truth);
+      if (t < 10) table.setGold(`t${t}`, truth);
+      else if (t < 16) table.setReviewed(`t${t}`, truth);
+    }
+    expect(table.goldTaskCount).toBe(16);
+    const { calibration } = fit(table).model.space;
+    expect(calibration.source).toBe("gold");
+    expect(calibration.goldTasks).toBe(10);
+    expect(calibration.reviewTasks).toBe(6);
+    expect(calibration.goldPower).not.toBeNull();
+  });
 });

@@ -90,7 +90,8 @@ describe("decideConfidence", () => {
     expect(() => decideConfidence({ confidenceTarget: 1, minLabels: 1, maxLabels: 5 }, [1, 0], [1, 0])).toThrow(RangeError);
     expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 0, maxLabels: 5 }, [1, 0], [1, 0])).toThrow(RangeError);
     expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 3, maxLabels: 2 }, [1, 0], [1, 0])).toThrow(RangeError);
-    expect(() => decideConfidence({ confidenceTarget: 0.9, minLabels: 1, maxLabels: 51 }, [1, 0], [1, 0])).toThrow(RangeError);
+    // no upper bound on maxLabels: a task's rule may take more votes than a request's max_labels (a pre-label, decision 0272)
+    expect(decideConfidence({ confidenceTarget: 0.9, minLabels: 1, maxLabels: 51 }, [1, 0], [0.5, 0.5]).settled).toBe(false);
   });
 });
 
@@ -169,5 +170,54 @@ describe("expectedGainOfOneLabel (Chen, Lin & Zhou 2015 knowledge gradient, one 
         expect(g.optimistic).toBeLessThanOrEqual(1);
       }
     }
+  });
+});
+
+describe("decideConfidence with minGain (resolution no_gain, contract §quality)", () => {
+  const policy = { confidenceTarget: 0.95, minLabels: 2, maxLabels: 9, minGain: 0.05 };
+
+  it.each([
+    // counts, posterior, gain, expected
+    [[3, 0], [0.96, 0.04], 0, { settled: true, option: 0, confidence: 0.96, resolution: "confidence" }], // the target first
+    [[2, 0], [0.8, 0.2], 0.04, { settled: true, option: 0, confidence: 0.8, resolution: "no_gain" }], // the best label adds < 0.05
+    [[2, 0], [0.8, 0.2], 0.05, { settled: false, labelsNeeded: 7 }], // exactly min_gain: worth a label
+    [[1, 0], [0.7, 0.3], 0, { settled: false, labelsNeeded: 8 }], // before min_labels, no stop
+    [[5, 4], [0.6, 0.4], 0, { settled: true, option: 0, confidence: 0.6, resolution: "max_labels" }], // max_labels before no_gain
+  ] as const)("counts %j posterior %j gain %d -> %j", (counts, post, gain, expected) => {
+    expect(decideConfidence(policy, counts, post, () => gain)).toEqual(expected);
+  });
+
+  it("asks for the gain only when min_gain is set and the task could take another label", () => {
+    let asked = 0;
+    const gain = () => {
+      asked++;
+      return 0;
+    };
+    decideConfidence({ ...policy, minGain: null }, [2, 0], [0.8, 0.2], gain);
+    decideConfidence(policy, [3, 0], [0.96, 0.04], gain);
+    decideConfidence(policy, [1, 0], [0.7, 0.3], gain);
+    expect(asked).toBe(0);
+    decideConfidence(policy, [2, 0], [0.8, 0.2], gain);
+    expect(asked).toBe(1);
+  });
+
+  it("refuses a min_gain outside 0.001..0.5", () => {
+    expect(() => decideConfidence({ ...policy, minGain: 0.0005 }, [1, 0], [0.6, 0.4])).toThrow(RangeError);
+    expect(() => decideConfidence({ ...policy, minGain: 0.6 }, [1, 0], [0.6, 0.4])).toThrow(RangeError);
+  });
+});
+
+describe("expectedGainOfOneLabel with excluded options", () => {
+  it("renormalizes over the options left, as the decision sees them", () => {
+    const s = emptySpace(3);
+    const votes = [
+      { labeler: undefined, option: 0 },
+      { labeler: undefined, option: 1 },
+    ];
+    const all = expectedGainOfOneLabel(s, votes);
+    const without = expectedGainOfOneLabel(s, votes, [0]);
+    // with option 0 excluded, option 1 already leads alone: the best label only sharpens what is near 1
+    expect(without.optimistic).toBeLessThan(all.optimistic);
+    expect(without.optimistic).toBeGreaterThanOrEqual(0);
   });
 });

@@ -1,4 +1,4 @@
-/** Gold-accuracy exclusion (DESIGN §10): Beta(1, 1) prior, P(accuracy < floor) >= 0.95 after min_gold_answers. */
+/** Gold-accuracy exclusion (contract §quality): Beta(1, 1) prior, P(accuracy < floor) >= 0.95 after min_gold_answers. */
 import { goldAccuracy, isExcluded, probabilityAccuracyBelow } from "../src/index";
 
 /** I_x(a, b) for integer a, b: P(Binomial(a + b - 1, x) >= a), an independent formula for the Beta CDF. */

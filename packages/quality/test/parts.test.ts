@@ -40,7 +40,9 @@ describe("decideParts", () => {
   it("refuses policies out of bounds", () => {
     expect(() => decideParts({ ...confidence, confidenceTarget: 0.4 }, 1, [])).toThrow(RangeError);
     expect(() => decideParts({ ...confidence, minLabels: 8 }, 1, [])).toThrow(RangeError);
-    expect(() => decideParts({ ...threshold, maxLabels: 51 }, 1, [])).toThrow(RangeError);
+    expect(() => decideParts({ ...threshold, maxLabels: 0 }, 1, [])).toThrow(RangeError);
+    // no upper bound: a task's rule may take more votes than a request's max_labels (a pre-label, decision 0272)
+    expect(() => decideParts({ ...threshold, maxLabels: 51 }, 1, [])).not.toThrow();
   });
 
   it("partConfidence and wholeConfidence", () => {

@@ -1,5 +1,5 @@
 /**
- * The decision rule (docs/contract.md, DESIGN §3, §10) over a label space's Dawid-Skene model: pure functions, no
+ * The decision rule (contract §lifecycle, §quality) over a label space's Dawid-Skene model: pure functions, no
  * infrastructure. The model's own tests are packages/quality/test; these check the rule's policies, ties,
  * claim caps, gold tasks and errors.
  */
@@ -11,6 +11,7 @@ import {
   GOLD_CLAIM_CAP,
   initialClaimCap,
   type LabelerParams,
+  type Policy,
   priorModel,
   type ScoringModel,
   scoreTask,
@@ -41,8 +42,7 @@ function model(k: number, accuracy: Record<string, number>): ScoringModel {
 
 const threshold = (consensusThreshold: number, maxLabels: number, options = ABC): DecisionTask => ({
   options,
-  consensusThreshold,
-  maxLabels,
+  policy: { kind: "threshold", consensusThreshold, maxLabels },
 });
 
 function sum(record: Record<string, number>): number {
@@ -60,7 +60,7 @@ describe("taskPosterior", () => {
   it("is the model's calibrated posterior by option, summing to 1", () => {
     const m = model(3, { l0: 0.9, l1: 0.6 });
     const vs = votes("a", "b");
-    const post = taskPosterior({ options: ABC, consensusThreshold: 3, maxLabels: 7 }, vs, m);
+    const post = taskPosterior(threshold(3, 7), vs, m);
     expect(Object.keys(post)).toEqual(ABC);
     expect(sum(post)).toBeCloseTo(1, 12);
     const raw = scoreTask(m.space, [
@@ -128,7 +128,7 @@ describe("decide: threshold policy", () => {
     }
   });
 
-  it("settles at max_labels with the posterior's leader, even against a plurality (DESIGN §10, issue 27)", () => {
+  it("settles at max_labels with the posterior's leader, even against a plurality (contract §quality, issue 27)", () => {
     const decision = decide(threshold(3, 3), votes("b", "b", "a"), model(3, { l0: 0.4, l1: 0.4, l2: 0.99 }));
     expect(decision).toMatchObject({ done: true, label: "a", resolution: "max_labels" });
     if (decision.done) expect(decision.confidence).toBe(Math.max(...Object.values(decision.posterior)));
@@ -163,13 +163,46 @@ describe("decide: threshold policy", () => {
   });
 });
 
+describe("decide: confidence policy with min_gain", () => {
+  // a calibration that caps every confidence near 0.9 (a hard share of 0.2 on 2 options): T = 0.95 is out of reach
+  const capped = (): ScoringModel => {
+    const space = emptySpace(2);
+    return {
+      space: { ...space, calibration: { ...space.calibration, components: [{ temperature: 1, hardShare: 0.2, weight: 1 }] } },
+      labelers: new Map(),
+    };
+  };
+  const task = (minGain: number | null): DecisionTask => ({
+    options: ["a", "b"],
+    policy: { kind: "confidence", consensusThreshold: 3, maxLabels: 12, confidenceTarget: 0.95, minLabels: 1, minGain },
+  });
+
+  it("settles with no_gain once the best next label cannot raise the confidence by min_gain, below the target", () => {
+    const m = capped();
+    let n = 1;
+    for (; n <= 12; n++) {
+      const d = decide(task(0.05), votes(...new Array<string>(n).fill("a")), m);
+      if (d.done) {
+        expect(d).toMatchObject({ label: "a", resolution: "no_gain", labelsNeeded: 0 });
+        expect(d.confidence).toBeLessThan(0.95);
+        break;
+      }
+    }
+    expect(n).toBeLessThan(12);
+    // without min_gain the same labels keep the task open until max_labels
+    expect(decide(task(null), votes(...new Array<string>(n).fill("a")), m)).toMatchObject({ done: false });
+  });
+
+  it("keeps the initial claim cap of the policy without min_gain apart (remembered by the whole policy)", () => {
+    expect(initialClaimCap(task(0.05))).toBe(1);
+    expect(initialClaimCap(task(null))).toBe(1);
+  });
+});
+
 describe("decide: confidence policy", () => {
   const confident = (target: number, minLabels: number, maxLabels: number): DecisionTask => ({
     options: ABC,
-    consensusThreshold: 3,
-    maxLabels,
-    confidenceTarget: target,
-    minLabels,
+    policy: { kind: "confidence", consensusThreshold: 3, maxLabels, confidenceTarget: target, minLabels },
   });
 
   it("decides as soon as the leading option's posterior reaches the target, with resolution confidence", () => {
@@ -228,23 +261,91 @@ describe("decide: errors", () => {
 
 describe("initialClaimCap", () => {
   it("answers the threshold rule's cap, or min_labels under the confidence policy, remembered by option count and policy", () => {
-    const policies: Omit<DecisionTask, "options">[] = [
-      { consensusThreshold: 3, maxLabels: 5 },
-      { consensusThreshold: 1, maxLabels: 1 },
-      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.95, minLabels: 2 },
-      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.6, minLabels: 1 },
-      { consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.999, minLabels: null },
+    const policies: Policy[] = [
+      { kind: "threshold", consensusThreshold: 3, maxLabels: 5 },
+      { kind: "threshold", consensusThreshold: 1, maxLabels: 1 },
+      { kind: "confidence", consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.95, minLabels: 2 },
+      { kind: "confidence", consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.6, minLabels: 1 },
+      { kind: "confidence", consensusThreshold: 3, maxLabels: 10, confidenceTarget: 0.999, minLabels: 1 },
     ];
     for (const options of [["a", "b"], ABC, ["w", "x", "y", "z"]]) {
       for (const policy of policies) {
-        const task = { options, ...policy };
+        const task = { options, policy };
         const fresh = decide(task, [], priorModel(options.length));
         expect(fresh.done).toBe(false);
         // the confidence policy admits min_labels claims at first (at least 1); the threshold policy the rule's cap
-        const expected = fresh.done ? -1 : policy.confidenceTarget ? Math.max(1, policy.minLabels ?? 1) : fresh.claimCap;
+        const expected = fresh.done ? -1 : policy.kind === "confidence" ? Math.max(1, policy.minLabels) : fresh.claimCap;
         // twice: the first call computes, the second is remembered; both equal the rule's answer
         expect([initialClaimCap(task), initialClaimCap(task)]).toEqual([expected, expected]);
       }
     }
+  });
+});
+
+describe("decide: options excluded by a review (reopened task)", () => {
+  const reopened = (extra: Partial<DecisionTask> & { consensusThreshold?: number }): DecisionTask => {
+    const { consensusThreshold = 2, ...rest } = extra;
+    return { ...threshold(consensusThreshold, 5), excludedOptions: ["a"], ...rest };
+  };
+
+  it("never settles on a rejected option, however many labels it holds", () => {
+    const d = decide(reopened({}), votes("a", "a", "a"), priorModel(3));
+    expect(d.done).toBe(false);
+    // the rejected option's labels stay counted: 3 of the 5 labels are spent
+    expect(d.labelsNeeded).toBe(2);
+  });
+
+  it("settles on the quorum of another option, its posterior renormalized without the rejected one", () => {
+    const d = decide(reopened({}), votes("a", "a", "b", "b"), priorModel(3));
+    expect(d.done).toBe(true);
+    if (!d.done) return;
+    expect(d.label).toBe("b");
+    expect(d.posterior.a).toBe(0);
+    expect((d.posterior.b ?? 0) + (d.posterior.c ?? 0)).toBeCloseTo(1, 12);
+    expect(d.confidence).toBe(d.posterior.b);
+    expect(d.counts.a).toBe(2);
+  });
+
+  it("decides at max_labels with the leader among the options left", () => {
+    const d = decide(reopened({ consensusThreshold: 3 }), votes("a", "a", "a", "c", "b"), priorModel(3));
+    expect(d.done).toBe(true);
+    if (d.done) expect(["b", "c"]).toContain(d.label);
+    if (d.done) expect(d.resolution).toBe("max_labels");
+  });
+
+  it("under the confidence policy, settles on the only option left once min_labels are reached", () => {
+    const d = decide(
+      {
+        options: ["yes", "no"],
+        policy: { kind: "confidence", consensusThreshold: 3, maxLabels: 6, confidenceTarget: 0.95, minLabels: 1 },
+        excludedOptions: ["yes"],
+      },
+      votes("yes", "yes", "yes", "no"),
+      priorModel(2),
+    );
+    expect(d).toMatchObject({ done: true, label: "no", confidence: 1, resolution: "confidence" });
+  });
+
+  it("refuses an exclusion of every option or of an unknown option", () => {
+    expect(() => decide(reopened({ excludedOptions: ["a", "b", "c"] }), votes(), priorModel(3))).toThrow(/every option/);
+    expect(() => decide(reopened({ excludedOptions: ["z"] }), votes(), priorModel(3))).toThrow(/not an option/);
+  });
+});
+
+describe("decide: a reopened round spent on the rejected option", () => {
+  it("settles at max_labels on the leader among the other options", () => {
+    const d = decide({ ...threshold(1, 3), excludedOptions: ["b"] }, votes("b", "b", "b"), priorModel(3));
+    expect(d.done).toBe(true);
+    if (!d.done) return;
+    expect(d.resolution).toBe("max_labels");
+    expect(d.label).not.toBe("b");
+    expect(d.posterior.b).toBe(0);
+  });
+});
+
+describe("decide: the label that fills a reopened round", () => {
+  it("settles by the quorum when it reaches it, not at max_labels", () => {
+    const d = decide({ ...threshold(1, 3), excludedOptions: ["a"] }, votes("a", "a", "c"), priorModel(3));
+    expect(d).toMatchObject({ done: true, label: "c", resolution: "consensus" });
   });
 });

@@ -16,7 +16,7 @@ import {
   textSpanType,
 } from "../src/index";
 
-/** zod issues as DESIGN §2 details: dotted path and message. */
+/** zod issues as contract §wire details: dotted path and message. */
 function details(result: { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } }) {
   return (result.error?.issues ?? []).map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
@@ -26,8 +26,8 @@ const spanSpec = textSpanSpec.parse({ question: "Mark the people", entity_types:
 const mlSpec = multiLabelSpec.parse({ question: "Which apply?", options: ["red", "round", "ripe"] });
 
 describe("reserved types", () => {
-  it("names the three types of DESIGN §12; every other type is single choice", () => {
-    expect(RESERVED_TYPES).toEqual(["multi_label_classification", "bounding_box", "text_span"]);
+  it("names the reserved types of contract §task-types; every other type is single choice", () => {
+    expect(RESERVED_TYPES).toEqual(["multi_label_classification", "bounding_box", "text_span", "free_text", "pairwise_comparison"]);
     expect(Object.keys(TASK_TYPES)).toEqual([...RESERVED_TYPES]);
     expect(isReservedType("bounding_box")).toBe(true);
     expect(isReservedType("image_classification")).toBe(false);

@@ -188,7 +188,11 @@ export class QueueClient {
    * @throws QueueUnavailableError when a chunk's call fails or times out, carrying `added` = payloads of the
    *   chunks before it; ZodError on a bad payload (before anything is sent).
    */
-  async enqueueMany<K extends QueueKey>(key: K, payloads: readonly Payload<K>[], overrides: { attempts?: number } = {}): Promise<number> {
+  async enqueueMany<K extends QueueKey>(
+    key: K,
+    payloads: readonly Payload<K>[],
+    overrides: { attempts?: number; delay?: number } = {},
+  ): Promise<number> {
     const spec = catalog[key];
     const jobs = payloads.map((payload) => {
       const data = spec.payload.parse(payload);
@@ -222,7 +226,7 @@ export class QueueClient {
   async requeue<K extends QueueKey>(
     key: K,
     payload: Payload<K>,
-    overrides: { attempts?: number } = {},
+    overrides: { attempts?: number; delay?: number } = {},
   ): Promise<"added" | "retried" | "pending" | "raced"> {
     const spec = catalog[key];
     const jobId = (spec.jobId as (p: Payload<K>) => string)(spec.payload.parse(payload) as Payload<K>);
@@ -378,12 +382,15 @@ export interface RunningWorkers {
    * @returns how many jobs were returned to the queue (0 when every active job finished in time).
    */
   closeWithin(boundMs: number): Promise<{ returned: number }>;
+  /** Whether every worker still runs its fetch loop (false once closing, or when a worker stopped on its own). */
+  running(): boolean;
 }
 
 interface ClosableWorker {
   close(): Promise<void>;
   /** resolves once the worker's connections are initialized (BullMQ's Worker.waitUntilReady) */
   waitUntilReady(): Promise<unknown>;
+  isRunning(): boolean;
   on(event: "failed", cb: (job: Job | undefined, err: Error) => void): unknown;
   on(event: "error", cb: (err: Error) => void): unknown;
 }
@@ -456,6 +463,7 @@ export function startWorkers<S extends ServiceName>(
     workers.push(worker);
   }
   return {
+    running: () => workers.every((w) => w.isRunning()),
     close: async () => {
       // A worker closed while it still initializes its connections can start its fetch loop afterwards and
       // never stop (seen in a jest worker: a consensus worker spinning, its blocking connection still

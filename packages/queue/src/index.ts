@@ -5,3 +5,4 @@
 export * from "./catalog";
 export * from "./engine";
 export * from "./follow-ups";
+export * from "./relay";

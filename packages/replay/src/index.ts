@@ -150,6 +150,22 @@ export function confidenceItemSettings(answerCount: number): ItemSettings {
  * (SHA-256 of `seed:item`, ascending), so the same seed picks the same items on every run and machine.
  * @throws RangeError when share is outside [0, 1]
  */
+/** A uniform number in [0, 1) from SHA-256 of `key` (its first 48 bits): the same key, the same number. */
+function hashUniform(key: string): number {
+  return Number.parseInt(createHash("sha256").update(key).digest("hex").slice(0, 12), 16) / 2 ** 48;
+}
+
+/**
+ * A simulated model's answer on an item of truth `truth`: right with probability `accuracy`, otherwise one of
+ * the other `options` uniformly, drawn from SHA-256 of `seed:item` (the same seed gives the same answers on every
+ * run and machine).
+ */
+export function simulatedPrelabel(item: string, truth: string, options: readonly string[], accuracy: number, seed: number): string {
+  if (hashUniform(`prelabel:${seed}:${item}`) < accuracy) return truth;
+  const others = options.filter((o) => o !== truth);
+  return others[Math.floor(hashUniform(`prelabel-error:${seed}:${item}`) * others.length)] ?? truth;
+}
+
 export function pickGoldItems(items: readonly string[], gold: ReadonlyMap<string, string>, share: number, seed: number): Set<string> {
   if (!(share >= 0 && share <= 1)) throw new RangeError(`gold share must be between 0 and 1, got ${share}`);
   const withGold = items.filter((item) => gold.has(item));
@@ -363,6 +379,19 @@ export interface ReplayOptions {
   goldShare?: number;
   /** seed of the gold items' choice (default 1) */
   seed?: number;
+  /**
+   * the customer's `quality.audit_rate` (0..1, default 0): the replay answers every audit of an item with gold as
+   * soon as it sees it (polling `GET /v1/audits` while it labels): accept when the consensus is right, else reject
+   * with the gold answer
+   */
+  auditRate?: number;
+  /** `min_gain` of every task (confidence policy only; default: off) */
+  minGain?: number;
+  /**
+   * pre-labels from a simulated model right this share of the time (0..1), its errors uniform over the other
+   * options (`simulatedPrelabel`), on every task whose item has gold (default: none)
+   */
+  prelabelAccuracy?: number;
   /** tasks per POST /v1/tasks/batch (default 500) */
   batchSize?: number;
   /** items labeled at a time, and the concurrency of setup and result requests (default 32) */
@@ -392,6 +421,10 @@ export interface ReplaySummary {
   accuracy: number | null;
   /** labels accepted (gold tasks' included) / rows of answers.csv */
   label_share: number;
+  /** people's labels accepted (gold tasks' included): what the customer paid for */
+  labels: number;
+  /** the simulated model's accuracy of the run's pre-labels (`prelabelAccuracy`), null without pre-labels */
+  prelabel_accuracy: number | null;
   /** mean labels_collected over settled tasks */
   labels_per_task: number;
   /** mean reported confidence over settled tasks */
@@ -400,13 +433,31 @@ export interface ReplaySummary {
   ece: number | null;
   /** settled tasks by resolution */
   resolutions: Record<string, number>;
-  /** settled tasks whose consensus label has a lower posterior than another option (DESIGN §10: always 0) */
+  /** settled tasks whose consensus label has a lower posterior than another option (contract §quality: always 0) */
   not_leader: number;
   /** majority vote over all recorded answers vs gold (ties: 1/k credit), on the same (non-gold) items */
   majority_vote_accuracy_all_labels: number | null;
+  /** the customer's audit rate (0: none) */
+  audit_rate: number;
+  /** the tasks' min_gain (null: off) */
+  min_gain: number | null;
+  /** audits the replay answered (reviews posted) */
+  reviews: number;
+  /** of those, rejections (the consensus was wrong) */
+  rejections: number;
+  /**
+   * ECE of the tasks settled in the second half of the replay (by settled_at, 10 bins); every figure of the
+   * summary scores each task's first settlement, before any review corrected it
+   */
+  ece_second_half: number | null;
+  /** accuracy against gold of the tasks resolved `confidence` (null without any), and how many there are */
+  confidence_resolved: { tasks: number; accuracy: number | null };
   /** wall time of the whole replay */
   seconds: number;
 }
+
+/** One item of `GET /v1/audits`. */
+type AuditItem = Awaited<ReturnType<LabelgateClient["audits"]["list"]>>["items"][number];
 
 interface ItemPlan {
   item: string;
@@ -418,6 +469,8 @@ interface ItemPlan {
 
 interface TaskResult {
   item: string;
+  /** settled_at of the first settlement (ISO) */
+  settledAt: string;
   consensusLabel: string;
   labelsCollected: number;
   resolution: string;
@@ -503,7 +556,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
   const concurrency = positiveInt(options.concurrency, 32, "concurrency", 1024);
   const limit = options.limit === undefined ? undefined : positiveInt(options.limit, 1, "limit");
   const settleTimeoutMs = options.settleTimeoutMs ?? 120_000;
+  const auditRate = options.auditRate ?? 0;
+  if (!(auditRate >= 0 && auditRate <= 1)) throw new Error(`auditRate must be between 0 and 1, got ${auditRate}`);
+  const minGain = options.minGain;
+  if (minGain !== undefined && confidenceTarget === undefined) throw new Error("minGain needs the confidence policy (confidenceTarget)");
   if (!options.adminToken) throw new Error("no admin token");
+  const prelabelAccuracy = options.prelabelAccuracy;
+  if (prelabelAccuracy !== undefined && !(prelabelAccuracy >= 0 && prelabelAccuracy <= 1))
+    throw new Error(`prelabelAccuracy must be between 0 and 1, got ${prelabelAccuracy}`);
 
   const dataset = loadDataset(options.dataset);
   const labelOptions = distinctLabels(dataset.answers);
@@ -581,6 +641,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     // every answer may become a label, and each task reserves at most max_labels
     const quota = allPlans.reduce((s, p) => s + p.settings.maxLabels + p.answers.length, 0);
     await adminCall(admin.admin.updateCustomer(customerId, { label_quota: quota }, RETRY));
+    if (auditRate > 0) await customer.settings.update({ quality: { audit_rate: auditRate } }, RETRY);
     endPhase(`setup (${workers.length} labelers)`);
 
     // --- submit: gold tasks first, then the regular ones (one question for the whole dataset: one label space) ---
@@ -588,6 +649,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
     let submitted = 0;
     const question = `${dataset.name}: which label?`;
     progress.set(() => `submitting ${submitted}/${allPlans.length} tasks`);
+    // the simulated model answers every item with gold (it needs the truth to be right P of the time)
+    const prelabelOf = (item: string) => {
+      const truth = dataset.gold.get(item);
+      if (prelabelAccuracy === undefined || truth === undefined || !labelOptions.includes(truth)) return {};
+      return {
+        prelabel: { answer: { label: simulatedPrelabel(item, truth, labelOptions, prelabelAccuracy, seed) }, model: "simulated" },
+      };
+    };
     const submit = async (list: ItemPlan[], gold: boolean) => {
       for (let start = 0; start < list.length; start += batchSize) {
         const chunk = list.slice(start, start + batchSize);
@@ -598,7 +667,9 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
           consensus_threshold: p.settings.consensusThreshold,
           max_labels: p.settings.maxLabels,
           ...(confidenceTarget === undefined ? {} : { confidence_target: confidenceTarget }),
+          ...(minGain === undefined ? {} : { min_gain: minGain }),
           ...(gold ? { gold_label: dataset.gold.get(p.item) as string } : {}),
+          ...prelabelOf(p.item),
           metadata: { item: p.item },
         }));
         const res = await customer.tasks.createBatch({ tasks }, RETRY);
@@ -636,6 +707,44 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       }
     });
     if (goldPlans.length > 0) endPhase(`gold (${goldLabels} labels)`);
+
+    // --- audits: answered from gold as soon as they are seen, while the replay labels and settles ---
+    // the first settlement of each audited task as the audit showed it (a rejection with an answer revises it)
+    const audited = new Map<string, { settledAt: string; consensusLabel: string; confidence: number | null; resolution: string }>();
+    const planOfTask = new Map(plans.map((p) => [p.taskId as string, p]));
+    let rejections = 0;
+    const answerAudits = async (): Promise<void> => {
+      const open: AuditItem[] = [];
+      for (let page = 1; ; page++) {
+        const { items } = await customer.audits.list({ status: "open", page, per_page: 100 }, RETRY);
+        open.push(...items);
+        if (items.length < 100) break;
+      }
+      const todo = open.filter((a) => !audited.has(a.task_id) && a.consensus_label !== null);
+      await mapPool(todo, 8, async (a) => {
+        const plan = planOfTask.get(a.task_id);
+        const truth = plan ? dataset.gold.get(plan.item) : undefined;
+        if (truth === undefined) return; // no gold: left open
+        audited.set(a.task_id, {
+          settledAt: a.settled_at ?? new Date().toISOString(),
+          consensusLabel: a.consensus_label as string,
+          confidence: a.confidence,
+          resolution: a.resolution ?? "",
+        });
+        if (a.consensus_label === truth) await customer.tasks.review(a.task_id, { verdict: "accept" });
+        else {
+          rejections++;
+          await customer.tasks.review(a.task_id, { verdict: "reject", answer: { label: truth } });
+        }
+      });
+    };
+    let auditing = auditRate > 0;
+    const auditLoop = (async () => {
+      while (auditing) {
+        await answerAudits();
+        await sleep(500);
+      }
+    })();
 
     // --- label ---
     let answersDone = 0;
@@ -721,7 +830,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       }
       await sleep(250);
     }
-    endPhase("settle");
+    auditing = false;
+    await auditLoop;
+    // the audits drawn by the last settlements
+    if (auditRate > 0) await answerAudits();
+    endPhase(auditRate > 0 ? `settle (${audited.size} audits answered)` : "settle");
 
     // --- results ---
     let fetched = 0;
@@ -731,8 +844,21 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       const res = await customer.tasks.result(plan.taskId as string, RETRY);
       if (res.status !== "settled") throw new Error(`${what}: expected a settled task, got status ${res.status}`);
       fetched++;
+      // an audited task is scored as it first settled (a rejection may have revised it since)
+      const first = audited.get(plan.taskId as string);
+      if (first)
+        return {
+          item: plan.item,
+          settledAt: first.settledAt,
+          consensusLabel: first.consensusLabel,
+          labelsCollected: res.labels_collected,
+          resolution: first.resolution,
+          confidence: first.confidence,
+          notLeader: false,
+        };
       return {
         item: plan.item,
+        settledAt: res.settled_at,
         consensusLabel: res.consensus_label,
         labelsCollected: res.labels_collected,
         resolution: res.resolution,
@@ -753,6 +879,17 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       }),
     );
     const labels = results.reduce((s, r) => s + r.labelsCollected, 0);
+    const bySettlement = [...results].sort((a, b) => (a.settledAt < b.settledAt ? -1 : a.settledAt > b.settledAt ? 1 : 0));
+    const secondHalf = expectedCalibrationError(
+      bySettlement.slice(Math.floor(bySettlement.length / 2)).flatMap((r) => {
+        const truth = dataset.gold.get(r.item);
+        return truth === undefined || r.confidence === null ? [] : [{ confidence: r.confidence, correct: truth === r.consensusLabel }];
+      }),
+    );
+    const confident = computeAccuracy(
+      new Map(results.filter((r) => r.resolution === "confidence").map((r) => [r.item, r.consensusLabel])),
+      dataset.gold,
+    );
     const resolutions = new Map<string, number>();
     for (const r of results) resolutions.set(r.resolution, (resolutions.get(r.resolution) ?? 0) + 1);
     const confidences = results.flatMap((r) => (r.confidence === null ? [] : [r.confidence]));
@@ -774,12 +911,20 @@ export async function runReplay(options: ReplayOptions): Promise<ReplaySummary> 
       gold_tasks: goldPlans.length,
       accuracy: acc.accuracy === null ? null : round(acc.accuracy, 4),
       label_share: round((labelsPosted + goldLabels) / recordedRows, 4),
+      labels: labelsPosted + goldLabels,
+      prelabel_accuracy: prelabelAccuracy ?? null,
       labels_per_task: results.length === 0 ? 0 : round(labels / results.length, 2),
       mean_confidence: Number.isNaN(meanConfidence) ? null : round(meanConfidence, 4),
       ece: calibration.ece === null ? null : round(calibration.ece, 4),
       resolutions: Object.fromEntries(resolutions),
       not_leader: results.filter((r) => r.notLeader).length,
       majority_vote_accuracy_all_labels: baseline.accuracy === null ? null : round(baseline.accuracy, 4),
+      audit_rate: auditRate,
+      min_gain: minGain ?? null,
+      reviews: audited.size,
+      rejections,
+      ece_second_half: secondHalf.ece === null ? null : round(secondHalf.ece, 4),
+      confidence_resolved: { tasks: confident.total, accuracy: confident.accuracy === null ? null : round(confident.accuracy, 4) },
       seconds: round((Date.now() - started) / 1000, 1),
     };
   } finally {

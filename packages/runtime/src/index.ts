@@ -13,6 +13,7 @@ import { assertSupportedNode, ConfigError, type EnvOf, envSchemaFor, parseEnv, t
 import { createLogger, drainBudgetMs, type Logger, onShutdown, parseEncryptionKey, SecretBox, settleWithin } from "@labelgate/core";
 import { createMetrics, depthSources, instrumentHandlers, type Metrics, type OpsServer, startOpsServer } from "@labelgate/metrics";
 import {
+  FollowUpRelay,
   type HandlersFor,
   type QueueBackendConfig,
   QueueClient,
@@ -25,9 +26,11 @@ import {
   type WorkerOptions,
 } from "@labelgate/queue";
 import { createStore, type Store } from "@labelgate/store";
+import { type ChainProbe, startChainProbe } from "./chain-probe";
 import { type PoolPlan, planPools, readServerLimits } from "./pools";
 
 export type { Role } from "@labelgate/config";
+export { type ChainProbe, startChainProbe } from "./chain-probe";
 export { headroomOf, MIN_WORKER_POOL, type PoolPlan, planPools, readServerLimits, type ServerLimits } from "./pools";
 
 /** Jobs at once per queue when a role sets none (the engine's default). */
@@ -39,9 +42,22 @@ export interface RuntimeContext {
   logger: Logger;
   store: Store;
   queue: QueueClient;
+  /**
+   * The process's follow-up relay (docs/decisions/0300): moves the `follow_up` rows to the queue; a role
+   * that committed follow-ups nudges it (`relay.nudge()`), and it polls for the rest (FOLLOW_UP_POLL_MS).
+   */
+  relay: FollowUpRelay;
   backend: QueueBackendConfig;
   /** the process's registry (every role records into it) */
   metrics: Metrics;
+  /**
+   * What this process needs to take and settle work, by name, each resolving true while it is there: the
+   * database and the queue always, `chain` when the process settles on an EVM chain, `workers` once a role
+   * started its workers. /readyz and the gateway's /v1/health answer from these (decision 0202).
+   */
+  checks: Record<string, () => Promise<boolean>>;
+  /** the chain's readiness probe, when this process settles on an EVM chain (LEDGER=evm with a consensus worker) */
+  chain: ChainProbe | undefined;
   /** the ENCRYPTION_KEY's box. @throws ConfigError when the variable is unset */
   secretBox(): SecretBox;
   /**
@@ -121,6 +137,8 @@ export interface RuntimeOptions {
   queueBackend?: QueueBackendConfig;
   /** how long a queue call may take before it fails as unavailable, ms (default 2000; Postgres backend 5000) */
   queueTimeoutMs?: number;
+  /** how often the follow-up relay looks for rows nobody nudged it about, ms (default 250) */
+  followUpPollMs?: number;
   /** pg pool size (default DB_POOL_MAX) */
   poolMax?: number;
   /** the ENCRYPTION_KEY when the environment has none (standalone keeps a generated one under DATA_DIR) */
@@ -194,19 +212,37 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   });
   const depthKeys = queueKeysOf().filter((key) => roles.some((r) => r.queues.includes(key)));
   metrics.trackQueueDepth(depthSources(depthKeys, queueNames, (key) => queue.counts(key)));
-  const ops = await startOpsServer({
-    port: common.METRICS_PORT,
-    registry: metrics.registry,
-    checks: { database: () => store.ping(), queue: () => queue.ping() },
-  });
+  metrics.trackFollowUpBacklog(() => store.followUps.backlog());
+  const relay = new FollowUpRelay(store.followUps, queue, logger, { pollMs: options.followUpPollMs ?? 250 });
+  relay.start();
+  const checks: RuntimeContext["checks"] = { database: () => store.ping(), queue: () => queue.ping() };
+  // the chain, when this process settles on it: probed in the background, read by every health request
+  const evm = parsed as { LEDGER?: string; EVM_RPC_URL?: string };
+  const chain =
+    roleNames.includes("consensus-worker") && evm.EVM_RPC_URL && (evm.LEDGER ?? "evm") === "evm"
+      ? startChainProbe({
+          rpcUrl: evm.EVM_RPC_URL,
+          onChange: (available, err) => {
+            metrics.chainAvailable.set(available ? 1 : 0);
+            if (available) logger.info("chain RPC answers");
+            else logger.warn({ err }, "chain RPC unavailable: settlement waits for it (readiness 503)");
+          },
+        })
+      : undefined;
+  if (chain) checks.chain = async () => chain.available();
+  const workerSets: RunningWorkers[] = [];
+  const ops = await startOpsServer({ port: common.METRICS_PORT, registry: metrics.registry, checks });
   let box: SecretBox | undefined;
   const ctx: RuntimeContext = {
     roles: roleNames,
     logger,
     store,
     queue,
+    relay,
     backend,
     metrics,
+    checks,
+    chain,
     secretBox: () => {
       if (box) return box;
       const key = common.ENCRYPTION_KEY ?? options.encryptionKey;
@@ -222,11 +258,14 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
           workerOptions.concurrency?.[key] ?? DEFAULT_CONCURRENCY,
         );
       }
-      return startWorkers(backend, instrumentHandlers(metrics, handlers, queueNames), {
+      const running = startWorkers(backend, instrumentHandlers(metrics, handlers, queueNames), {
         ...workerOptions,
         onFailed: (q, jobId, err) => logger.error({ err, queue: q, job_id: jobId }, "job failed"),
         lockDurationMs: common.QUEUE_LOCK_DURATION_MS,
       });
+      workerSets.push(running);
+      checks.workers ??= async () => workerSets.every((w) => w.running());
+      return running;
     },
     options,
   };
@@ -235,7 +274,9 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
   try {
     for (const role of roles) started.push(await role.start(ctx, parsed as never));
   } catch (err) {
+    chain?.stop();
     await Promise.all(started.map((i) => i.drain(0).then((r) => i.close(r.returned))));
+    await settleWithin(relay.stop(), 2000);
     await queue.close();
     await store.close();
     await ops.close();
@@ -255,16 +296,20 @@ export async function createRuntime<const M extends readonly RoleModule<Role, Ro
         if (d.returned > 0)
           logger.warn({ role: roleNames[i], returned: d.returned }, "jobs still running at the shutdown bound returned to the queue");
       });
+      // the follow-ups the drained work committed go to the queue before it closes (a row left waits for another relay)
+      await settleWithin(relay.stop(), 2000);
+      await settleWithin(relay.drain(), Math.max(0, deadline - 1500 - Date.now())).catch(() => undefined);
       await queue.close();
       await Promise.all(started.map((i, n) => i.close(drained[n]?.returned ?? 0)));
       if (!(await settleWithin(store.close(), deadline - Date.now() - 500))) logger.warn("database pool closed with queries in flight");
       await ops.close();
+      chain?.stop();
       await options.afterShutdown?.();
     })();
     return shutdownPromise;
   };
   if (options.handleSignals) onShutdown(logger, shutdown, common.SHUTDOWN_TIMEOUT_MS);
-  logger.info({ roles: roleNames, metrics_port: ops.port }, "labelgate started");
+  logger.info({ roles: roleNames, metrics_port: ops.port, pid: process.pid }, "labelgate started");
   return { ctx, ops, instances: started as Instances<M>, shutdown };
 }
 

@@ -6,6 +6,7 @@
  */
 export {
   AdminApi,
+  AuditsApi,
   BatchesApi,
   BillingApi,
   type ClientOptions,

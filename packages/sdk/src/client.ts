@@ -12,6 +12,8 @@
  * as a Node stream, parsed line by line, or written to a file) are in node.ts: `@labelgate/sdk` is the Node
  * entry (its `LabelgateClient` has them), `@labelgate/sdk/browser` the browser entry (this module's client).
  */
+
+import type { ExportFormat } from "@labelgate/api/exports";
 import {
   OPERATIONS,
   type OperationDecl,
@@ -24,6 +26,8 @@ import { type CallSpec, newIdempotencyKey, type RequestOptions, Transport, type 
 import type {
   AdminCustomersQuery,
   AnswerBody,
+  AuditPage,
+  AuditsQuery,
   Batch,
   BatchAccepted,
   BatchRequest,
@@ -36,6 +40,7 @@ import type {
   DeliveriesQuery,
   Delivery,
   Health,
+  Instructions,
   InvoiceList,
   Job,
   JobAccepted,
@@ -49,6 +54,8 @@ import type {
   RedeliveryQueued,
   RegisterCustomerRequest,
   RegisteredCustomer,
+  ReviewOutcome,
+  ReviewRequest,
   Settings,
   SettingsPatchRequest,
   SettledResult,
@@ -61,6 +68,7 @@ import type {
   Webhook,
   WebhookCreated,
   WebhookCreateRequest,
+  WebhookUpdateRequest,
 } from "./types";
 
 /** Credentials of a client; each route needs one of them (or none: registration, health). */
@@ -101,9 +109,9 @@ export class Context {
     return (await this.transport.json<T>({ ...spec, token: this.token(spec) })).data;
   }
 
-  async withStatus<T>(spec: Call): Promise<{ status: number; data: T }> {
+  async withStatus<T>(spec: Call): Promise<{ status: number; data: T; headers: Headers }> {
     const r = await this.transport.json<T>({ ...spec, token: this.token(spec) });
-    return { status: r.status, data: r.data };
+    return { status: r.status, data: r.data, headers: r.headers };
   }
 
   async stream(spec: Call): Promise<Response> {
@@ -182,7 +190,7 @@ export class CustomersApi extends Namespace {
 
 /**
  * `GET` and `PATCH /v1/customers/me/settings`: task defaults (the least specific layer of a task's policy)
- * and quality settings (gold rate, labeler exclusion), docs/contract.md (DESIGN §10).
+ * and quality settings (gold rate, labeler exclusion), contract §quality.
  */
 export class SettingsApi extends Namespace {
   /** The calling customer's settings, every field present (unset: null). */
@@ -211,7 +219,7 @@ export interface WaitOptions extends RequestOptions {
 export class TasksApi extends Namespace {
   /**
    * Submits one task (202). With retries on and no key given, an `Idempotency-Key` is generated so a
-   * retried submission cannot create a second task. `task.type` picks the body's shape (DESIGN §12):
+   * retried submission cannot create a second task. `task.type` picks the body's shape (contract §task-types):
    * `multi_label_classification` (`label_spec: {question, options}`), `bounding_box` (`{question, classes}`),
    * `text_span` (`{question, entity_types}`, optional `data_text`), each with an optional `gold_answer` (an answer
    * body); any other type is single choice (`{question, options}`, optional `gold_label`).
@@ -263,9 +271,32 @@ export class TasksApi extends Namespace {
   cancel(taskId: string, options?: RequestOptions): Promise<Task> {
     return this.op("cancelTask", { params: { id: taskId }, idempotent: true }, options);
   }
+
+  /**
+   * Reviews a settled result (docs/decisions/0260): `{verdict: "accept"}`; `{verdict: "reject", answer}` (an answer
+   * body of the task's type: a different answer becomes the next revision, announced by `task.revised`); or
+   * `{verdict: "reject"}` alone (single choice: the task reopens for more labels, never on the rejected option).
+   * Returns the review and the task's result after it (settled, or the progress of the next revision). Not
+   * retried: a review is a new record each time.
+   * @throws NotFoundError `task not found`, ConflictError `task not settled`, ValidationError (an answer not right for the task)
+   */
+  review(taskId: string, body: ReviewRequest, options?: RequestOptions): Promise<ReviewOutcome> {
+    return this.op("reviewTask", { params: { id: taskId }, body }, options);
+  }
 }
 
-/** `GET /v1/batches` and `GET /v1/batches/{id}`. */
+/** `GET /v1/audits`: settled tasks drawn for review at the customer's `quality.audit_rate` (docs/decisions/0262). */
+export class AuditsApi extends Namespace {
+  /**
+   * A page of the audit queue, oldest first: `status` `open` (default) or `done` (closed by a review).
+   * @throws ValidationError for an unknown status, a `page` below 1 or a `per_page` outside 1..100
+   */
+  list(query: AuditsQuery = {}, options?: RequestOptions): Promise<AuditPage> {
+    return this.op("listAudits", { query: { status: query.status, page: query.page, per_page: query.per_page } }, options);
+  }
+}
+
+/** `GET /v1/batches`, `GET /v1/batches/{id}` and the batch's export. */
 export class BatchesApi extends Namespace {
   /**
    * A page of the customer's batches, newest first, each with its tasks' counts by status (the item shape
@@ -278,6 +309,25 @@ export class BatchesApi extends Namespace {
   /** A batch's status and its tasks' counts by status. @throws NotFoundError `batch not found` */
   get(batchId: string, options?: RequestOptions): Promise<Batch> {
     return this.byId("getBatch", batchId, options);
+  }
+
+  /**
+   * The ranking of the items the batch's `pairwise_comparison` tasks compared (contract §task-types): weighted
+   * Bradley-Terry scores with 95% intervals, best first. @throws NotFoundError `batch not found`,
+   * ValidationError past 2,000 items
+   */
+  ranking(batchId: string, options?: RequestOptions) {
+    return this.byId("getBatchRanking", batchId, options);
+  }
+
+  /**
+   * A completed batch's export as a web `ReadableStream` of bytes, `options.format` as for
+   * {@link JobsApi.exportBody} (jsonl lines end with `metadata` where a job's have `source`; task id order).
+   * @throws NotFoundError, ConflictError `batch not completed` (body `status`), ValidationError for a format that
+   * does not fit the batch's task types
+   */
+  async exportBody(batchId: string, options?: ExportOptions): Promise<ReadableStream<Uint8Array>> {
+    return exportBodyOf(this.ctx, "exportBatch", batchId, options);
   }
 }
 
@@ -294,6 +344,14 @@ export class WebhooksApi extends Namespace {
   /** Every webhook of the customer, newest first, deleted ones included. */
   list(options?: RequestOptions): Promise<Webhook[]> {
     return this.op("listWebhooks", {}, options);
+  }
+
+  /**
+   * Replaces the events a webhook subscribes to (names of the event catalog, at least one).
+   * @throws ValidationError (unknown event), NotFoundError `webhook not found`, ConflictError `webhook is not active`
+   */
+  update(webhookId: string, body: WebhookUpdateRequest, options?: RequestOptions): Promise<Webhook> {
+    return this.op("updateWebhook", { params: { id: webhookId }, body }, options);
   }
 
   /** Soft-deletes a webhook (again: same answer). @throws NotFoundError `webhook not found` */
@@ -319,7 +377,7 @@ export class WebhooksApi extends Namespace {
   }
 }
 
-/** `/v1/jobs`: manifest jobs and their streamed JSONL export. */
+/** `/v1/jobs`: manifest jobs and their streamed export (contract §exports). */
 export class JobsApi extends Namespace {
   /**
    * Creates a manifest job (202, `queued`); the credentials are sealed and never returned.
@@ -340,15 +398,43 @@ export class JobsApi extends Namespace {
   }
 
   /**
-   * The export's body as a web `ReadableStream` of bytes (JSONL, one line per manifest line, manifest
-   * order), in browsers and in Node. The request (and its retries) completes before this resolves; the body
-   * is then streamed as it arrives and is the caller's to read or cancel.
-   * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
+   * The ranking of the items a `pairwise_comparison` job's tasks compared (contract §task-types), as
+   * {@link BatchesApi.ranking} for a batch: weighted Bradley-Terry scores with 95% intervals, best first.
+   * @throws NotFoundError `job not found`, ValidationError for a job of another type or past 2,000 items
    */
-  async exportBody(jobId: string, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
-    const res = await this.ctx.stream(callOf("exportJob", { params: { id: jobId } }, options));
-    return res.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+  ranking(jobId: string, options?: RequestOptions) {
+    return this.byId("getJobRanking", jobId, options);
   }
+
+  /**
+   * The export's body as a web `ReadableStream` of bytes, in browsers and in Node: `options.format` (contract
+   * §exports) `jsonl` (the default: one line per manifest line, manifest order), `label-studio`, `coco`
+   * (bounding_box), `conll` (text_span) or `hf`. The request (and its retries) completes before this resolves;
+   * the body is then streamed as it arrives and is the caller's to read or cancel.
+   * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status), ValidationError
+   * for a format that does not fit the job's type (body `formats`: those that fit)
+   */
+  async exportBody(jobId: string, options?: ExportOptions): Promise<ReadableStream<Uint8Array>> {
+    return exportBodyOf(this.ctx, "exportJob", jobId, options);
+  }
+}
+
+/** The format of an export (contract §exports), beside the request's options. */
+export interface ExportOptions extends RequestOptions {
+  /** `jsonl` (default), `label-studio`, `coco`, `conll` or `hf` */
+  format?: ExportFormat;
+}
+
+/** The body of an export operation (a job's or a batch's) in `options.format`. */
+export async function exportBodyOf(
+  ctx: Context,
+  id: "exportJob" | "exportBatch",
+  resourceId: string,
+  options: ExportOptions | undefined,
+): Promise<ReadableStream<Uint8Array>> {
+  const { format, ...request } = options ?? {};
+  const res = await ctx.stream(callOf(id, { params: { id: resourceId }, ...(format ? { query: { format } } : {}) }, request));
+  return res.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
 }
 
 /** `/v1/billing`: monthly usage and invoices. */
@@ -407,9 +493,20 @@ export class LabelingApi extends Namespace {
    * @throws NotFoundError `task not found`, ValidationError, UnprocessableError (the key's live claim is of another task)
    */
   async claim(taskId?: string, options?: RequestOptions): Promise<Claim | null> {
+    return (await this.claimOrIdle(taskId, options)).claim;
+  }
+
+  /**
+   * `claim`, with the reason the gateway gives when nothing is served (the 204's `Labelgate-Idle-Reason`):
+   * `failed_qualification` when this labeler failed the qualification exam of a label space that still has
+   * open tasks (contract §qualification); absent otherwise. @throws as `claim`
+   */
+  async claimOrIdle(taskId?: string, options?: RequestOptions): Promise<{ claim: Claim | null; idleReason?: "failed_qualification" }> {
     const body = taskId === undefined ? {} : { task_id: taskId };
     const r = await this.ctx.withStatus<SuccessBody<"claimTask">>(callOf("claimTask", { body }, this.ctx.keyed(options, undefined)));
-    return r.status === 204 || r.data === undefined ? null : r.data;
+    if (r.status !== 204 && r.data !== undefined) return { claim: r.data };
+    const reason = r.headers.get("labelgate-idle-reason");
+    return reason === "failed_qualification" ? { claim: null, idleReason: reason } : { claim: null };
   }
 
   /**
@@ -422,12 +519,20 @@ export class LabelingApi extends Namespace {
 
   /**
    * Labels a claimed task: a single-choice task with one of its options (a string: `{label}`), a task of a
-   * reserved type (DESIGN §12) with its answer body (`{labels}`, `{boxes}` or `{spans}`).
+   * reserved type (contract §task-types) with its answer body (`{labels}`, `{boxes}` or `{spans}`).
    * @throws ValidationError (not an option, an invalid answer), NotFoundError `claim not found`,
    *   ConflictError `claim already labeled` / `claim expired` / `task no longer accepts labels`
    */
   label(claimId: string, answer: string | AnswerBody, options?: RequestOptions): Promise<RecordedLabel> {
     return this.op("labelClaim", { params: { claimId }, body: typeof answer === "string" ? { label: answer } : answer }, options);
+  }
+
+  /**
+   * The current instructions of a label space (a claim's `label_space`): Markdown, worked examples and their
+   * `version` (a claim's `instructions_version`). @throws NotFoundError `instructions not found` (the space has none)
+   */
+  instructions(labelSpaceId: string, options?: RequestOptions): Promise<Instructions> {
+    return this.op("getInstructions", { params: { id: labelSpaceId } }, options);
   }
 }
 
@@ -472,6 +577,8 @@ export class LabelgateClientBase {
   readonly settings: SettingsApi;
   readonly tasks: TasksApi;
   readonly batches: BatchesApi;
+  /** the audit queue (`GET /v1/audits`) */
+  readonly audits: AuditsApi;
   readonly webhooks: WebhooksApi;
   readonly jobs: JobsApi;
   readonly billing: BillingApi;
@@ -489,7 +596,8 @@ export class LabelgateClientBase {
     this.customers = new CustomersApi(this.ctx);
     this.settings = new SettingsApi(this.ctx);
     this.tasks = new TasksApi(this.ctx);
-    this.batches = new BatchesApi(this.ctx);
+    this.batches = this.createBatches(this.ctx);
+    this.audits = new AuditsApi(this.ctx);
     this.webhooks = new WebhooksApi(this.ctx);
     this.jobs = this.createJobs(this.ctx);
     this.billing = new BillingApi(this.ctx);
@@ -501,6 +609,11 @@ export class LabelgateClientBase {
   /** The jobs namespace (node.ts returns one with the Node-only export helpers). */
   protected createJobs(ctx: Context): JobsApi {
     return new JobsApi(ctx);
+  }
+
+  /** The batches namespace (node.ts returns one with the Node-only export helpers). */
+  protected createBatches(ctx: Context): BatchesApi {
+    return new BatchesApi(ctx);
   }
 
   /** The base URL the client talks to (no trailing `/`). */

@@ -1,6 +1,6 @@
 /**
  * Typed errors of the SDK. Every non-2xx answer becomes a {@link LabelgateError} subclass chosen by its
- * status (docs/contract.md, SPEC §7): `status`, the server's `error` message, validation `details`, the `requestId`
+ * status (contract §errors): `status`, the server's `error` message, validation `details`, the `requestId`
  * (`request_id` of the body, else the `X-Request-Id` header) and the whole parsed `body`.
  * A request that never got an answer (connection refused, reset, timeout) is a {@link ConnectionError}
  * (`status` 0).

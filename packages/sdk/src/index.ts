@@ -18,13 +18,16 @@ export * from "@labelgate/webhook-verify";
 export {
   constructEvent,
   DEFAULT_TOLERANCE_SECONDS,
+  EVENT_FIELDS,
   signPayload,
   verifyWebhookSignature,
+  WEBHOOK_EVENT_TYPES,
   WebhookVerificationError,
 } from "@labelgate/webhook-verify";
 export * from "./client";
 export {
   AdminApi,
+  AuditsApi,
   BatchesApi,
   BillingApi,
   Context,
@@ -56,22 +59,28 @@ export {
   UnsupportedMediaTypeError,
   ValidationError,
 } from "./errors";
-export { type ExportFileResult, LabelgateClient, NodeJobsApi } from "./node";
+export { type ExportFileResult, LabelgateClient, NodeBatchesApi, NodeJobsApi } from "./node";
 export * from "./shared-exports";
 export {
   ANSWER_SHAPES,
   answerShapeOf,
+  choicesFieldOf,
   choicesOf,
   codePointLength,
   isBoxConsensus,
+  isFreeTextConsensus,
   isMultiLabelConsensus,
+  isPairwiseConsensus,
   isReservedTaskType,
   isSpanConsensus,
+  itemFieldsOf,
   MAX_ANSWER_BYTES,
   MAX_CHOICES,
   MAX_PARTS,
   MAX_TEXT_CODE_POINTS,
   RESERVED_TASK_TYPES,
+  TASK_TYPE_NAMES,
+  taskTypeNameOf,
 } from "./task-types";
 export { newIdempotencyKey, parseRetryAfter } from "./transport";
 export type {

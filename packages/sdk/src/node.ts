@@ -1,7 +1,8 @@
 /**
- * The Node-only part of the SDK: the export of a manifest job as a Node stream, parsed line by line, or
- * written to a file (node:fs, node:stream, node:readline). `@labelgate/sdk` exports this module's
- * {@link LabelgateClient}, whose `jobs` is a {@link NodeJobsApi}; browsers import `@labelgate/sdk/browser`.
+ * The Node-only part of the SDK: the export of a manifest job or a batch as a Node stream, parsed line by
+ * line, or written to a file (node:fs, node:stream, node:readline). `@labelgate/sdk` exports this module's
+ * {@link LabelgateClient}, whose `jobs` is a {@link NodeJobsApi} and `batches` a {@link NodeBatchesApi};
+ * browsers import `@labelgate/sdk/browser`.
  */
 import { createWriteStream } from "node:fs";
 import { rename, rm } from "node:fs/promises";
@@ -10,9 +11,9 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { OPERATIONS } from "@labelgate/api/operations";
-import { type ClientOptions, type Context, type Credentials, JobsApi, LabelgateClientBase } from "./client";
+import { BatchesApi, type ClientOptions, type Context, type Credentials, type ExportOptions, JobsApi, LabelgateClientBase } from "./client";
 import { ResponseError } from "./errors";
-import { type RequestOptions, Transport } from "./transport";
+import { Transport } from "./transport";
 import type { ExportLine } from "./types";
 
 /** What {@link NodeJobsApi.exportToFile} wrote. */
@@ -22,64 +23,46 @@ export interface ExportFileResult {
   lines: number;
 }
 
-/** `/v1/jobs` with the export as Node streams and files. */
-export class NodeJobsApi extends JobsApi {
-  /**
-   * The export as a raw byte stream (JSONL, one line per manifest line, manifest order). The request
-   * (and its retries) completes before this resolves; the body is then streamed as it arrives.
-   * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status)
-   */
-  async exportStream(jobId: string, options?: RequestOptions): Promise<Readable> {
-    const body = await this.exportBody(jobId, options);
-    return Readable.fromWeb(body as unknown as NodeReadableStream<Uint8Array>);
+/** The Node helpers over one export operation's web body. */
+class NodeExport {
+  constructor(
+    private readonly body: (id: string, options?: ExportOptions) => Promise<ReadableStream<Uint8Array>>,
+    private readonly route: string,
+  ) {}
+
+  async stream(id: string, options?: ExportOptions): Promise<Readable> {
+    return Readable.fromWeb((await this.body(id, options)) as unknown as NodeReadableStream<Uint8Array>);
   }
 
-  /**
-   * The export parsed line by line, streamed (constant memory at any size).
-   * @throws like {@link exportStream}; ResponseError on a line that is not JSON or a stream cut short
-   */
-  async *exportLines(jobId: string, options?: RequestOptions): AsyncGenerator<ExportLine, void, undefined> {
-    const stream = await this.exportStream(jobId, options);
+  async *lines<T>(id: string, options?: ExportOptions): AsyncGenerator<T, void, undefined> {
+    const format = options?.format ?? "jsonl";
+    if (format !== "jsonl" && format !== "hf")
+      throw new TypeError(`exportLines reads JSON Lines (format jsonl or hf), not ${format}: use exportToFile`);
+    const stream = await this.stream(id, options);
     const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+    const path = Transport.path(this.route, { id });
     let n = 0;
     try {
       for await (const line of lines) {
         n++;
         if (line === "") continue;
         try {
-          yield JSON.parse(line) as ExportLine;
+          yield JSON.parse(line) as T;
         } catch (err) {
-          throw new ResponseError({
-            status: 200,
-            error: `export line ${n} is not JSON`,
-            method: "GET",
-            path: Transport.path(OPERATIONS.exportJob.path, { id: jobId }),
-            cause: err,
-          });
+          throw new ResponseError({ status: 200, error: `export line ${n} is not JSON`, method: "GET", path, cause: err });
         }
       }
     } catch (err) {
       if (err instanceof ResponseError) throw err;
-      throw new ResponseError({
-        status: 200,
-        error: `export cut short after ${n} lines`,
-        method: "GET",
-        path: Transport.path(OPERATIONS.exportJob.path, { id: jobId }),
-        cause: err,
-      });
+      throw new ResponseError({ status: 200, error: `export cut short after ${n} lines`, method: "GET", path, cause: err });
     } finally {
       lines.close();
       stream.destroy();
     }
   }
 
-  /**
-   * Streams the export into `file` (written to `file.part`, renamed when complete, so a cut download
-   * never leaves a partial file under the final name). Returns the bytes and lines written.
-   * @throws like {@link exportStream}; the filesystem's errors
-   */
-  async exportToFile(jobId: string, file: string, options?: RequestOptions): Promise<ExportFileResult> {
-    const stream = await this.exportStream(jobId, options);
+  async toFile(id: string, file: string, options?: ExportOptions): Promise<ExportFileResult> {
+    const stream = await this.stream(id, options);
     const part = `${file}.part`;
     let bytes = 0;
     let lines = 0;
@@ -101,6 +84,61 @@ export class NodeJobsApi extends JobsApi {
   }
 }
 
+/** `/v1/jobs` with the export as Node streams and files. */
+export class NodeJobsApi extends JobsApi {
+  private readonly node = new NodeExport((id, options) => this.exportBody(id, options), OPERATIONS.exportJob.path);
+
+  /**
+   * The export as a raw byte stream (`options.format`: jsonl, the default, label-studio, coco, conll or hf;
+   * contract §exports). The request (and its retries) completes before this resolves; the body is then
+   * streamed as it arrives.
+   * @throws NotFoundError, ConflictError `job not completed` (body `status` = the job's status), ValidationError
+   * for a format that does not fit the job's type
+   */
+  exportStream(jobId: string, options?: ExportOptions): Promise<Readable> {
+    return this.node.stream(jobId, options);
+  }
+
+  /**
+   * The export parsed line by line, streamed (constant memory at any size): format `jsonl` (ExportLine) or `hf`
+   * (records).
+   * @throws like {@link exportStream}; TypeError for a format that is not JSON Lines; ResponseError on a line
+   * that is not JSON or a stream cut short
+   */
+  exportLines<T = ExportLine>(jobId: string, options?: ExportOptions): AsyncGenerator<T, void, undefined> {
+    return this.node.lines<T>(jobId, options);
+  }
+
+  /**
+   * Streams the export into `file` (written to `file.part`, renamed when complete, so a cut download
+   * never leaves a partial file under the final name). Returns the bytes and lines written.
+   * @throws like {@link exportStream}; the filesystem's errors
+   */
+  exportToFile(jobId: string, file: string, options?: ExportOptions): Promise<ExportFileResult> {
+    return this.node.toFile(jobId, file, options);
+  }
+}
+
+/** `/v1/batches` with the export as Node streams and files (as {@link NodeJobsApi}). */
+export class NodeBatchesApi extends BatchesApi {
+  private readonly node = new NodeExport((id, options) => this.exportBody(id, options), OPERATIONS.exportBatch.path);
+
+  /** A completed batch's export as a raw byte stream. @throws NotFoundError, ConflictError `batch not completed`, ValidationError */
+  exportStream(batchId: string, options?: ExportOptions): Promise<Readable> {
+    return this.node.stream(batchId, options);
+  }
+
+  /** The export parsed line by line (format `jsonl` or `hf`). @throws like {@link NodeJobsApi.exportLines} */
+  exportLines<T = ExportLine>(batchId: string, options?: ExportOptions): AsyncGenerator<T, void, undefined> {
+    return this.node.lines<T>(batchId, options);
+  }
+
+  /** Streams the export into `file` (through `file.part`). @throws like {@link exportStream}; the filesystem's errors */
+  exportToFile(batchId: string, file: string, options?: ExportOptions): Promise<ExportFileResult> {
+    return this.node.toFile(batchId, file, options);
+  }
+}
+
 /**
  * The labelgate API client for Node: every route (see {@link LabelgateClientBase}) and `jobs` with the
  * Node export helpers.
@@ -114,6 +152,7 @@ export class NodeJobsApi extends JobsApi {
  */
 export class LabelgateClient extends LabelgateClientBase {
   declare readonly jobs: NodeJobsApi;
+  declare readonly batches: NodeBatchesApi;
 
   constructor(options: ClientOptions);
   /** @internal shares a transport (see {@link withCredentials}) */
@@ -125,6 +164,10 @@ export class LabelgateClient extends LabelgateClientBase {
 
   protected override createJobs(ctx: Context): NodeJobsApi {
     return new NodeJobsApi(ctx);
+  }
+
+  protected override createBatches(ctx: Context): NodeBatchesApi {
+    return new NodeBatchesApi(ctx);
   }
 
   /** A client with other credentials (those not given are kept) sharing this one's options and hooks. */

@@ -2,7 +2,7 @@
  * The HTTP layer of the SDK: the global fetch (Node 20's undici, or a browser's), JSON in and out, typed
  * errors, and retries. No Node module is imported: this file also runs in browsers.
  *
- * Retries (docs/contract.md, DESIGN §2; SPEC §7):
+ * Retries (contract §wire, §errors):
  * - 429 is retried for every request: the gateway answers it before any handler runs, so the request had
  *   no effect.
  * - 503 and connection failures (refused, reset, per-attempt timeout) are retried only for requests that

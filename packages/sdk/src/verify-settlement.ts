@@ -1,5 +1,5 @@
 /**
- * Verifying a settled result against the chain alone (DESIGN §5): recompute the leaf from the result's
+ * Verifying a settled result against the chain alone (contract §settlement): recompute the leaf from the result's
  * fields, fold the RFC 9162 inclusion proof to `merkle_root` (both in {@link verifySettlementLocal}), then
  * read the anchor transaction's receipt over JSON-RPC and check it: same chain, mined and not reverted,
  * sent to `contract`, an `Anchored` event of `contract` with `merkle_root` whose sequence range holds the

@@ -1,6 +1,6 @@
 /**
  * Object storage for manifests and exports: S3 (and S3-compatible stores) with @aws-sdk/client-s3,
- * GCS with @google-cloud/storage, and https GETs with undici (the outbound URL policy of DESIGN §9, no redirects).
+ * GCS with @google-cloud/storage, and https GETs with undici (the outbound URL policy of contract §outbound-calls, no redirects).
  * Reads are streams (never a whole object in memory); writes take a stream (S3 multipart via
  * @aws-sdk/lib-storage, GCS simple upload).
  * Errors a retry cannot fix (bad credentials, missing object or bucket, 4xx) are `PermanentStorageError`.
@@ -39,7 +39,7 @@ export interface StorageOptions {
 /**
  * The storage options of a process: https manifests read through an `outboundDispatcher`, and S3 clients of
  * custom endpoints (credentials.endpoint) on `outboundAgents`, so the address every
- * connection really uses is checked (DESIGN §9), not only the one a check before the request
+ * connection really uses is checked (contract §outbound-calls), not only the one a check before the request
  * resolved (a host that changes its answer between the two would otherwise reach internal addresses).
  */
 export function storageOptions(options: { allowPrivateUrls: boolean; gcsApiEndpoint?: string; resolve?: Resolver }): StorageOptions {

@@ -1,5 +1,5 @@
 /**
- * Presigned GETs of one object (DESIGN §11, issue 18), computed locally (no network request):
+ * Presigned GETs of one object (contract §web-apps, issue 18), computed locally (no network request):
  * - S3 (and S3-compatible stores with `endpoint`): SigV4 query signing with @aws-sdk/s3-request-presigner
  *   (`X-Amz-Expires`), path-style when an endpoint is set, as `openRead` reads them;
  * - GCS: V4 signing with @google-cloud/storage `File#getSignedUrl` (`X-Goog-Expires`) from the service

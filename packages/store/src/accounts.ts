@@ -1,5 +1,5 @@
 /**
- * Accounts (docs/contract.md, SPEC §5; DESIGN §4, §6): customers, their API keys (only SHA-256 hashes are
+ * Accounts (contract §authentication, §labelers, §accounts): customers, their API keys (only SHA-256 hashes are
  * stored), labelers and the operator's changes (quota, tier upgrade). Key lookups run on every request:
  * they are batched (one statement on the unique key_hash index for the concurrent requests of a process).
  */
@@ -141,7 +141,7 @@ export function accountsStore(db: Db) {
     },
 
     /**
-     * Upgrades a customer to production (docs/contract.md, SPEC §5.3): stores the new `sk_live_` key, raises the quota to
+     * Upgrades a customer to production (contract §authentication): stores the new `sk_live_` key, raises the quota to
      * `productionLabelQuota` if below it, and revokes the sandbox key(s) unless `keepSandboxKey`.
      * @throws StoreError customerNotFound | alreadyProduction
      */

@@ -1,5 +1,5 @@
 /**
- * Anchor batches of LEDGER=evm (docs/contract.md, DESIGN §5) as rows: the anchorer of the consensus worker
+ * Anchor batches of LEDGER=evm (contract §settlement) as rows: the anchorer of the consensus worker
  * (services/consensus-worker/src/anchorer.ts) drives them; everything it decides is stored here first.
  *
  * - A batch is a run of consecutive ledger records after the last anchored one (`close`): its row holds the
@@ -8,7 +8,8 @@
  *   (one column; ranges unique and consecutive), so it can never be anchored twice.
  * - States: `open` (stored, nothing signed) → `sent` (a transaction signed and stored BEFORE its broadcast:
  *   `signed`) → `confirmed` (`confirm`, which in the same transaction settles the batch's `settling` tasks
- *   and writes their `task.settled` events, once: the unique `events(task_id, type)`).
+ *   and writes their `task.settled` events (`task.revised` for a later revision), once: the unique
+ *   `events(task_id, type, revision)`).
  *   A confirmed anchor whose block was reorged out goes back to `sent` (`reopen`); confirming it again
  *   settles nothing twice.
  * - The anchorer's leadership is a session-level advisory lock held on a dedicated connection (`leaderLock`).
@@ -19,8 +20,8 @@ import type { FollowUps } from "@labelgate/queue";
 import type { PoolClient } from "pg";
 import type { Db } from "./database";
 import { type Anchor, Prisma } from "./generated/client";
-import { completeJobSql } from "./jobs";
-import { settledFollowUps, type TaskSettledPayload } from "./settlement";
+import { type CompletedJobRow, completeJobSql } from "./jobs";
+import { auditDrawSql, revisionEventPayload, settledFollowUps, type TaskRevisedPayload, type TaskSettledPayload } from "./settlement";
 import { queryRows, withTransaction } from "./sql";
 
 /** advisory lock key of the anchorer's leadership ("lganchor" as int64) */
@@ -54,7 +55,7 @@ export interface AnchorConfirmation {
   followUps: FollowUps;
 }
 
-/** The anchor of a settled record, for its result's `settlement` (DESIGN §5). */
+/** The anchor of a settled record, for its result's `settlement` (contract §settlement). */
 export interface AnchoredRecord {
   txHash: Hex;
   chainId: number;
@@ -85,6 +86,9 @@ interface TaskToSettle {
   settled_at: string;
   /** a reserved type's consensus (null: single choice) */
   consensus: TaskSettledPayload["consensus"] | null;
+  /** the revision the record settles, and the one it replaces (null for revision 1) */
+  revision: number;
+  previous: TaskRevisedPayload["previous"] | null;
 }
 
 /**
@@ -212,32 +216,30 @@ export function anchorsStore(db: Db) {
      * transaction, settles its `settling` tasks (`ledger_txid` = the anchor transaction, `settled_at` = when
      * the record was appended, as in the leaf), writes their `task.settled` events and completes the manifest
      * jobs whose last task this was. Safe to run again: a settled task and an existing event are left alone.
+     * Its follow-ups are `follow_up` rows of the same transaction (docs/decisions/0300): the events' and the
+     * jobs' by the migration's triggers, each delivery sent again (requeued, with `redeliveryAttempts`
+     * attempts, else the catalog's) by the statement that moves it.
      */
     async confirm(
       anchorId: bigint,
       tx: { txHash: Hex; blockNumber: bigint; blockHash: Hex; gasUsed: bigint },
+      options: { redeliveryAttempts?: number } = {},
     ): Promise<AnchorConfirmation> {
       return withTransaction(pool, async (run) => {
         const [, tasks] = await run<[object, TaskToSettle]>([
           Prisma.sql`SELECT id FROM anchors WHERE id = ${anchorId} FOR UPDATE`,
           Prisma.sql`
-          SELECT t.id, t.customer_id, t.job_id, t.consensus_label, t.confidence, t.consensus, l.payload->>'settled_at' AS settled_at
-          FROM ledger_entries l JOIN tasks t ON t.id = l.task_id
+          SELECT t.id, t.customer_id, t.job_id, t.consensus_label, t.confidence, t.consensus, l.payload->>'settled_at' AS settled_at,
+            t.revision,
+            (SELECT json_build_object('consensus_label', r.consensus_label, 'confidence', r.confidence)
+             FROM task_revisions r WHERE r.task_id = t.id AND r.revision = t.revision - 1) AS previous
+          FROM ledger_entries l JOIN tasks t ON t.id = l.task_id AND l.revision = t.revision
           WHERE l.anchor_id = ${anchorId} AND t.status = 'settling'
           ORDER BY t.id FOR UPDATE OF t`,
         ]);
         const eventIds = tasks.map(() => newId("event"));
-        const payloads = tasks.map((t) =>
-          JSON.stringify({
-            event: "task.settled",
-            task_id: t.id,
-            consensus_label: t.consensus_label,
-            confidence: t.confidence,
-            settled_at: t.settled_at,
-            ledger_txid: tx.txHash,
-            ...(t.consensus ? { consensus: t.consensus } : {}),
-          } satisfies TaskSettledPayload),
-        );
+        const events = tasks.map((t) => ({ ...revisionEventPayload(t, t.settled_at), ledger_txid: tx.txHash }));
+        const payloads = events.map((e) => JSON.stringify(e));
         const ids = tasks.map((t) => t.id);
         const jobIds = [...new Set(tasks.flatMap((t) => (t.job_id ? [t.job_id] : [])))].sort();
         const rows = await run<object[]>(
@@ -251,11 +253,12 @@ export function anchorsStore(db: Db) {
             FROM unnest(${ids}::text[], ${tasks.map((t) => t.settled_at)}::timestamptz[]) AS x(id, at)
             WHERE t.id = x.id AND t.status = 'settling'`,
             Prisma.sql`
-            INSERT INTO events (id, type, task_id, customer_id, payload)
-            SELECT e.id, 'task.settled', e.task_id, e.customer_id, e.payload::jsonb
-            FROM unnest(${eventIds}::text[], ${ids}::text[], ${tasks.map((t) => t.customer_id)}::text[], ${payloads}::text[])
-              AS e(id, task_id, customer_id, payload)
-            ON CONFLICT (task_id, type) DO NOTHING
+            INSERT INTO events (id, type, task_id, customer_id, payload, revision)
+            SELECT e.id, e.type, e.task_id, e.customer_id, e.payload::jsonb, e.revision
+            FROM unnest(${eventIds}::text[], ${events.map((e) => e.event)}::text[], ${ids}::text[], ${tasks.map((t) => t.customer_id)}::text[],
+              ${payloads}::text[], ${tasks.map((t) => t.revision)}::int[])
+              AS e(id, type, task_id, customer_id, payload, revision)
+            ON CONFLICT (task_id, type, revision) DO NOTHING
             RETURNING id, task_id`,
             // re-signed after a reorg: the batch's settled tasks point at the transaction that holds it now; their
             // events carry the new ledger_txid, and deliveries already made with the old one are sent again
@@ -264,26 +267,34 @@ export function anchorsStore(db: Db) {
             WITH moved AS (
               UPDATE tasks SET ledger_txid = ${tx.txHash}, updated_at = now(),
                 webhook_status = CASE WHEN webhook_status = 'delivered' THEN 'pending'::"WebhookStatus" ELSE webhook_status END
-              WHERE id IN (SELECT task_id FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
+              WHERE (id, revision) IN (SELECT task_id, revision FROM ledger_entries WHERE anchor_id = ${anchorId}) AND status = 'settled'
                 AND ledger_txid <> ${tx.txHash}
                 AND EXISTS (SELECT 1 FROM anchors a WHERE a.id = ${anchorId} AND tasks.ledger_txid = ANY(a.tx_hashes))
               RETURNING id
             ), evs AS (
               UPDATE events e SET payload = jsonb_set(e.payload, '{ledger_txid}', to_jsonb(${tx.txHash}::text))
-              FROM moved WHERE e.task_id = moved.id AND e.type = 'task.settled'
+              FROM moved JOIN tasks t ON t.id = moved.id
+              WHERE e.task_id = moved.id AND e.type IN ('task.settled', 'task.revised') AND e.revision = t.revision
               RETURNING e.id
             ), again AS (
               UPDATE deliveries d SET status = 'pending', updated_at = now()
               FROM evs WHERE d.event_id = evs.id AND d.status = 'delivered'
               RETURNING d.id
+            ), resend AS (
+              INSERT INTO follow_up (queue, payload, requeue, attempts)
+              SELECT 'webhookDelivery', jsonb_build_object('deliveryId', again.id), true, ${options.redeliveryAttempts ?? null}::int FROM again
             )
             SELECT (SELECT count(*) FROM moved)::int AS retargeted, ARRAY(SELECT id FROM again ORDER BY id) AS redeliveries`,
             ...jobIds.flatMap((id) => completeJobSql(id)),
+            // a first settlement may enter its customer's audit queue (docs/decisions/0262)
+            auditDrawSql(ids),
           ],
           { commit: true },
         );
         const inserted = new Map((rows[2] as { id: string; task_id: string }[]).map((e) => [e.task_id, e.id]));
-        const completedJobIds = jobIds.filter((_, i) => (rows[4 + 2 * i + 1] ?? []).length > 0);
+        const jobRows = jobIds.map((_, i) => (rows[4 + 2 * i + 1] ?? []) as CompletedJobRow[]);
+        const completedJobIds = jobIds.filter((_, i) => (jobRows[i] ?? []).length > 0);
+        const jobEventIds = jobRows.flatMap((r) => (r[0]?.event_id ? [r[0].event_id] : []));
         const [moved] = (rows[3] ?? []) as { retargeted: number; redeliveries: string[] }[];
         const settled = tasks.flatMap((t) => {
           const eventId = inserted.get(t.id);
@@ -295,7 +306,7 @@ export function anchorsStore(db: Db) {
           completedJobIds,
           retargeted: moved?.retargeted ?? 0,
           redeliveries,
-          followUps: settledFollowUps({ eventIds: settled.map((e) => e.eventId), completedJobIds, redeliveries }),
+          followUps: settledFollowUps({ eventIds: [...settled.map((e) => e.eventId), ...jobEventIds], completedJobIds, redeliveries }),
         };
       });
     },
@@ -314,10 +325,10 @@ export function anchorsStore(db: Db) {
     },
 
     /**
-     * The confirmed anchor of task `taskId`'s record, with its leaf index and proof (stored at close):
-     * undefined when the record is not in a confirmed anchor (LEDGER=local, or not anchored yet).
+     * The confirmed anchor of the record of task `taskId`'s `revision` (default 1), with its leaf index and proof
+     * (stored at close): undefined when the record is not in a confirmed anchor (LEDGER=local, or not anchored yet).
      */
-    async anchoredRecord(taskId: string): Promise<AnchoredRecord | undefined> {
+    async anchoredRecord(taskId: string, revision = 1): Promise<AnchoredRecord | undefined> {
       const [row] = await queryRows<{
         tx_hash: string;
         chain_id: number;
@@ -332,7 +343,7 @@ export function anchorsStore(db: Db) {
         Prisma.sql`
         SELECT a.tx_hash, a.chain_id, a.block_number::text AS block_number, a.contract, a.merkle_root, a.tree_size, l.leaf_index, l.proof
         FROM ledger_entries l JOIN anchors a ON a.id = l.anchor_id
-        WHERE l.task_id = ${taskId} AND a.state = 'confirmed'`,
+        WHERE l.task_id = ${taskId} AND l.revision = ${revision} AND a.state = 'confirmed'`,
       );
       if (!row) return undefined;
       return {
@@ -408,7 +419,7 @@ export function leafHexOf(payload: unknown): Hex {
 }
 
 /**
- * The result's `settlement` object of a record anchored on chain (docs/contract.md, DESIGN §5), from the stored
+ * The result's `settlement` object of a record anchored on chain (contract §settlement), from the stored
  * rows: the anchor (`anchored`) and the ledger record (`entry`: its payload, sequence and previous hash).
  */
 export function evmSettlementOf(anchored: AnchoredRecord, entry: { payload: unknown; seq: bigint | number; prevHash: string }) {

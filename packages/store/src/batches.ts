@@ -1,6 +1,6 @@
 /**
  * Batches: the customer's list of batches, newest first, each with its tasks counted by status
- * (`GET /v1/batches`, docs/contract.md (DESIGN §2)). One statement reads a page of batches and the counts of all
+ * (`GET /v1/batches`, contract §wire). One statement reads a page of batches and the counts of all
  * of them (`tasks_batch_id_status_idx`); the page itself walks `batches_customer_id_created_at_id_idx`.
  */
 import { type TaskCounts, zeroTaskCounts } from "@labelgate/api";
@@ -55,9 +55,72 @@ export function batchPageSql(customerId: string, page: number, perPage: number):
 }
 
 /** The batches store over one database. */
+/** One label of a compared pair (`batchesStore.comparisons`): its task's items, space, labeler and stored value. */
+export interface ComparisonLabel {
+  data_url: string;
+  data_text: string | null;
+  data_url_b: string | null;
+  data_text_b: string | null;
+  label_space_id: string;
+  labeler_id: string;
+  value: string;
+}
+
+/** A label space of compared pairs: its label_spec and stored model (space row and labelers' rows). */
+export interface ComparisonSpace {
+  id: string;
+  label_spec: unknown;
+  model: unknown;
+  labelers: { labeler_id: string; params: unknown }[];
+}
+
 export function batchesStore(db: Db) {
   const { pool } = db;
   return {
+    /**
+     * Every label of the batch's (or the job's) tasks of `taskType` (the ranking of pairwise comparisons, contract
+     * §task-types), gold tasks included (their labels are comparisons too), and the label spaces of those tasks
+     * with their stored models; null when the customer has no such batch or job.
+     */
+    async comparisons(
+      customerId: string,
+      scope: { kind: "batch" | "job"; id: string },
+      taskType: string,
+    ): Promise<{ labels: ComparisonLabel[]; spaces: ComparisonSpace[] } | null> {
+      const owner =
+        scope.kind === "batch"
+          ? Prisma.sql`SELECT id FROM batches WHERE id = ${scope.id} AND customer_id = ${customerId}`
+          : Prisma.sql`SELECT id FROM jobs WHERE id = ${scope.id} AND customer_id = ${customerId}`;
+      const found = await queryRows<{ id: string }>(pool, owner);
+      if (found.length === 0) return null;
+      const ofScope = scope.kind === "batch" ? Prisma.sql`t.batch_id = ${scope.id}` : Prisma.sql`t.job_id = ${scope.id}`;
+      const labels = await queryRows<ComparisonLabel>(
+        pool,
+        Prisma.sql`
+          SELECT t.data_url, t.data_text, t.data_url_b, t.data_text_b, t.label_space_id, l.labeler_id, l.value
+          FROM tasks t JOIN labels l ON l.task_id = t.id
+          WHERE ${ofScope} AND t.task_type = ${taskType}
+          ORDER BY t.id, l.created_at, l.id`,
+      );
+      const ids = [...new Set(labels.map((l) => l.label_space_id))];
+      if (ids.length === 0) return { labels, spaces: [] };
+      const spaces = await queryRows<{ id: string; label_spec: unknown; model: unknown }>(
+        pool,
+        Prisma.sql`SELECT id, label_spec, model FROM label_spaces WHERE id = ANY(${ids}::text[]) ORDER BY id`,
+      );
+      const rows = await queryRows<{ label_space_id: string; labeler_id: string; params: unknown }>(
+        pool,
+        Prisma.sql`SELECT label_space_id, labeler_id, params FROM labeler_models
+                   WHERE label_space_id = ANY(${ids}::text[]) AND params IS NOT NULL ORDER BY label_space_id, labeler_id`,
+      );
+      return {
+        labels,
+        spaces: spaces.map((sp) => ({
+          ...sp,
+          labelers: rows.filter((r) => r.label_space_id === sp.id).map((r) => ({ labeler_id: r.labeler_id, params: r.params })),
+        })),
+      };
+    },
     /**
      * A page of the customer's batches, newest first, each as `tasks.batch()` reads one, and the count of
      * all of them. An empty page past the end still answers the total (a second statement, only then).

@@ -1,5 +1,5 @@
 /**
- * Billing (docs/contract.md, SPEC §4 Billing; DESIGN §6): monthly usage and invoices. Usage counts the labels collected in a
+ * Billing (contract §routes Billing; contract §accounts): monthly usage and invoices. Usage counts the labels collected in a
  * UTC month; each label is priced at the tier the customer had when it was recorded (the upgrade time is the
  * `created_at` of its first `production` API key), so a month has up to two line items. Money is integer cents.
  * Invoices are materialized lazily, one per customer-month: past months are `finalized` once and never
@@ -93,6 +93,8 @@ export function usageByMonthSql(customerId: string, from: Date, to: Date): Prism
         count(*) FILTER (WHERE l.created_at >= u.at) AS production_labels
       FROM labels l CROSS JOIN upgrade u
       WHERE l.customer_id = ${customerId} AND l.created_at >= ${start}::timestamptz AND l.created_at < ${end}::timestamptz
+        -- a pre-label is its model labeler's label, never charged (contract §prelabels)
+        AND l.labeler_id <> ALL(ARRAY(SELECT m.id FROM labelers m WHERE m.customer_id = ${customerId}))
       GROUP BY 1
     ),
     settled AS (

@@ -1,5 +1,5 @@
 /**
- * Dashboard (docs/contract.md, SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling customer.
+ * Dashboard (contract §routes Dashboard): overview, the task list, quality and daily usage of the calling customer.
  * Every statement is answered from an index range of that customer (docs/decisions.md "Billing and
  * dashboard"): tasks (customer_id, status, created_at, id), (customer_id, status, settled_at, id) and
  * (customer_id, settled_at, id) (both of settled tasks only), and (customer_id, created_at); labels (customer_id, created_at); deliveries
@@ -8,7 +8,7 @@
  * the routes run. Time is the database clock; days and months are UTC.
  */
 
-import { TASK_STATUSES, type TaskCounts, type TaskSort, type TaskStatus } from "@labelgate/api";
+import { RESERVED_TASK_TYPES, TASK_STATUSES, type TaskCounts, type TaskSort, type TaskStatus } from "@labelgate/api";
 import type { Db } from "./database";
 import { Prisma, type Task } from "./generated/client";
 
@@ -17,6 +17,8 @@ export const SETTLE_WINDOW_DAYS = 30;
 export const DELIVERY_WINDOW_DAYS = 30;
 export const QUALITY_WINDOW_DAYS = 90;
 export const USAGE_DAYS = 30;
+
+const RESERVED: string[] = [...RESERVED_TASK_TYPES];
 
 const visible = Prisma.sql`ARRAY['pending', 'labeling', 'settling', 'settled', 'canceled']::"TaskStatus"[]`;
 
@@ -122,13 +124,17 @@ export function taskPageSql(customerId: string, o: TaskListOptions): Prisma.Sql 
 /**
  * Over the customer's tasks settled in the last QUALITY_WINDOW_DAYS: one range of tasks (customer_id,
  * settled_at, id). Agreement uses the per-option counts recorded at settlement (`label_counts`, the task's
- * labels), so no label row is read.
+ * labels), so no label row is read, and only single-choice tasks with at least 2 labels: a task's only label
+ * is its consensus by construction, and counting it would report agreement where no two labelers were
+ * compared; a reserved type's answer is judged part by part (its `label_counts` count names, not answers
+ * equal to the consensus). `labels` and `agreeing` are 0 when no such task settled; the route then answers null.
  */
 export function qualitySql(customerId: string): Prisma.Sql {
   return Prisma.sql`
     WITH s AS MATERIALIZED (
       SELECT confidence, resolution::text AS resolution, labels_collected,
-        COALESCE((label_counts ->> consensus_label)::int, 0) AS agreeing
+        COALESCE((label_counts ->> consensus_label)::int, 0) AS agreeing,
+        labels_collected >= 2 AND NOT (task_type = ANY(${RESERVED}::text[])) AS compared
       FROM tasks
       WHERE customer_id = ${customerId} AND settled_at >= now() - make_interval(days => ${QUALITY_WINDOW_DAYS}::int)
     )
@@ -137,8 +143,8 @@ export function qualitySql(customerId: string): Prisma.Sql {
       count(*) FILTER (WHERE resolution = 'consensus')::int AS consensus,
       count(*) FILTER (WHERE resolution = 'confidence')::int AS confidence,
       count(*) FILTER (WHERE resolution = 'max_labels')::int AS max_labels,
-      COALESCE(sum(labels_collected), 0)::float8 AS labels,
-      COALESCE(sum(agreeing), 0)::float8 AS agreeing,
+      COALESCE(sum(labels_collected) FILTER (WHERE compared), 0)::float8 AS labels,
+      COALESCE(sum(agreeing) FILTER (WHERE compared), 0)::float8 AS agreeing,
       (SELECT COALESCE(json_agg(json_build_object('labels', d.labels, 'tasks', d.tasks) ORDER BY d.labels), '[]'::json)
         FROM (SELECT labels_collected AS labels, count(*)::int AS tasks FROM s GROUP BY labels_collected) d) AS labels_per_task
     FROM s`;
@@ -150,7 +156,9 @@ export interface QualityRow {
   consensus: number;
   confidence: number;
   max_labels: number;
+  /** labels of the settled single-choice tasks with at least 2 labels */
   labels: number;
+  /** of those, the labels equal to their task's consensus label */
   agreeing: number;
   labels_per_task: { labels: number; tasks: number }[];
 }

@@ -1,11 +1,12 @@
 /**
- * Deliveries of `task.settled` events (docs/contract.md, DESIGN §7): routing an event to its webhooks (one
+ * Deliveries of the events of the event catalog (contract §events): routing an event to its webhooks (one
  * `deliveries` row per event × webhook), the read before an attempt and the write after it (the attempt
  * log, the delivery's state, and the task's `webhook_status`), and ending the delivery of a deleted webhook.
  * The statements of concurrent attempts of a process are batched (core's `Batcher`, members of the store).
  *
- * Routing: a task with a callback_url goes to the customer's active webhook of that URL; a task without one
- * goes to every active webhook of the customer subscribed to `task.settled`. One statement, shared by the
+ * Routing (the same for every event type): an event of a task with a callback_url goes to the customer's active
+ * webhook of that URL (when it subscribed to the event's type); any other event (a task without a callback_url,
+ * a manifest job's) goes to every active webhook of the customer subscribed to its type. One statement, shared by the
  * events this process routes at once, finds the targets, inserts the deliveries (`ON CONFLICT DO NOTHING`,
  * so routing twice creates nothing new), marks the tasks' `webhook_status` pending (when it was null),
  * records the events and returns the pending deliveries with what their first attempt needs.
@@ -17,7 +18,7 @@ import { Prisma } from "./generated/client";
 import { transactionRows, withTransaction } from "./sql";
 
 /**
- * The one rule of a task's `webhook_status` (docs/contract.md, SPEC §3 `webhook_fail` = `failed`): failed if any of its
+ * The one rule of a task's `webhook_status` (contract §lifecycle `webhook_fail` = `failed`): failed if any of its
  * deliveries failed, delivered if all were delivered, else pending. A CTE body over `deliveries` (a
  * relation with `task_id` and `status`), one row per task: `(task_id, status)`.
  */
@@ -30,6 +31,15 @@ function webhookStatusSql(deliveries: Prisma.Sql): Prisma.Sql {
     FROM ${deliveries} s
     GROUP BY s.task_id`;
 }
+
+/**
+ * The body of an event's deliveries without `timestamp` (set at each attempt): the outbox payload and the envelope
+ * of contract §events, `event_id` and `created_at` (ISO 8601 UTC, milliseconds, `Z`: `Date#toISOString`'s format).
+ * An expression over `events e`.
+ */
+const ENVELOPED_PAYLOAD = Prisma.raw(
+  `(e.payload || jsonb_build_object('event_id', e.id, 'created_at', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`,
+);
 
 /** Delivery ids offered per event: enough for an event's targets, or it is routed again with more. */
 const IDS_PER_EVENT = 2;
@@ -51,7 +61,8 @@ export interface PendingDelivery {
   /** automatic attempts already made (the schedule's count: WEBHOOK_RETRY_MAX bounds it) */
   auto_attempts: number;
   event_id: string;
-  task_id: string;
+  /** null for a job event */
+  task_id: string | null;
   webhook_id: string;
   callback_url: string;
   secret_ciphertext: string;
@@ -95,7 +106,10 @@ async function routeBatch(pool: Pool, requests: RouteRequest[]): Promise<RouteRe
   const [rows] = await transactionRows<[RoutedRow]>(pool, [
     Prisma.sql`
     WITH ev AS (
-      SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, e.payload, t.callback_url, t.id IS NOT NULL AS task_found
+      SELECT x.event_id, x.start, x.cnt, e.task_id, e.customer_id, e.type, ${ENVELOPED_PAYLOAD} AS payload, t.callback_url,
+             -- routed even when its task row is gone (a failed manifest job removes its tasks, canceled ones
+             -- included, whose task.canceled was written): to the subscribers, without a callback_url
+             TRUE AS task_found
       FROM unnest(${eventIds}::text[], ${starts}::int[], ${counts}::int[]) AS x(event_id, start, cnt)
       JOIN events e ON e.id = x.event_id
       LEFT JOIN tasks t ON t.id = e.task_id
@@ -170,7 +184,7 @@ async function readBatch(pool: Pool, requests: ReadRequest[]): Promise<(Delivery
   const [rows] = await transactionRows<[DeliveryRow]>(pool, [
     Prisma.sql`
     SELECT r.i::int AS i, d.id, d.status::text AS status, d.attempts, d.auto_attempts, d.event_id, d.task_id, d.webhook_id,
-           w.callback_url, w.secret_ciphertext, w.active, e.payload,
+           w.callback_url, w.secret_ciphertext, w.active, ${ENVELOPED_PAYLOAD} AS payload,
            (r.attempt_id IS NOT NULL AND EXISTS (SELECT 1 FROM delivery_attempts a WHERE a.id = r.attempt_id)) AS redelivered
     FROM unnest(${deliveryIds}::text[], ${attemptIds}::text[]) WITH ORDINALITY AS r(delivery_id, attempt_id, i)
     JOIN deliveries d ON d.id = r.delivery_id
@@ -188,8 +202,8 @@ async function readBatch(pool: Pool, requests: ReadRequest[]): Promise<(Delivery
 export interface AttemptRecord {
   attemptId: string;
   deliveryId: string;
-  /** the delivery's task (whose row lock the locked write takes) */
-  taskId: string;
+  /** the delivery's task (whose row lock the locked write takes); null for a job event */
+  taskId: string | null;
   /** the attempt's number among all the delivery's attempts (its `X-SVC-Delivery-Attempt`) */
   attempt: number;
   /** an automatic attempt's number in the schedule (its automatic attempts so far + 1); unused for a manual one */
@@ -310,7 +324,7 @@ async function writeUnlocked(pool: Pool, records: AttemptRecord[]): Promise<Writ
  * the write, as one transaction in one round trip (`transactionRows`).
  */
 async function writeLocked(pool: Pool, records: AttemptRecord[]): Promise<WriteOutcome[]> {
-  const taskIds = [...new Set(records.map((r) => r.taskId))].sort();
+  const taskIds = [...new Set(records.flatMap((r) => (r.taskId ? [r.taskId] : [])))].sort();
   const [, rows] = await transactionRows<[{ id: string }, NotWrittenRow]>(pool, [
     Prisma.sql`SELECT id FROM tasks WHERE id = ANY (${taskIds}::text[]) ORDER BY id FOR UPDATE`,
     writeSql(records, true),
@@ -366,7 +380,14 @@ export function deliveriesStore(db: Db) {
     },
 
     /** Ends a pending delivery of a deleted webhook without an attempt, and recomputes the task's status. */
-    async endForDeletedWebhook(deliveryId: string, taskId: string): Promise<void> {
+    async endForDeletedWebhook(deliveryId: string, taskId: string | null): Promise<void> {
+      if (taskId === null) {
+        await transactionRows(pool, [
+          Prisma.sql`UPDATE deliveries SET status = 'failed', last_error = 'webhook deleted', updated_at = now()
+                     WHERE id = ${deliveryId} AND status = 'pending'`,
+        ]);
+        return;
+      }
       await withTransaction(pool, (run) =>
         run(
           [

@@ -55,11 +55,13 @@ export const STORE_ERROR_KINDS = [
   "idempotencyMismatch",
   "taskNotFound",
   "taskNotCancelable",
+  "taskNotSettled",
   "taskNotOpen",
   "claimNotFound",
   "claimAlreadyLabeled",
   "claimExpired",
   "webhookExists",
+  "webhookInactive",
   "invalid",
 ] as const;
 export type StoreErrorKind = (typeof STORE_ERROR_KINDS)[number];

@@ -4,8 +4,8 @@
  * the batchers (group commit) of that process.
  *
  * Shapes: `createStore({ url, poolMax?, connectTimeoutMs?, statementTimeoutMs?, onPoolError? })`
- * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `settlement`, `webhooks`,
- * `deliveries`, `jobs`, `items`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
+ * returns a `Store`: `accounts`, `settings`, `tasks`, `batches`, `labeling`, `spaces`, `instructions`, `settlement`, `webhooks`,
+ * `deliveries`, `jobs`, `exports`, `items`, `billing`, `dashboard`, `reconcile`, `anchors`, plus `ping()` and `close()`. Refusals are
  * `StoreError`s (a domain kind, errors.ts; the gateway maps them to HTTP answers); database outages surface as
  * the driver's errors (`isDatabaseUnavailable`).
  */
@@ -16,10 +16,14 @@ import { type BillingStore, billingStore } from "./billing";
 import { type DashboardStore, dashboardStore } from "./dashboard";
 import { createDb, type Db, type DbOptions } from "./database";
 import { type DeliveriesStore, deliveriesStore } from "./deliveries";
+import { type ExportsStore, exportsStore } from "./exports";
+import { type FollowUpsStore, followUpsStore } from "./follow-ups";
+import { type InstructionsStore, instructionsStore } from "./instructions";
 import { type ItemsStore, itemsStore } from "./items";
 import { type JobsStore, jobsStore } from "./jobs";
 import { type LabelingStore, labelingStore } from "./labeling";
 import { type ReconcileStore, reconcileStore } from "./reconcile";
+import { type ReviewsStore, reviewsStore } from "./reviews";
 import { type SettingsStore, settingsStore } from "./settings";
 import { type SettlementStore, settlementStore } from "./settlement";
 import { type SpacesStore, spacesStore } from "./spaces";
@@ -36,7 +40,7 @@ export {
   type LeaderLock,
   leafHexOf,
 } from "./anchors";
-export { type BatchWithCounts, batchPageSql } from "./batches";
+export { type BatchWithCounts, batchPageSql, type ComparisonLabel, type ComparisonSpace } from "./batches";
 export type { BillingConfig, InvoiceRow, LineItem, MonthUsage } from "./billing";
 export {
   FINALIZE_GRACE_MS,
@@ -72,6 +76,7 @@ export {
   type StoreErrorDetail,
   type StoreErrorKind,
 } from "./errors";
+export { type FollowUpModes, type FollowUpsStore, followUpsSql } from "./follow-ups";
 export type {
   ApiKey,
   Batch,
@@ -88,14 +93,19 @@ export type {
   Webhook,
 } from "./generated/client";
 export { Prisma } from "./generated/client";
+export { type GuideEntry, guideDigest, type InstructionsVersion } from "./instructions";
 export type { PendingItem } from "./items";
 export type { ChunkWritten, IngestingJob, ManifestChunk } from "./jobs";
-export type { ClaimResult, LabelRecord } from "./labeling";
+export type { ClaimResult, LabelRecord, TrainingFeedback } from "./labeling";
+export { examVerdict } from "./labeling";
 export { GENESIS_HASH, type LedgerRecord, type LedgerVerification, recordHash, verifyLedger } from "./ledger";
 export * from "./lifecycle";
-export { dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
+export { copyDatabase, dropDatabase, ensureDatabase, migrateDatabase } from "./migrate";
+export { type PolicyColumns, policyColumns, policyOf } from "./policy";
 export { QuotaExhaustedError } from "./quota";
 export type { LostWork } from "./reconcile";
+export type { AuditRow, ReviewDone, ReviewedBinRow, ReviewedQuality, ReviewInput, ReviewRow, RevisionRow } from "./reviews";
+export { reviewedQuality } from "./reviews";
 export { mergeSettings, type QualitySettings, type StoredSettings, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
 export { calibrationSummary, labelSpaceId, spaceIdOf } from "./spaces";
@@ -117,17 +127,24 @@ export interface Store {
   readonly batches: BatchesStore;
   readonly labeling: LabelingStore;
   readonly spaces: SpacesStore;
+  readonly instructions: InstructionsStore;
   readonly settlement: SettlementStore;
   readonly webhooks: WebhooksStore;
   readonly deliveries: DeliveriesStore;
   readonly jobs: JobsStore;
+  /** exports of jobs and batches in every format, streamed page by page */
+  readonly exports: ExportsStore;
   /** items fetched after their task was created (a text_span task's text): store it, or cancel the task */
   readonly items: ItemsStore;
   readonly billing: BillingStore;
   readonly dashboard: DashboardStore;
   readonly reconcile: ReconcileStore;
+  /** reviews of settled results, the revisions they made, the audit queue */
+  readonly reviews: ReviewsStore;
   /** LEDGER=evm: anchor batches, the anchorer's leadership lock, anchored records' proofs */
   readonly anchors: AnchorsStore;
+  /** the `follow_up` rows (docs/decisions/0300): the relay's table, and follow-ups written on their own */
+  readonly followUps: FollowUpsStore;
   /** Readiness: Postgres answers `SELECT 1`. Never throws. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -148,15 +165,19 @@ export function storeOver(db: Db): Store {
     batches: batchesStore(db),
     labeling: labelingStore(db),
     spaces: spacesStore(db),
+    instructions: instructionsStore(db),
     settlement: settlementStore(db),
     webhooks: webhooksStore(db),
     deliveries: deliveriesStore(db),
     jobs: jobsStore(db),
+    exports: exportsStore(db),
     items: itemsStore(db),
     billing: billingStore(db),
     dashboard: dashboardStore(db),
     reconcile: reconcileStore(db),
+    reviews: reviewsStore(db),
     anchors: anchorsStore(db),
+    followUps: followUpsStore(db),
     ping: () =>
       db.pool.query("SELECT 1").then(
         () => true,

@@ -1,5 +1,5 @@
 /**
- * Items fetched after their task was created (DESIGN §12, docs/decisions/0194): a task whose kind labels a text
+ * Items fetched after their task was created (contract §task-types, docs/decisions/0194): a task whose kind labels a text
  * (`text_span`) and that came without `data_text` is created `item_pending`, not claimable; the manifest worker
  * fetches the body of its `data_url` (`itemFetch` queue) and stores it here, which makes the task claimable. A
  * fetch that cannot succeed cancels the task with the reason (`item_error`), returning its quota and, when it
@@ -9,7 +9,7 @@
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
-import { completeJobSql } from "./jobs";
+import { type CompletedJobRow, completeJobSql, eventIdOf, routeFollowUps, taskCanceledEventSql } from "./jobs";
 import { assertTransition, type TaskStatus } from "./lifecycle";
 import { releaseSql } from "./quota";
 import { queryRows, withTransaction } from "./sql";
@@ -77,14 +77,26 @@ export function itemsStore(db: Db) {
                 updated_at = now()
               WHERE id = ${taskId}`,
             releaseSql(row.customer_id, Math.max(0, row.quota_reserved - row.labels_collected)),
+            // the event catalog's task.canceled, in the cancellation's transaction (contract §events)
+            taskCanceledEventSql(taskId, {
+              event: "task.canceled",
+              task_id: taskId,
+              reason: "item_unreadable",
+              item_error: reason.slice(0, 2000),
+            }),
             ...(row.job_id ? completeJobSql(row.job_id) : []),
           ],
           { commit: true },
         );
-        const completed = row.job_id !== null && (done[3]?.length ?? 0) > 0;
+        const events = (done[2] ?? []) as { id: string }[];
+        const jobRows = (done[4] ?? []) as CompletedJobRow[];
+        const completed = row.job_id !== null && jobRows.length > 0;
         return {
           outcome: "canceled" as const,
-          followUps: { manifestExport: completed && row.job_id ? [{ manifestJobId: row.job_id }] : [] },
+          followUps: {
+            manifestExport: completed && row.job_id ? [{ manifestJobId: row.job_id }] : [],
+            ...routeFollowUps([...events, ...jobRows].map(eventIdOf)),
+          },
         };
       });
     },

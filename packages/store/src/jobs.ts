@@ -1,5 +1,5 @@
 /**
- * Manifest jobs (docs/contract.md, DESIGN §8): creation, reads, the writes of ingestion (chunks of tasks with
+ * Manifest jobs (contract §jobs): creation, reads, the writes of ingestion (chunks of tasks with
  * their quota reservation and the resume point, opening the job, failing it), completion, and the JSONL
  * export read page by page.
  *
@@ -11,15 +11,18 @@
  * lock any caller takes (task → ledger → job). Gold tasks never appear in the export.
  */
 
-import { Readable } from "node:stream";
-import { type AnyLabelSpec, choicesOf, isReservedTaskType, type JobStatus, reservedLabels, storedLabelSpec } from "@labelgate/api";
-import { GOLD_CLAIM_CAP, taskKindOf } from "@labelgate/quality";
+import type { Readable } from "node:stream";
+import { type EventPayload, isReservedTaskType, type JobStatus, storedLabelSpec } from "@labelgate/api";
+import { newId } from "@labelgate/core";
+import { GOLD_CLAIM_CAP, reservedLabels, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
+import { exportsStore } from "./exports";
 import { newestFirstPage, statusIn } from "./fragments";
 import type { Job } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { UNFINISHED_STATUSES } from "./lifecycle";
+import { policyOf } from "./policy";
 import { QuotaExhaustedError, releaseSql, reserveOneSql } from "./quota";
 import { spaceIdOf } from "./spaces";
 import { transactionRows, withTransaction } from "./sql";
@@ -28,43 +31,79 @@ import { transactionRows, withTransaction } from "./sql";
 const UNFINISHED = Prisma.sql`(${statusIn("status", UNFINISHED_STATUSES)} OR status = 'staged') AND gold_label IS NULL`;
 
 /**
+ * The `events` row of a job's end (the event catalog's `job.completed` / `job.failed`), from `ended`: a
+ * relation of the job rows that ended in this statement (`id`, `customer_id`, `task_count`, and `error` for
+ * job.failed). One per job and type (the partial unique index on (job_id, type)): a second emit is a no-op.
+ * Returns the CTE body; its rows are `(id, job_id)` of the events written.
+ */
+function jobEventSql(type: "job.completed" | "job.failed", ended: Prisma.Sql): Prisma.Sql {
+  const eventId = newId("event");
+  const error = type === "job.failed" ? Prisma.sql`, 'error', x.error` : Prisma.empty;
+  return Prisma.sql`
+    INSERT INTO events (id, type, job_id, customer_id, payload)
+    SELECT ${eventId}, ${type}, x.id, x.customer_id,
+      jsonb_build_object('event', ${type}::text, 'job_id', x.id, 'task_count', x.task_count,
+        'tasks_settled', (SELECT count(*)::int FROM tasks t WHERE t.job_id = x.id AND t.status = 'settled' AND t.gold_label IS NULL)${error})
+    FROM ${ended} x
+    ON CONFLICT (job_id, type) WHERE job_id IS NOT NULL DO NOTHING
+    RETURNING id, job_id`;
+}
+
+/** A row of a job's completion statement: the job completed now, and the id of its `job.completed` event. */
+export interface CompletedJobRow {
+  id: string;
+  event_id: string | null;
+}
+
+/**
  * The two statements of a job's completion, for a caller that sends them with others (the settlement's and
  * the cancellation's last round trip): lock the job row, then (a later statement: a fresh snapshot) complete
- * it, returning its id when this completed it.
+ * it and emit its `job.completed` event (contract §events), returning a {@link CompletedJobRow} when this
+ * completed it (no row otherwise).
  */
 export function completeJobSql(jobId: string): [Prisma.Sql, Prisma.Sql] {
   return [
     Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
     Prisma.sql`
-    UPDATE jobs SET status = 'completed', completed_at = now(), updated_at = now()
-    WHERE id = ${jobId} AND status = 'labeling'
-      AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED})
-    RETURNING id`,
+    WITH done AS (
+      UPDATE jobs SET status = 'completed', completed_at = now(), updated_at = now()
+      WHERE id = ${jobId} AND status = 'labeling'
+        AND NOT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED})
+      RETURNING id, customer_id, task_count
+    ), ev AS (${jobEventSql("job.completed", Prisma.sql`done`)})
+    SELECT done.id, (SELECT ev.id FROM ev) AS event_id FROM done`,
   ];
 }
 
-/** rows per export page (one query, one pushed chunk of about 1.6 MB) */
-const EXPORT_PAGE = 5000;
+/**
+ * The `events` row of a task's cancellation (the event catalog's `task.canceled`), for the cancellation's
+ * transaction: one per task (unique (task_id, type, revision)); a gold task emits none. Returns `(id)` of the
+ * event written (no row when none was).
+ */
+export function taskCanceledEventSql(taskId: string, payload: EventPayload<"task.canceled">): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO events (id, type, task_id, customer_id, payload, revision)
+    SELECT ${newId("event")}, ${payload.event}, t.id, t.customer_id, ${JSON.stringify(payload)}::jsonb, t.revision
+    FROM tasks t WHERE t.id = ${taskId} AND t.gold_label IS NULL
+    ON CONFLICT (task_id, type, revision) DO NOTHING
+    RETURNING id`;
+}
 
-interface ExportRow {
-  manifest_line: number;
-  id: string;
-  data_url: string;
-  consensus_label: string | null;
-  confidence: number | null;
-  /** a reserved type's consensus (jsonb as text), null for single choice and until decided */
-  consensus: string | null;
-  /** why the item could not be fetched (a canceled text_span task) */
-  item_error: string | null;
-  ledger_txid: string | null;
-  /** `Date.toISOString()`'s format, made by Postgres */
-  settled_at: string | null;
-  /** the jsonb as text (Postgres spacing): parsed and re-serialized compact */
-  source: string | null;
+/** The id of an event row returned by an emit statement (`id` of an events row, `event_id` of a job's end). */
+export function eventIdOf(row: { id: string } | CompletedJobRow): string | null {
+  return "event_id" in row ? row.event_id : row.id;
+}
+
+/** The follow-up of events just written: each routed to its webhooks (the `routeEvent` queue). */
+export function routeFollowUps(eventIds: (string | null | undefined)[]): FollowUps {
+  return { routeEvent: eventIds.flatMap((eventId) => (eventId ? [{ eventId }] : [])) };
 }
 
 /**
- * One chunk of manifest lines to write: `records` holds `<task id>\t<line number>\t<gold>\t<line text>` rows
+ * One chunk of manifest lines to write: `records` holds `<task id>\t<line number>\t<gold>\t<pre-label labeler>\t<pre-label
+ * value>\t<pre-label claim id>\t<pre-label label id>\t<items>\t<line text>` rows (the pre-label fields empty without one;
+ * `<items>` empty, or the JSON object of the line's item fields its type's lines carry, e.g. a pairwise line's
+ * `data_url_b` or `data_text` and `data_text_b`, stored in the task's columns of those names: docs/decisions/0305)
  * joined with "\n" (a manifest line never contains "\n", an id or a number never a tab), `<gold>` being empty
  * or the JSON string of the line's stored gold answer (an option, or the canonical JSON of a reserved type's
  * gold answer: JSON escapes tabs and newlines): one string parameter costs the driver far less than parallel
@@ -75,39 +114,6 @@ export interface ManifestChunk {
   records: string;
 }
 
-/** A bounding_box consensus box as the export's COCO detection result (`annotations`). */
-interface ConsensusBox {
-  label: string;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-  confidence: number;
-}
-
-/**
- * The fields a reserved type's export line adds after `confidence` (DESIGN §12), as JSON text with a leading
- * comma: `consensus` (null until decided) and, for bounding_box, `annotations`: the consensus boxes as COCO
- * detection results `{bbox: [x, y, w, h], category_id: 1-based index in classes, category, score}` ([] when
- * not decided); for text_span, `item_error` when its text could not be fetched.
- */
-function typedExportFields(type: string, classes: readonly string[], r: ExportRow): string {
-  const consensus = r.consensus === null ? null : (JSON.parse(r.consensus) as Record<string, unknown>);
-  let out = `,"consensus":${JSON.stringify(consensus)}`;
-  if (type === "bounding_box") {
-    const boxes = (consensus?.boxes ?? []) as ConsensusBox[];
-    const annotations = boxes.map((b) => ({
-      bbox: [b.x, b.y, b.w, b.h],
-      category_id: classes.indexOf(b.label) + 1,
-      category: b.label,
-      score: b.confidence,
-    }));
-    out += `,"annotations":${JSON.stringify(annotations)}`;
-  }
-  if (r.item_error !== null) out += `,"item_error":${JSON.stringify(r.item_error)}`;
-  return out;
-}
-
 /** What a chunk write needs of its job. */
 export type IngestingJob = Pick<
   Job,
@@ -115,12 +121,14 @@ export type IngestingJob = Pick<
   | "customerId"
   | "taskType"
   | "labelSpec"
+  | "showPrelabel"
   | "question"
   | "options"
   | "consensusThreshold"
   | "maxLabels"
   | "confidenceTarget"
   | "minLabels"
+  | "minGain"
   | "callbackUrl"
 >;
 
@@ -131,6 +139,7 @@ export interface ChunkWritten {
 
 export function jobsStore(db: Db) {
   const { prisma, pool } = db;
+  const exports = exportsStore(db);
   return {
     /** Creates a queued job (the credentials arrive sealed); its ingestion follows (`followUps`, for the caller to dispatch). */
     create: async (data: Prisma.JobUncheckedCreateInput): Promise<{ job: Job; followUps: FollowUps }> => {
@@ -190,21 +199,16 @@ export function jobsStore(db: Db) {
      * @throws QuotaExhaustedError (the chunk rolls back) or what `previous` throws
      */
     async writeChunk(job: IngestingJob, chunk: ManifestChunk, throughLine: number, previous: Promise<void>): Promise<ChunkWritten> {
-      const policy = {
+      const policy = policyOf({
         consensus_threshold: job.consensusThreshold,
         max_labels: job.maxLabels,
         confidence_target: job.confidenceTarget,
         min_labels: job.minLabels,
-      };
+        min_gain: job.minGain,
+      });
       const spec = storedLabelSpec(job);
       const kind = taskKindOf(job.taskType);
-      const claimCap = kind.initialClaimCap(spec, {
-        consensusThreshold: job.consensusThreshold,
-        maxLabels: job.maxLabels,
-        confidenceTarget: job.confidenceTarget,
-        minLabels: job.minLabels,
-        gold: false,
-      });
+      const claimCap = kind.initialClaimCap(spec, { policy, gold: false });
       const reserved = isReservedTaskType(job.taskType);
       const reserve = reservedLabels(policy);
       const spaceId = spaceIdOf(job.customerId, job.taskType, spec);
@@ -221,24 +225,49 @@ export function jobsStore(db: Db) {
           // the label space exists: startIngesting created it
           const [rows] = await run<[{ created: number; gold: number; item_pending: string[] | null }]>([
             Prisma.sql`
-            WITH created AS (
+            WITH r AS MATERIALIZED (
+              SELECT f.id, f.line, CASE WHEN f.gold = '' THEN NULL ELSE f.gold::jsonb #>> '{}' END AS gold,
+                     NULLIF(f.plabeler, '') AS prelabel_labeler_id, CASE WHEN f.pvalue = '' THEN NULL ELSE f.pvalue::jsonb #>> '{}' END AS prelabel_value,
+                     f.pclaim AS prelabel_claim_id, f.plabel AS prelabel_label_id,
+                     CASE WHEN f.items = '' THEN '{}'::jsonb ELSE f.items::jsonb END AS items,
+                     substr(rec, length(f.id) + length(f.line) + length(f.gold) + length(f.plabeler) + length(f.pvalue) + length(f.pclaim)
+                                 + length(f.plabel) + length(f.items) + 9)::jsonb AS source
+              FROM unnest(string_to_array(${chunk.records}, E'\\n')) AS rec,
+                   LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line, split_part(rec, E'\\t', 3) AS gold,
+                                   split_part(rec, E'\\t', 4) AS plabeler, split_part(rec, E'\\t', 5) AS pvalue,
+                                   split_part(rec, E'\\t', 6) AS pclaim, split_part(rec, E'\\t', 7) AS plabel,
+                                   split_part(rec, E'\\t', 8) AS items) AS f
+            ),
+            created AS (
               INSERT INTO tasks (id, customer_id, job_id, manifest_line, source, status, task_type, data_url, question, options,
-                                 label_spec, data_text, item_pending,
-                                 callback_url, consensus_threshold, max_labels, confidence_target, min_labels, gold_label,
-                                 label_space_id, claim_cap, quota_reserved)
+                                 label_spec, data_text, data_url_b, data_text_b, item_pending,
+                                 callback_url, consensus_threshold, max_labels, confidence_target, min_labels, min_gain, gold_label,
+                                 label_space_id, claim_cap, quota_reserved, prelabel, show_prelabel, gold_explanation)
               SELECT r.id, ${job.customerId}, ${job.id}, r.line::int, r.source, 'pending'::"TaskStatus", ${job.taskType},
                      coalesce(r.source->>'data_url', r.source->>'source-ref'), ${job.question}, ${job.options}::text[],
                      ${reserved ? JSON.stringify(spec) : null}::jsonb,
-                     CASE WHEN ${needsText} THEN r.source->>'data_text' END, ${needsText} AND r.source->>'data_text' IS NULL,
+                     coalesce(r.items->>'data_text', CASE WHEN ${needsText} THEN r.source->>'data_text' END), r.items->>'data_url_b',
+                     r.items->>'data_text_b', ${needsText} AND r.source->>'data_text' IS NULL,
                      ${job.callbackUrl}, ${job.consensusThreshold}, ${job.maxLabels}, ${job.confidenceTarget}::float8, ${job.minLabels}::int,
-                     r.gold, ${spaceId},
-                     CASE WHEN r.gold IS NULL THEN ${claimCap}::int ELSE ${GOLD_CLAIM_CAP}::int END, ${reserve}::int
-              FROM unnest(string_to_array(${chunk.records}, E'\\n')) AS rec,
-                   LATERAL (SELECT split_part(rec, E'\\t', 1) AS id, split_part(rec, E'\\t', 2) AS line, split_part(rec, E'\\t', 3) AS gold) AS f,
-                   LATERAL (SELECT f.id, f.line, CASE WHEN f.gold = '' THEN NULL ELSE f.gold::jsonb #>> '{}' END AS gold,
-                                   substr(rec, length(f.id) + length(f.line) + length(f.gold) + 4)::jsonb AS source) AS r
+                     ${job.minGain}::float8, r.gold, ${spaceId},
+                     CASE WHEN r.gold IS NULL THEN ${claimCap}::int ELSE ${GOLD_CLAIM_CAP}::int END, ${reserve}::int,
+                     CASE WHEN r.prelabel_value IS NULL THEN NULL ELSE r.source->'prelabel' END, ${job.showPrelabel},
+                     -- a gold line's explanation (contract §qualification; validated by the worker)
+                     CASE WHEN r.gold IS NULL THEN NULL ELSE r.source->>'gold_explanation' END
+              FROM r
               ON CONFLICT (job_id, manifest_line) DO NOTHING
               RETURNING id, gold_label, item_pending
+            ),
+            -- a line's pre-label (contract §prelabels): a labeled claim of its model labeler and its label, for the tasks created
+            pre AS MATERIALIZED (SELECT r.* FROM r JOIN created c ON c.id = r.id WHERE r.prelabel_value IS NOT NULL),
+            pclaims AS (
+              INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
+              SELECT p.prelabel_claim_id, p.id, p.prelabel_labeler_id, 'labeled'::"ClaimStatus", now() FROM pre p
+            ),
+            plabels AS (
+              INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value, created_at)
+              SELECT p.prelabel_label_id, p.id, ${job.customerId}, ${spaceId}, p.prelabel_labeler_id, p.prelabel_claim_id, p.prelabel_value, now()
+              FROM pre p
             )
             SELECT count(*)::int AS created, count(gold_label)::int AS gold, array_agg(id) FILTER (WHERE item_pending) AS item_pending
             FROM created`,
@@ -270,42 +299,64 @@ export function jobsStore(db: Db) {
      * The whole manifest is in: its tasks become claimable at once, by the job's status (one row). The job
      * row is locked first and the check runs in a later statement (fresh snapshot), so a cancel of the job's
      * last open task committed meanwhile is seen: such a job completes at once.
+     * A job that completes at once emits its `job.completed` event in the same statement (`followUps` routes it).
      * @returns the job's new status and task count (undefined when it was no longer ingesting)
      */
-    async open(jobId: string): Promise<{ status: JobStatus; task_count: number } | undefined> {
-      const [, opened] = await transactionRows<[object, { status: JobStatus; task_count: number }]>(pool, [
+    async open(jobId: string): Promise<{ status: JobStatus; task_count: number; followUps: FollowUps } | undefined> {
+      const [, opened] = await transactionRows<[object, { status: JobStatus; task_count: number; event_id: string | null }]>(pool, [
         Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
         Prisma.sql`
-          WITH open_tasks AS (SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED}) AS has_open)
-          UPDATE jobs SET status = CASE WHEN (SELECT has_open FROM open_tasks) THEN 'labeling'::"JobStatus" ELSE 'completed'::"JobStatus" END,
-            ingested_at = now(), completed_at = CASE WHEN (SELECT has_open FROM open_tasks) THEN completed_at ELSE now() END, updated_at = now()
-          WHERE id = ${jobId} AND status = 'ingesting'
-          RETURNING status::text AS status, task_count`,
+          WITH open_tasks AS (SELECT EXISTS (SELECT 1 FROM tasks WHERE job_id = ${jobId} AND ${UNFINISHED}) AS has_open),
+          opened AS (
+            UPDATE jobs SET status = CASE WHEN (SELECT has_open FROM open_tasks) THEN 'labeling'::"JobStatus" ELSE 'completed'::"JobStatus" END,
+              ingested_at = now(), completed_at = CASE WHEN (SELECT has_open FROM open_tasks) THEN completed_at ELSE now() END, updated_at = now()
+            WHERE id = ${jobId} AND status = 'ingesting'
+            RETURNING id, customer_id, status, task_count
+          ),
+          ev AS (${jobEventSql("job.completed", Prisma.sql`(SELECT * FROM opened WHERE status = 'completed')`)})
+          SELECT status::text AS status, task_count, (SELECT ev.id FROM ev) AS event_id FROM opened`,
       ]);
-      return opened[0];
+      const row = opened[0];
+      if (!row) return undefined;
+      return { status: row.status, task_count: row.task_count, followUps: routeFollowUps([row.event_id]) };
     },
 
     /**
-     * Fails the job with `error`, deletes its tasks (never claimable: the job never reached `labeling`) and
+     * Fails the job with `error`, deletes its tasks (never claimable: the job never reached `labeling`) with their
+     * pre-labels (contract §prelabels), and
      * returns the quota they still hold (a task the customer canceled meanwhile returned its own already).
+     * The first failure emits the job's `job.failed` event in the same transaction (contract §events).
+     * @returns the follow-ups to dispatch (the event's routing)
      */
-    async fail(jobId: string, customerId: string, error: string): Promise<void> {
-      await transactionRows(pool, [
+    async fail(jobId: string, customerId: string, error: string): Promise<{ followUps: FollowUps }> {
+      const [, , , , failed] = await transactionRows<[object, object, object, object, { event_id: string | null }]>(pool, [
         Prisma.sql`SELECT 1 FROM jobs WHERE id = ${jobId} FOR UPDATE`,
+        // the pre-labels of its tasks (their model labelers' labels and claims: no person could claim them) go first
+        Prisma.sql`DELETE FROM labels WHERE task_id IN (SELECT id FROM tasks WHERE job_id = ${jobId} AND (status IN ('pending', 'canceled') OR status = 'staged'))`,
+        Prisma.sql`DELETE FROM claims WHERE task_id IN (SELECT id FROM tasks WHERE job_id = ${jobId} AND (status IN ('pending', 'canceled') OR status = 'staged'))`,
         Prisma.sql`
           WITH gone AS (
             DELETE FROM tasks WHERE job_id = ${jobId} AND (status IN ('pending', 'canceled') OR status = 'staged')
             RETURNING status, quota_reserved
           )
           ${releaseSql(customerId, Prisma.sql`(SELECT COALESCE(sum(quota_reserved) FILTER (WHERE status <> 'canceled'), 0) FROM gone)`)}`,
-        Prisma.sql`UPDATE jobs SET status = 'failed', error = ${error}, task_count = 0, updated_at = now() WHERE id = ${jobId}`,
+        Prisma.sql`
+          WITH failed AS (
+            UPDATE jobs SET status = 'failed', error = ${error}, task_count = 0, updated_at = now() WHERE id = ${jobId}
+            RETURNING id, customer_id, task_count, error
+          ), ev AS (${jobEventSql("job.failed", Prisma.sql`failed`)})
+          SELECT (SELECT ev.id FROM ev) AS event_id FROM failed`,
       ]);
+      return { followUps: routeFollowUps(failed.map((r) => r.event_id)) };
     },
 
-    /** Completes a `labeling` job none of whose tasks is unfinished (reconciliation). Returns true when it did. */
-    async completeIfDone(jobId: string): Promise<boolean> {
-      const [, completed] = await transactionRows<[object, { id: string }]>(pool, completeJobSql(jobId));
-      return completed.length > 0;
+    /**
+     * Completes a `labeling` job none of whose tasks is unfinished (reconciliation), emitting its `job.completed`
+     * event. @returns whether it did, and the follow-ups (the event's routing)
+     */
+    async completeIfDone(jobId: string): Promise<{ completed: boolean; followUps: FollowUps }> {
+      const [, completed] = await transactionRows<[object, CompletedJobRow]>(pool, completeJobSql(jobId));
+      return { completed: completed.length > 0, followUps: routeFollowUps(completed.map((r) => r.event_id)) };
     },
 
     /** Records that a completed job's export was written to its output_url. */
@@ -315,53 +366,10 @@ export function jobsStore(db: Db) {
     exportFailed: (jobId: string, error: string): Promise<unknown> => prisma.job.update({ where: { id: jobId }, data: { error } }),
 
     /**
-     * A readable stream of the job's export lines (one per manifest line other than gold lines, in manifest order:
-     * `{task_id, data_url, consensus_label, confidence, ledger_txid, settled_at, source}`; a reserved type's
-     * lines add `consensus`, bounding_box's `annotations` and text_span's `item_error`: `typedExportFields`), read
-     * page by page along the (job_id, manifest_line) index, one page per `read()`: constant memory and backpressure at
-     * any size. Each line is built as a string: the same bytes as `JSON.stringify` of that object. It is
-     * destroyed with the database error if a page fails.
+     * A readable stream of the job's JSONL export (contract §jobs: one line per manifest line other than gold lines,
+     * in manifest order; exports.ts), for the copy to output_url.
      */
-    exportStream(jobId: string): Readable {
-      let after = 0;
-      return new Readable({
-        async read() {
-          try {
-            const [jobs, rows] = await transactionRows<[{ task_type: string; label_spec: AnyLabelSpec | null }, ExportRow]>(pool, [
-              Prisma.sql`SELECT task_type, label_spec FROM jobs WHERE id = ${jobId}`,
-              Prisma.sql`
-                SELECT manifest_line, id, data_url, consensus_label, confidence, consensus::text AS consensus, item_error, ledger_txid,
-                       to_char(settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS settled_at, source::text AS source
-                FROM tasks WHERE job_id = ${jobId} AND manifest_line > ${after} AND gold_label IS NULL
-                ORDER BY manifest_line LIMIT ${EXPORT_PAGE}`,
-            ]);
-            // the job's type and classes (one row by its key, with each page): a reserved type's lines add its fields
-            const job = jobs[0];
-            const typed =
-              job && isReservedTaskType(job.task_type) && job.label_spec !== null
-                ? { type: job.task_type, classes: choicesOf(job.label_spec) }
-                : null;
-            if (rows.length === 0) {
-              this.push(null);
-              return;
-            }
-            after = (rows[rows.length - 1] as ExportRow).manifest_line;
-            let chunk = "";
-            for (const r of rows) {
-              chunk +=
-                `{"task_id":${JSON.stringify(r.id)},"data_url":${JSON.stringify(r.data_url)},` +
-                `"consensus_label":${JSON.stringify(r.consensus_label)},"confidence":${JSON.stringify(r.confidence)}` +
-                (typed ? typedExportFields(typed.type, typed.classes, r) : "") +
-                `,"ledger_txid":${JSON.stringify(r.ledger_txid)},"settled_at":${r.settled_at === null ? "null" : `"${r.settled_at}"`},` +
-                `"source":${JSON.stringify((r.source === null ? null : JSON.parse(r.source)) ?? {})}}\n`;
-            }
-            this.push(chunk);
-          } catch (err) {
-            this.destroy(err as Error);
-          }
-        },
-      });
-    },
+    exportStream: (jobId: string): Readable => exports.stream({ kind: "job", id: jobId }, "jsonl"),
   };
 }
 

@@ -1,9 +1,9 @@
 /**
- * Claims and labels (docs/contract.md, DESIGN §4, §10): the labelers' hot path.
+ * Claims and labels (contract §labelers, §quality): the labelers' hot path.
  *
  * A task is claimable by a labeler when it is open (and, for a manifest job's task, its job is `labeling`:
  * a job still ingesting has pending tasks nobody may claim yet), the labeler has not labeled it nor holds a
- * live claim on it, the labeler is not excluded from its label space (gold accuracy, DESIGN §10), and its
+ * live claim on it, the labeler is not excluded from its label space (gold accuracy, contract §quality), and its
  * live claims are fewer than `claim_cap` (the fewest further labels that could decide it, an answer of the
  * decision rule; any number for a gold task). A gold task is claimable only while its reservation lasts or
  * its customer has quota left (it never finishes, so it must not run past the quota). Expired claims stop
@@ -15,7 +15,11 @@
  * Gold tasks are served mixed among the others: a generic claim finds the oldest claimable task (never a
  * gold one), then, with probability `gold_rate` of its customer (default 0.1), the oldest gold task of the
  * same label space the labeler has not answered, if any, instead. Any task, gold included, may be claimed
- * by id.
+ * by id. Qualification (contract §qualification, docs/decisions/0276): a labeler in training in the candidate's
+ * space (its customer sets `quality.qualification`, and its row there has no `qualified_at`) always gets the gold
+ * candidate, and no non-gold task of that space passes the re-check; a training label decides the exam at its
+ * last answer (`examVerdict`): `qualified_at`, or exclusion with `excluded_reason = 'failed_qualification'`, which
+ * no later rule lifts.
  *
  * A label is recorded with the decision of the rule (decision.ts) taken in the same transaction, under the
  * task's label space model (spaces.ts: the space row and the rows of the task's labelers): the label that
@@ -34,7 +38,7 @@
  * exactly as its requests one after the other would.
  */
 
-import { type AnswerBody, type AnyLabelSpec, OPEN_TASK_STATUSES, storedLabelSpec } from "@labelgate/api";
+import { type AnswerBody, type AnyLabelSpec, OPEN_TASK_STATUSES, type Prelabel, storedLabelSpec } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import { isExcluded, type KindDecision, type LabelVote, type StoredLabelerRow, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
@@ -43,6 +47,7 @@ import { StoreError } from "./errors";
 import { statusIn } from "./fragments";
 import { Prisma } from "./generated/client";
 import { assertTransition, type TaskStatus } from "./lifecycle";
+import { policyOf } from "./policy";
 import { chargeSql } from "./quota";
 import { exclusionSettingsOf, qualitySettingsOf } from "./settings";
 import { queryRows, transactionRows, withTransaction } from "./sql";
@@ -59,7 +64,15 @@ export interface ClaimResult {
   label_spec: AnyLabelSpec;
   /** a text_span task's text */
   data_text?: string;
+  /** a pairwise task's item b: its URL or its text */
+  data_url_b?: string;
+  data_text_b?: string;
   expires_at: string;
+  /** the task's label space, and the current version of its instructions (null while it has none) */
+  label_space: string;
+  instructions_version: number | null;
+  /** the task's pre-label, shown to people when its label spec said `show_prelabel` (contract §prelabels) */
+  prelabel?: Prelabel;
   /** the manifest job the task came from (its stored storage credentials sign `view_url`s), or null; not on the wire */
   job_id: string | null;
 }
@@ -67,7 +80,7 @@ export interface ClaimResult {
 /** How many candidates a generic claim tries before answering that nothing is open. */
 const CLAIM_ATTEMPTS = 8;
 
-/** The default share of a labeler's claims served from unanswered gold tasks (DESIGN §10). */
+/** The default share of a labeler's claims served from unanswered gold tasks (contract §quality). */
 export const DEFAULT_GOLD_RATE = 0.1;
 
 /**
@@ -117,6 +130,18 @@ function slotsFullUntil(taskId: Prisma.Sql, cap: Prisma.Sql, leaving: string[]):
 }
 
 /**
+ * SQL condition: `labelerId` is in training in label space `space` (contract §qualification): the quality
+ * settings `quality` (a jsonb value) set a qualification and the labeler has not passed its exam there. A
+ * CASE, so a customer without qualification costs no lookup of the labeler's row.
+ */
+function inTraining(labelerId: string, quality: Prisma.Sql, space: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`(CASE WHEN jsonb_typeof(${quality} -> 'qualification') = 'object'
+    THEN NOT EXISTS (SELECT 1 FROM labeler_models m WHERE m.label_space_id = ${space} AND m.labeler_id = ${labelerId}
+                     AND m.qualified_at IS NOT NULL)
+    ELSE false END)`;
+}
+
+/**
  * Statement 1 of a claim: locks the task row and inserts a tentative claim on it. A named task is locked
  * waiting for its lock (whatever its state: the next statement decides); a generic claim takes the oldest
  * task that looks claimable in this statement's snapshot and is not locked by anyone (`SKIP LOCKED`), or,
@@ -127,7 +152,10 @@ function slotsFullUntil(taskId: Prisma.Sql, cap: Prisma.Sql, leaving: string[]):
  * one scan, Postgres cannot use the index order and evaluates the claim checks on every open task, then
  * sorts (1.8 s per claim at 100,000 open tasks, 0.3 ms this way). The other candidate's row lock is held
  * until this short transaction ends; concurrent claims skip it. The gold candidate walks the space's gold
- * tasks (a partial index) in creation order; the random draw is made once per statement (a CTE).
+ * tasks (a partial index) in creation order; the random draw is made once per statement (a CTE). A labeler in
+ * training in the candidate's space (contract §qualification) always gets the gold candidate; when there is
+ * none, the regular candidate is claimed tentatively and fails the re-check (`confirmClaim`), and the next
+ * attempt passes the space by (`skipSpaces`).
  * Exported for the plan test (test/claim-plan.test.ts).
  */
 export function lockAndClaim(
@@ -137,6 +165,7 @@ export function lockAndClaim(
   skip: string[],
   ttlSeconds: number,
   idempotencyKey?: string,
+  skipSpaces: string[] = [],
 ): Prisma.Sql {
   const target = taskId
     ? Prisma.sql`SELECT t.id FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`
@@ -145,7 +174,7 @@ export function lockAndClaim(
           (status) => Prisma.sql`${Prisma.raw(status)} AS (
             SELECT t.id, t.created_at, t.label_space_id, t.customer_id FROM tasks t
             WHERE t.status = ${Prisma.raw(`'${status}'`)} AND t.claim_cap > 0 AND t.gold_label IS NULL AND t.id <> ALL(${skip}::text[])
-              AND ${SLOTS_MAY_BE_FREE} AND ${claimable(labelerId, claimId)}
+              ${skipSpaces.length > 0 ? Prisma.sql`AND t.label_space_id <> ALL(${skipSpaces}::text[])` : Prisma.empty} AND ${SLOTS_MAY_BE_FREE} AND ${claimable(labelerId, claimId)}
             ORDER BY t.created_at
             LIMIT 1
             FOR UPDATE OF t SKIP LOCKED)`,
@@ -156,9 +185,10 @@ export function lockAndClaim(
           OPEN_TASK_STATUSES.map((status) => Prisma.sql`SELECT * FROM ${Prisma.raw(status)}`),
           " UNION ALL ",
         )}) candidates ORDER BY created_at, id LIMIT 1),
+      quality AS MATERIALIZED (SELECT c.settings -> 'quality' AS q FROM customers c WHERE c.id = (SELECT customer_id FROM regular)),
       draw AS MATERIALIZED (
-        SELECT random() < COALESCE((SELECT (c.settings #>> '{quality,gold_rate}')::float8 FROM customers c
-                                    WHERE c.id = (SELECT customer_id FROM regular)), ${DEFAULT_GOLD_RATE}) AS gold),
+        SELECT ${inTraining(labelerId, Prisma.sql`(SELECT q FROM quality)`, Prisma.sql`(SELECT label_space_id FROM regular)`)}
+               OR random() < COALESCE((SELECT (q ->> 'gold_rate')::float8 FROM quality), ${DEFAULT_GOLD_RATE}) AS gold),
       gold AS (
         SELECT t.id FROM tasks t
         WHERE (SELECT gold FROM draw) AND t.label_space_id = (SELECT label_space_id FROM regular) AND t.gold_label IS NOT NULL
@@ -188,9 +218,13 @@ export function lockAndClaim(
     RETURNING task_id`;
 }
 
+/** SQL value: the current instructions version of task `t`'s label space (a primary-key lookup), or null. */
+const INSTRUCTIONS_VERSION = Prisma.sql`(SELECT s.instructions_version FROM label_spaces s WHERE s.id = t.label_space_id)`;
+
 /** The columns of a claim as `ClaimResult` needs them, for a claim `c` joined with its task `t`. */
 const CLAIM_COLUMNS = Prisma.sql`c.id AS claim_id, c.task_id, c.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options,
-  t.label_spec, t.data_text`;
+  t.label_spec, t.data_text, t.data_url_b, t.data_text_b, t.label_space_id, ${INSTRUCTIONS_VERSION} AS instructions_version,
+  CASE WHEN t.show_prelabel THEN t.prelabel END AS prelabel`;
 
 interface StoredClaimRow {
   claim_id: string;
@@ -201,8 +235,13 @@ interface StoredClaimRow {
   job_id: string | null;
   label_spec: AnyLabelSpec | null;
   data_text: string | null;
+  data_url_b: string | null;
+  data_text_b: string | null;
   question: string;
   options: string[];
+  label_space_id: string;
+  instructions_version: number | null;
+  prelabel: Prelabel | null;
 }
 
 function claimResultOf(row: StoredClaimRow): ClaimResult {
@@ -213,7 +252,12 @@ function claimResultOf(row: StoredClaimRow): ClaimResult {
     data_url: row.data_url,
     label_spec: storedLabelSpec({ labelSpec: row.label_spec, question: row.question, options: row.options }),
     ...(row.data_text !== null ? { data_text: row.data_text } : {}),
+    ...(row.data_url_b !== null ? { data_url_b: row.data_url_b } : {}),
+    ...(row.data_text_b !== null ? { data_text_b: row.data_text_b } : {}),
     expires_at: row.expires_at.toISOString(),
+    label_space: row.label_space_id,
+    instructions_version: row.instructions_version,
+    ...(row.prelabel ? { prelabel: row.prelabel } : {}),
     job_id: row.job_id,
   };
 }
@@ -221,34 +265,44 @@ function claimResultOf(row: StoredClaimRow): ClaimResult {
 /**
  * Statement 2 of a claim, under the task lock with a fresh snapshot: re-checks that the task was claimable
  * without the tentative claim, withdraws (deletes) the claim if it was not, and returns the task's data. A
- * withdrawn claim was never visible to any other transaction. A kept claim that fills the task's last slot
+ * withdrawn claim was never visible to any other transaction. A non-gold task of a space where the labeler is in
+ * training (contract §qualification) is not claimable by it (`trained` false). A kept claim that fills the task's last slot
  * sets `slots_full_until`; the task row is written only when that value changes.
  */
 function confirmClaim(claimId: string, labelerId: string): Prisma.Sql {
   return Prisma.sql`
     WITH checked AS (
       SELECT m.task_id, m.expires_at, t.task_type, t.data_url, t.job_id, t.question, t.options, t.label_spec, t.data_text,
-             (${claimable(labelerId, claimId)}) AS ok,
+             t.data_url_b, t.data_text_b, t.label_space_id, ${INSTRUCTIONS_VERSION} AS instructions_version, CASE WHEN t.show_prelabel THEN t.prelabel END AS prelabel,
+             (t.gold_label IS NOT NULL OR NOT ${inTraining(
+               labelerId,
+               Prisma.sql`(SELECT cu.settings -> 'quality' FROM customers cu WHERE cu.id = t.customer_id)`,
+               Prisma.sql`t.label_space_id`,
+             )}) AS trained,
+             (${claimable(labelerId, claimId)}) AS ok0,
              t.slots_full_until AS slots_was, ${slotsFullUntil(Prisma.sql`t.id`, Prisma.sql`t.claim_cap`, [])} AS slots_until
       FROM claims m JOIN tasks t ON t.id = m.task_id
       WHERE m.id = ${claimId}
     ),
-    withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT ok)),
+    withdrawn AS (DELETE FROM claims WHERE id = ${claimId} AND EXISTS (SELECT 1 FROM checked WHERE NOT (ok0 AND trained))),
     filled AS (
       UPDATE tasks t SET slots_full_until = c.slots_until
-      FROM checked c WHERE t.id = c.task_id AND c.ok AND c.slots_until IS DISTINCT FROM c.slots_was
+      FROM checked c WHERE t.id = c.task_id AND c.ok0 AND c.trained AND c.slots_until IS DISTINCT FROM c.slots_was
     )
-    SELECT task_id, expires_at, task_type, data_url, job_id, question, options, label_spec, data_text, ok FROM checked`;
+    SELECT task_id, expires_at, task_type, data_url, job_id, question, options, label_spec, data_text, data_url_b, data_text_b,
+           label_space_id, instructions_version, prelabel, ok0 AND trained AS ok, trained FROM checked`;
 }
 
 /** A row of `confirmClaim`: the claim's task data, and whether the claim was kept. */
-type ConfirmedRow = Omit<StoredClaimRow, "claim_id"> & { ok: boolean };
+type ConfirmedRow = Omit<StoredClaimRow, "claim_id"> & { ok: boolean; trained: boolean };
 
 interface ClaimAttempt {
   claimId: string;
   labelerId: string;
   /** candidates that failed an earlier attempt's re-check */
   skip: string[];
+  /** label spaces where the labeler is in training and no gold task was free (contract §qualification) */
+  skipSpaces: string[];
   ttlSeconds: number;
   /** the request's `Idempotency-Key`, stored on the claim */
   idempotencyKey?: string;
@@ -273,8 +327,24 @@ export interface LabelRecord {
   /** a reserved type's answer as recorded (its parts in canonical order) */
   answer?: AnswerBody;
   createdAt: Date;
-  /** 0 exactly when this label decided the task; otherwise the most labels the task may still take (≥ 1) */
+  /** 0 exactly when this label decided the task (it is now `settling`); otherwise the most labels the task may still take (≥ 1) */
   labelsNeeded: number;
+  /** a qualification training answer's feedback (contract §qualification); absent on any other label */
+  training?: TrainingFeedback;
+}
+
+/** The feedback of a training answer: the right answer, the gold task's explanation and the exam's state after it. */
+export interface TrainingFeedback {
+  correct: boolean;
+  /** the gold answer as stored (an option, or a reserved type's canonical JSON) */
+  goldValue: string;
+  explanation: string | null;
+  goldAnswers: number;
+  goldCorrect: number;
+  goldTasks: number;
+  minAccuracy: number;
+  /** `training`: more exam questions follow; `qualified`: passed; `failed_qualification`: excluded from the space */
+  status: "training" | "qualified" | "failed_qualification";
 }
 
 /** The outcome of one label request: recorded (and whether it decided its task), or refused. */
@@ -304,10 +374,17 @@ interface LabelingTask extends TaskPolicyColumns {
   /** a text_span task's text */
   data_text: string | null;
   quota_reserved: number;
+  /** options rejected by reviews, and the labels the task had when a review last reopened it (docs/decisions/0260) */
+  excluded_options: string[];
+  labels_before: number;
   /** the customer's `settings` (its quality part applies: exclusion) */
   settings: unknown;
-  /** the task's labels in recording order */
-  votes: LabelVote[];
+  /** the task's labels in recording order; `model`: a model labeler's (a pre-label, contract §prelabels) */
+  votes: (LabelVote & { model?: boolean })[];
+  /** a gold task's explanation (contract §qualification) */
+  gold_explanation: string | null;
+  /** a gold task: the open gold tasks of its space (the longest exam the space can give); null otherwise */
+  gold_open: number | null;
 }
 
 interface ClaimState {
@@ -326,6 +403,9 @@ interface LabelerModelRow {
   gold_answers: number;
   gold_correct: number;
   excluded: boolean;
+  /** passed the space's qualification exam; and why it is excluded (null: min_labeler_accuracy) */
+  qualified: boolean;
+  excluded_reason: string | null;
 }
 
 interface LabelState {
@@ -360,6 +440,8 @@ interface GoldUpdate {
   gold_answers: number;
   gold_correct: number;
   excluded: boolean;
+  qualified: boolean;
+  excluded_reason: string | null;
 }
 
 /** `unnest` of the batch's (claim, labeler) pairs as the relation `r`. */
@@ -402,11 +484,17 @@ function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql, Prism
       ),
       tk AS (
         SELECT t.id, t.customer_id, t.status::text AS status, t.task_type, t.question, t.options, t.label_spec, t.data_text,
-               t.consensus_threshold, t.max_labels, t.confidence_target, t.min_labels, t.gold_label, t.label_space_id,
-               t.quota_reserved, cu.settings
+               t.consensus_threshold, t.max_labels, t.confidence_target, t.min_labels, t.min_gain, t.gold_label, t.label_space_id,
+               t.quota_reserved, t.excluded_options, t.labels_before, cu.settings, t.gold_explanation,
+               CASE WHEN t.gold_label IS NOT NULL THEN (
+                 SELECT count(*) FROM tasks g WHERE g.label_space_id = t.label_space_id AND g.gold_label IS NOT NULL AND ${statusIn("g.status", OPEN_TASK_STATUSES)})
+               END AS gold_open
         FROM tasks t JOIN customers cu ON cu.id = t.customer_id WHERE t.id IN (SELECT task_id FROM cl)
       ),
-      lb AS (SELECT l.task_id, l.labeler_id, l.value, l.created_at, l.id FROM labels l WHERE l.task_id IN (SELECT id FROM tk)),
+      lb AS (
+        SELECT l.task_id, l.labeler_id, l.value, l.created_at, l.id,
+               EXISTS (SELECT 1 FROM labelers lr WHERE lr.id = l.labeler_id AND lr.model IS NOT NULL) AS model
+        FROM labels l WHERE l.task_id IN (SELECT id FROM tk)),
       pairs AS (
         SELECT tk.label_space_id, lb.labeler_id FROM lb JOIN tk ON tk.id = lb.task_id
         UNION SELECT tk.label_space_id, cl.labeler_id FROM cl JOIN tk ON tk.id = cl.task_id
@@ -417,16 +505,18 @@ function labelStateSql(requests: LabelRequest[]): [Prisma.Sql, Prisma.Sql, Prism
             'id', tk.id, 'customer_id', tk.customer_id, 'status', tk.status, 'task_type', tk.task_type, 'question', tk.question,
             'options', tk.options, 'label_spec', tk.label_spec, 'data_text', tk.data_text,
             'consensus_threshold', tk.consensus_threshold, 'max_labels', tk.max_labels, 'confidence_target', tk.confidence_target,
-            'min_labels', tk.min_labels, 'gold_label', tk.gold_label, 'label_space_id', tk.label_space_id,
-            'quota_reserved', tk.quota_reserved, 'settings', tk.settings,
-            'votes', COALESCE((SELECT json_agg(json_build_object('labelerId', lb.labeler_id, 'value', lb.value) ORDER BY lb.created_at, lb.id)
+            'min_labels', tk.min_labels, 'min_gain', tk.min_gain, 'gold_label', tk.gold_label, 'label_space_id', tk.label_space_id,
+            'quota_reserved', tk.quota_reserved, 'excluded_options', tk.excluded_options, 'labels_before', tk.labels_before,
+            'settings', tk.settings, 'gold_explanation', tk.gold_explanation, 'gold_open', tk.gold_open,
+            'votes', COALESCE((SELECT json_agg(json_build_object('labelerId', lb.labeler_id, 'value', lb.value, 'model', lb.model) ORDER BY lb.created_at, lb.id)
                                FROM lb WHERE lb.task_id = tk.id), '[]'::json)
           )) FROM tk), '[]'::json) AS tasks,
         COALESCE((SELECT json_agg(json_build_object('id', s.id, 'model', s.model))
                   FROM label_spaces s WHERE s.id IN (SELECT label_space_id FROM tk)), '[]'::json) AS spaces,
         COALESCE((SELECT json_agg(json_build_object(
             'label_space_id', m.label_space_id, 'labeler_id', m.labeler_id, 'params', m.params, 'gold_answers', m.gold_answers,
-            'gold_correct', m.gold_correct, 'excluded', m.excluded_at IS NOT NULL))
+            'gold_correct', m.gold_correct, 'excluded', m.excluded_at IS NOT NULL,
+            'qualified', m.qualified_at IS NOT NULL, 'excluded_reason', m.excluded_reason))
                   FROM labeler_models m WHERE (m.label_space_id, m.labeler_id) IN (SELECT label_space_id, labeler_id FROM pairs)), '[]'::json) AS models`,
   ];
 }
@@ -485,9 +575,10 @@ function labelWriteSql(
     ),
     gold AS (
       UPDATE labeler_models m SET gold_answers = g.gold_answers, gold_correct = g.gold_correct,
-        excluded_at = CASE WHEN NOT g.excluded THEN NULL ELSE COALESCE(m.excluded_at, now()) END
+        excluded_at = CASE WHEN NOT g.excluded THEN NULL ELSE COALESCE(m.excluded_at, now()) END, excluded_reason = g.excluded_reason,
+        qualified_at = CASE WHEN g.qualified THEN COALESCE(m.qualified_at, now()) ELSE m.qualified_at END
       FROM jsonb_to_recordset(${JSON.stringify(gold)}::jsonb)
-        AS g(label_space_id text, labeler_id text, gold_answers int, gold_correct int, excluded boolean)
+        AS g(label_space_id text, labeler_id text, gold_answers int, gold_correct int, excluded boolean, qualified boolean, excluded_reason text)
       WHERE m.label_space_id = g.label_space_id AND m.labeler_id = g.labeler_id
     )
     SELECT id, created_at FROM ins`;
@@ -518,6 +609,22 @@ function refusal(request: LabelRequest, claim: ClaimState | undefined, task: Lab
   request.value = read.value;
   request.answer = read.answer;
   return undefined;
+}
+
+/**
+ * The qualification exam's verdict after a training answer (contract §qualification): undecided (`training`)
+ * until the labeler has answered `gold_tasks` gold tasks, or every open gold task of the space when it has
+ * fewer (`goldOpen`); then `qualified` when the Beta(1, 1) posterior mean of its gold accuracy,
+ * (correct + 1) / (answers + 2), is at least `min_accuracy`, else `failed_qualification`.
+ */
+export function examVerdict(
+  exam: { gold_tasks: number; min_accuracy: number },
+  answers: number,
+  correct: number,
+  goldOpen: number,
+): TrainingFeedback["status"] {
+  if (answers < Math.min(exam.gold_tasks, Math.max(goldOpen, 1))) return "training";
+  return (correct + 1) / (answers + 2) >= exam.min_accuracy ? "qualified" : "failed_qualification";
 }
 
 /** The label spaces' scoring models of a batch's state, by space id (a space never fitted: the prior). */
@@ -554,7 +661,7 @@ export function labelingStore(db: Db) {
     const rows = await transactionRows<object[]>(
       pool,
       attempts.flatMap((a) => [
-        lockAndClaim(a.claimId, a.labelerId, undefined, a.skip, a.ttlSeconds, a.idempotencyKey),
+        lockAndClaim(a.claimId, a.labelerId, undefined, a.skip, a.ttlSeconds, a.idempotencyKey, a.skipSpaces),
         confirmClaim(a.claimId, a.labelerId),
       ]),
     );
@@ -599,72 +706,102 @@ export function labelingStore(db: Db) {
         const charge = (customerId: string, units: number) => {
           if (units !== 0) charges.set(customerId, (charges.get(customerId) ?? 0) + units);
         };
-        const outcomes: (LabelOutcome | { kind: "pending"; decision: KindDecision; taskId: string; answer?: AnswerBody })[] = requests.map(
-          (request) => {
-            const claim = claims.get(request.claimId);
-            const task = claim ? tasks.get(claim.task_id) : undefined;
-            const error = refusal(request, claim, task);
-            if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
-            if (!models.has(task.label_space_id)) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
-            const value = request.value as string;
-            const kind = taskKindOf(task.task_type);
-            const before = task.votes.length;
-            task.votes.push({ labelerId: request.labelerId, value });
-            const decision = kind.decide(
-              specOf(task),
-              {
-                consensusThreshold: task.consensus_threshold,
-                maxLabels: task.max_labels,
-                confidenceTarget: task.confidence_target,
-                minLabels: task.min_labels,
-                gold: task.gold_label !== null,
-              },
-              task.votes,
-              models.get(task.label_space_id),
-              { text: task.data_text ?? undefined },
-            );
-            const next: TaskStatus = decision.done ? "settling" : "labeling";
-            if (next !== task.status) assertTransition(task.status, next);
-            task.status = next;
-            claim.status = "labeled";
-            if (before >= task.quota_reserved) charge(task.customer_id, 1);
-            // a decision returns what the reservation holds beyond the labels it took
-            if (decision.done) charge(task.customer_id, -Math.max(0, task.quota_reserved - task.votes.length));
-            if (task.gold_label !== null) {
-              const key = `${task.label_space_id} ${request.labelerId}`;
-              const record = goldRecords.get(key);
-              if (!record) throw new Error(`the gold record of ${key} was not locked`);
-              record.gold_answers += 1;
-              if (kind.goldCorrect(specOf(task), task.gold_label, value)) record.gold_correct += 1;
-              record.excluded = isExcluded(
-                { goldAnswers: record.gold_answers, goldCorrect: record.gold_correct },
-                exclusionSettingsOf(qualitySettingsOf(task.settings)),
-              );
-              goldUpdates.set(key, {
-                label_space_id: task.label_space_id,
-                labeler_id: request.labelerId,
-                gold_answers: record.gold_answers,
-                gold_correct: record.gold_correct,
-                excluded: record.excluded,
-              });
+        const outcomes: (
+          | LabelOutcome
+          | { kind: "pending"; decision: KindDecision; taskId: string; answer?: AnswerBody; training?: TrainingFeedback }
+        )[] = requests.map((request) => {
+          const claim = claims.get(request.claimId);
+          const task = claim ? tasks.get(claim.task_id) : undefined;
+          const error = refusal(request, claim, task);
+          if (error || !claim || !task) return { kind: "refused", error: error ?? new StoreError("claimNotFound") };
+          if (!models.has(task.label_space_id)) throw new Error(`label space ${task.label_space_id} of task ${task.id} was not read`);
+          const value = request.value as string;
+          const kind = taskKindOf(task.task_type);
+          // a pre-label (a model's vote, contract §prelabels) counts in the consensus but is no person's label:
+          // max_labels and min_labels count people's labels, and the quota is charged for them only
+          const machine = task.votes.filter((v) => v.model).length;
+          const before = task.votes.length - machine;
+          task.votes.push({ labelerId: request.labelerId, value });
+          const people = before + 1;
+          const decision = kind.decide(
+            specOf(task),
+            {
+              // a task reopened by a review takes up to max_labels more labels, never on a rejected option
+              policy: policyOf({
+                ...task,
+                max_labels: task.labels_before + task.max_labels + machine,
+                min_labels: task.min_labels === null ? null : task.min_labels + machine,
+              }),
+              gold: task.gold_label !== null,
+              excludedOptions: task.excluded_options,
+            },
+            task.votes,
+            models.get(task.label_space_id),
+            { text: task.data_text ?? undefined },
+          );
+          const next: TaskStatus = decision.done ? "settling" : "labeling";
+          if (next !== task.status) assertTransition(task.status, next);
+          task.status = next;
+          claim.status = "labeled";
+          if (before >= task.quota_reserved) charge(task.customer_id, 1);
+          // a decision returns what the reservation holds beyond the labels it took
+          if (decision.done) charge(task.customer_id, -Math.max(0, task.quota_reserved - people));
+          let training: TrainingFeedback | undefined;
+          if (task.gold_label !== null) {
+            const key = `${task.label_space_id} ${request.labelerId}`;
+            const record = goldRecords.get(key);
+            if (!record) throw new Error(`the gold record of ${key} was not locked`);
+            const quality = qualitySettingsOf(task.settings);
+            const exam = quality.qualification ?? undefined;
+            const inTraining = exam !== undefined && !record.qualified && !record.excluded;
+            const correct = kind.goldCorrect(specOf(task), task.gold_label, value);
+            record.gold_answers += 1;
+            if (correct) record.gold_correct += 1;
+            if (exam && inTraining) {
+              const verdict = examVerdict(exam, record.gold_answers, record.gold_correct, task.gold_open ?? 0);
+              if (verdict === "qualified") record.qualified = true;
+              if (verdict === "failed_qualification") record.excluded_reason = "failed_qualification";
+              training = {
+                correct,
+                goldValue: task.gold_label,
+                explanation: task.gold_explanation,
+                goldAnswers: record.gold_answers,
+                goldCorrect: record.gold_correct,
+                goldTasks: exam.gold_tasks,
+                minAccuracy: exam.min_accuracy,
+                status: verdict,
+              };
             }
-            updates.set(task.id, {
-              id: task.id,
-              status: next,
-              labels_collected: task.votes.length,
-              label_counts: decision.counts,
-              claim_cap: decision.claimCap,
-              last_label_id: request.labelId,
-              consensus_label: decision.done ? decision.label : null,
-              confidence: decision.done ? decision.confidence : null,
-              resolution: decision.done ? decision.resolution : null,
-              posterior: decision.done ? decision.posterior : null,
-              consensus: decision.done ? (decision.consensus ?? null) : null,
+            // a failed exam excludes for good (docs/decisions/0276); min_labeler_accuracy as before otherwise
+            const failed = record.excluded_reason === "failed_qualification";
+            record.excluded =
+              failed || isExcluded({ goldAnswers: record.gold_answers, goldCorrect: record.gold_correct }, exclusionSettingsOf(quality));
+            goldUpdates.set(key, {
+              label_space_id: task.label_space_id,
+              labeler_id: request.labelerId,
+              gold_answers: record.gold_answers,
+              gold_correct: record.gold_correct,
+              excluded: record.excluded,
+              qualified: record.qualified,
+              excluded_reason: failed ? "failed_qualification" : null,
             });
-            accepted.push(request);
-            return { kind: "pending", decision, taskId: task.id };
-          },
-        );
+          }
+          updates.set(task.id, {
+            id: task.id,
+            status: next,
+            labels_collected: people,
+            label_counts: decision.counts,
+            claim_cap: decision.claimCap,
+            last_label_id: request.labelId,
+            consensus_label: decision.done ? decision.label : null,
+            confidence: decision.done ? decision.confidence : null,
+            resolution: decision.done ? decision.resolution : null,
+            posterior: decision.done ? decision.posterior : null,
+            consensus: decision.done ? (decision.consensus ?? null) : null,
+          });
+          accepted.push(request);
+          return { kind: "pending", decision, taskId: task.id, ...(training ? { training } : {}) };
+        });
         if (accepted.length === 0) return outcomes as LabelOutcome[];
         const statements = [labelWriteSql(accepted, tasks, claims, [...updates.values()], [...goldUpdates.values()])];
         if (charges.size > 0) statements.push(...chargeSql(charges));
@@ -686,6 +823,7 @@ export function labelingStore(db: Db) {
               ...(request.answer ? { answer: request.answer } : {}),
               createdAt: at,
               labelsNeeded: o.decision.labelsNeeded,
+              ...(o.training ? { training: o.training } : {}),
             },
           };
         });
@@ -737,7 +875,7 @@ export function labelingStore(db: Db) {
      * transaction, a named one has its own. A generic claim whose candidate fails the re-check tries the
      * next one, up to 8.
      *
-     * Retry-safe (docs/contract.md, DESIGN §4): with `idempotencyKey`, the labeler's live claim made with that key
+     * Retry-safe (contract §labelers): with `idempotencyKey`, the labeler's live claim made with that key
      * is returned instead of a new one (found only when the insert stopped on it, so a first request costs
      * no extra statement; a claim of the key that expired by time is marked expired and the key claims
      * anew). Without one, a named task on which the labeler holds a live claim returns that claim; when that
@@ -754,11 +892,19 @@ export function labelingStore(db: Db) {
       idempotencyKey?: string,
     ): Promise<ClaimResult | undefined> {
       const skipped: string[] = [];
+      const skippedSpaces: string[] = [];
       let keyFreed = false;
       let heldExpired = false;
       for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
         const claimId = newId("claim");
-        const request: ClaimAttempt = { claimId, labelerId, skip: [...skipped], ttlSeconds, idempotencyKey };
+        const request: ClaimAttempt = {
+          claimId,
+          labelerId,
+          skip: [...skipped],
+          skipSpaces: [...skippedSpaces],
+          ttlSeconds,
+          idempotencyKey,
+        };
         const { candidate, confirmed: row } = taskId ? await claimNamed(request, taskId) : await claimBatcher.call(request);
         if (!candidate || !row) {
           if (idempotencyKey !== undefined) {
@@ -790,9 +936,28 @@ export function labelingStore(db: Db) {
           heldExpired = true;
           continue;
         }
-        skipped.push(candidate);
+        if (!row.trained) skippedSpaces.push(row.label_space_id);
+        else skipped.push(candidate);
       }
       return undefined;
+    },
+
+    /**
+     * Why a generic claim found nothing for the labeler, when the reason is its own (contract §qualification):
+     * `failed_qualification` when it failed the qualification exam of a label space that still has open
+     * tasks, else undefined (nothing is open for it).
+     */
+    async idleReason(labelerId: string): Promise<"failed_qualification" | undefined> {
+      const rows = await queryRows<{ failed: boolean }>(
+        pool,
+        Prisma.sql`
+          SELECT EXISTS (
+            SELECT 1 FROM labeler_models m
+            WHERE m.labeler_id = ${labelerId} AND m.excluded_reason = 'failed_qualification'
+              AND EXISTS (SELECT 1 FROM tasks t WHERE t.label_space_id = m.label_space_id AND t.gold_label IS NULL AND ${OPEN})
+          ) AS failed`,
+      );
+      return rows[0]?.failed ? "failed_qualification" : undefined;
     },
 
     /**
@@ -816,8 +981,8 @@ export function labelingStore(db: Db) {
 
     /**
      * Records a label on a claim, with the decision of the rule taken in the same transaction: one label
-     * per claim, `body` an answer of the task's type (an option of a single-choice task: `{label}`; DESIGN §12 for the others). Charges one quota unit when the task's reservation is
-     * already used (docs/contract.md, DESIGN §6; an in-flight task always finishes, even past the quota). `decided`: this
+     * per claim, `body` an answer of the task's type (an option of a single-choice task: `{label}`; contract §task-types for the others). Charges one quota unit when the task's reservation is
+     * already used (contract §accounts; an in-flight task always finishes, even past the quota). `decided`: this
      * label decided the task (it is now `settling`); `followUps`: its settlement (`consensus`), for the caller
      * to dispatch once this returns.
      * @throws StoreError claimNotFound | claimAlreadyLabeled | claimExpired | taskNotOpen | invalid

@@ -1,6 +1,6 @@
 /**
- * The settlement ledger (docs/contract.md, DESIGN §5): an append-only, hash-chained table, one record per settled
- * task. A record is the canonical JSON (object keys sorted, no whitespace: `canonicalJson` of @labelgate/canonical-json) of
+ * The settlement ledger (contract §settlement): an append-only, hash-chained table, one record per settled
+ * task and revision (a review that changes a result appends the new revision's record). A record is the canonical JSON (object keys sorted, no whitespace: `canonicalJson` of @labelgate/canonical-json) of
  *   {confidence, consensus_label, label_counts, labels_collected, posterior, prev_hash, resolution, sequence,
  *    settled_at, task_id}
  * (exactly the fields of the task's result, so anyone holding a result can rebuild it), and its hash is
@@ -74,12 +74,14 @@ export function canonicalParts(body: LedgerRecordBody): [string, string, string]
  * ... RETURNING txid, seq` of the record after the chain head, usable as a CTE. Postgres fills in the head's
  * hash and sequence + 1 between the canonical parts made here and hashes the exact bytes `recordHash` hashes,
  * so `verifyLedger` recomputes the same hash in JS. The lock is held for no application round trip.
+ * `revision`: the task's revision the record settles (docs/decisions/0261); it is a column, not part of the
+ * record, so a revision's record has the same fields and verifies the same way as a first settlement's.
  */
-export function ledgerAppendSql(body: LedgerRecordBody): Prisma.Sql {
+export function ledgerAppendSql(body: LedgerRecordBody, revision = 1): Prisma.Sql {
   const [a, b, c] = canonicalParts(body);
   return Prisma.sql`
-    INSERT INTO ledger_entries (seq, txid, task_id, prev_hash, hash, payload)
-    SELECT x.seq, '0x' || x.hash, ${body.task_id}, x.prev, x.hash, x.record::jsonb
+    INSERT INTO ledger_entries (seq, txid, task_id, revision, prev_hash, hash, payload)
+    SELECT x.seq, '0x' || x.hash, ${body.task_id}, ${revision}::int, x.prev, x.hash, x.record::jsonb
     FROM (
       SELECT p.seq, p.prev, r.record, encode(sha256(convert_to(p.prev || r.record, 'UTF8')), 'hex') AS hash
       FROM (

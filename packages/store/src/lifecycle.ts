@@ -1,17 +1,22 @@
 /**
- * The task state machine (docs/contract.md, DESIGN §3), defined once. Pure: no SQL, no I/O. The statements of
+ * The task state machine (contract §lifecycle), defined once. Pure: no SQL, no I/O. The statements of
  * the store derive their status conditions from these lists (`statusList`), and the store checks every
  * transition it makes against `TASK_TRANSITIONS`.
  *
  *   pending ──label──▶ labeling ──deciding label──▶ settling ──ledger (and anchor)──▶ settled
  *      │  └───────────deciding first label──────────────▲
- *      └──────────────┴──cancel──▶ canceled
+ *      └──────────────┴──cancel──▶ canceled       ▲          │
+ *                        ▲                         └─review─┤ (a new revision: docs/decisions/0260)
+ *                        └───────review: reopen─────────────┘
  *
  * - pending: accepted, no label yet (a manifest job's task is pending but not claimable while its job ingests).
  * - labeling: at least one label, not decided.
  * - settling: decided when a label was recorded (label, confidence, posterior are fixed); the settlement
  *   (ledger record, then on a chain its anchor) is in flight. No claim, label or cancel is accepted.
- * - settled: the result is final; `task.settled` goes out.
+ * - settled: the result of a revision is final; `task.settled` goes out (`task.revised` for a later revision).
+ *   A customer's review that changes it makes the next revision: with the reviewer's answer it goes back to
+ *   `settling` (its ledger record, then `settled`), with a rejection alone to `labeling` (more labels, the
+ *   rejected option excluded). The revision before stays as it was settled (task_revisions).
  * - canceled: by the customer, from pending or labeling; unused reserved quota is returned.
  */
 import { OPEN_TASK_STATUSES, TASK_STATUSES, type TaskStatus } from "@labelgate/api";
@@ -23,7 +28,7 @@ export const TASK_TRANSITIONS: Readonly<Record<TaskStatus, readonly TaskStatus[]
   pending: ["labeling", "settling", "canceled"],
   labeling: ["settling", "canceled"],
   settling: ["settled"],
-  settled: [],
+  settled: ["settling", "labeling"],
   canceled: [],
 };
 

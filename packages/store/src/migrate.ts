@@ -26,6 +26,33 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
+/**
+ * Creates the database named in `url` as a copy of `template` (a database on the same server, migrated, that
+ * nobody is connected to): about 0.1 s against 1.5 s for a migration. Several copies of one template may be
+ * made at once. @throws when `template` is missing or stays in use for 10 s, or the database exists.
+ */
+export async function copyDatabase(url: string, template: string): Promise<void> {
+  const { database, ...server } = pgConfigFromUrl(url);
+  const client = new Client({ ...server, database: "postgres", connectionTimeoutMillis: 5000 });
+  await client.connect();
+  const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+  try {
+    // the template is briefly "in use" while another copy of it is being made: a few tries, 10 s at most
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await client.query(`CREATE DATABASE ${quote(database)} TEMPLATE ${quote(template)}`);
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== "55006" || Date.now() > deadline) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 100));
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** Drops the database named in `url` (tests clean up after themselves). */
 export async function dropDatabase(url: string): Promise<void> {
   const { database, ...server } = pgConfigFromUrl(url);

@@ -1,5 +1,5 @@
 /**
- * Quota (docs/contract.md, DESIGN §6), counted in labels: `customers.quota_used` = labels reserved by open tasks
+ * Quota (contract §accounts), counted in labels: `customers.quota_used` = labels reserved by open tasks
  * plus labels charged beyond reservations. Every statement that moves it is built here: a submission
  * reserves `consensus_threshold` labels per task atomically (a conditional UPDATE under the customer's row
  * lock, so concurrent reservations never oversell); a label beyond its task's reservation is charged; a

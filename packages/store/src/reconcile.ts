@@ -1,26 +1,25 @@
 /**
  * The scans of the reconciliation (nothing accepted is lost when Redis drops work): the work whose queue
- * job may be gone, found in the rows that are the truth. The consensus worker requeues what they return
- * under deterministic job ids (services/consensus-worker/src/reconcile.ts).
+ * job may be gone, found in the rows that are the truth, as payloads by queue key: one scan per queue whose
+ * catalog entry declares `lostWork.by` "reconciliation" (packages/queue catalog.ts). The consensus worker
+ * walks the catalog and requeues them under deterministic job ids (services/consensus-worker/src/reconcile.ts).
  */
+import type { Payload, ReconciledQueue } from "@labelgate/queue";
 import type { Db } from "./database";
 
-export interface LostWork {
-  /** decided tasks (`settling`) not settled after the grace: their deciding label */
-  settlements: { taskId: string; labelId: string }[];
-  /** `task.settled` events the webhook worker has not recorded after the grace */
-  events: string[];
-  /** deliveries still pending after the delivery grace */
-  deliveries: string[];
-  /** manifest jobs still queued or ingesting after the grace */
-  ingestions: string[];
-  /** completed manifest jobs whose export to output_url is not written */
-  exports: string[];
+export type LostWork = {
+  /**
+   * consensus: decided tasks (`settling`) not settled after the grace, with their deciding label; routeEvent:
+   * events the webhook worker has not recorded after the grace; webhookDelivery: deliveries still pending
+   * after the delivery grace; manifestIngest: manifest jobs still queued or ingesting after the grace;
+   * manifestExport: completed manifest jobs whose export to output_url is not written; itemFetch: open tasks
+   * still waiting for their item (`item_pending`) after the grace
+   */
+  [K in ReconciledQueue]: Payload<K>[];
+} & {
   /** manifest jobs in `labeling` (each checked for completion) */
   labelingJobs: string[];
-  /** open tasks still waiting for their item (`item_pending`) after the grace: their fetch */
-  itemFetches: string[];
-}
+};
 
 export function reconcileStore(db: Db) {
   const { prisma } = db;
@@ -36,7 +35,7 @@ export function reconcileStore(db: Db) {
       const [settlements, events, deliveries, ingestions, exports, labelingJobs, itemFetches] = await Promise.all([
         prisma.task.findMany({
           where: { status: "settling", lastLabelAt: { lt: cutoff }, lastLabelId: { not: null } },
-          select: { id: true, lastLabelId: true },
+          select: { id: true, lastLabelId: true, revision: true },
           take: limit,
         }),
         prisma.event.findMany({ where: { recordedAt: null, createdAt: { lt: cutoff } }, select: { id: true }, take: limit }),
@@ -64,18 +63,21 @@ export function reconcileStore(db: Db) {
       const recorded = new Set(
         settlements.length === 0
           ? []
-          : (await prisma.ledgerEntry.findMany({ where: { taskId: { in: settlements.map((t) => t.id) } }, select: { taskId: true } })).map(
-              (e) => e.taskId,
-            ),
+          : (
+              await prisma.ledgerEntry.findMany({
+                where: { OR: settlements.map((t) => ({ taskId: t.id, revision: t.revision })) },
+                select: { taskId: true },
+              })
+            ).map((e) => e.taskId),
       );
       return {
-        settlements: settlements.filter((t) => !recorded.has(t.id)).map((t) => ({ taskId: t.id, labelId: t.lastLabelId as string })),
-        events: events.map((e) => e.id),
-        deliveries: deliveries.map((d) => d.id),
-        ingestions: ingestions.map((j) => j.id),
-        exports: exports.map((j) => j.id),
+        consensus: settlements.filter((t) => !recorded.has(t.id)).map((t) => ({ taskId: t.id, labelId: t.lastLabelId as string })),
+        routeEvent: events.map((e) => ({ eventId: e.id })),
+        webhookDelivery: deliveries.map((d) => ({ deliveryId: d.id })),
+        manifestIngest: ingestions.map((j) => ({ manifestJobId: j.id })),
+        manifestExport: exports.map((j) => ({ manifestJobId: j.id })),
+        itemFetch: itemFetches.map((t) => ({ taskId: t.id })),
         labelingJobs: labelingJobs.map((j) => j.id),
-        itemFetches: itemFetches.map((t) => t.id),
       };
     },
   };

@@ -1,6 +1,6 @@
 /**
- * Customer settings (docs/contract.md, DESIGN §10): task defaults (the least specific layer of a task's policy,
- * @labelgate/api `resolvePolicy`) and quality settings (gold rate, labeler exclusion). Stored as one jsonb
+ * Customer settings (contract §quality): task defaults (the least specific layer of a task's policy,
+ * @labelgate/quality `resolvePolicy`) and quality settings (gold rate, labeler exclusion). Stored as one jsonb
  * column (`customers.settings`) holding only the fields that are set; read with the customer's key on every
  * request (accounts.ts), so a change applies from the next request on.
  *
@@ -8,8 +8,8 @@
  * label spaces at once, in the same transaction: a labeler excluded under the old settings and not under
  * the new ones gets tasks again, and the reverse.
  */
-import { ApiError, type PolicyFields, resolvePolicy, type SettingsPatch } from "@labelgate/api";
-import { type ExclusionSettings, isExcluded } from "@labelgate/quality";
+import type { SettingsPatch } from "@labelgate/api";
+import { type ExclusionSettings, isExcluded, POLICY_FIELDS, type PolicyLayer, resolvePolicy } from "@labelgate/quality";
 import type { Db } from "./database";
 import { StoreError } from "./errors";
 import { Prisma } from "./generated/client";
@@ -20,16 +20,35 @@ export interface QualitySettings {
   gold_rate?: number | null;
   min_labeler_accuracy?: number | null;
   min_gold_answers?: number | null;
+  /** share of settled tasks drawn into the audit queue (docs/decisions/0262; unset: 0) */
+  audit_rate?: number | null;
+  /** the qualification exam of a labeler new to a label space (contract §qualification); absent: none */
+  qualification?: Qualification | null;
+}
+
+/** `quality.qualification`: the exam's gold answers and the Beta(1, 1) posterior mean of gold accuracy that passes. */
+export interface Qualification {
+  gold_tasks: number;
+  min_accuracy: number;
+}
+
+/** The stored qualification of a settings value, or undefined (unset or malformed). */
+export function qualificationOf(quality: Record<string, unknown> | undefined): Qualification | undefined {
+  const q = quality?.qualification;
+  if (q === null || typeof q !== "object") return undefined;
+  const { gold_tasks, min_accuracy } = q as Record<string, unknown>;
+  const gold = numberOrNull(gold_tasks);
+  const min = numberOrNull(min_accuracy);
+  return gold !== null && min !== null ? { gold_tasks: gold, min_accuracy: min } : undefined;
 }
 
 /** The stored settings (only set fields present). */
 export interface StoredSettings {
-  task_defaults?: PolicyFields;
+  task_defaults?: PolicyLayer;
   quality?: QualitySettings;
 }
 
-const TASK_DEFAULT_FIELDS = ["consensus_threshold", "confidence_target", "min_labels", "max_labels"] as const;
-const QUALITY_FIELDS = ["gold_rate", "min_labeler_accuracy", "min_gold_answers"] as const;
+const QUALITY_FIELDS = ["gold_rate", "min_labeler_accuracy", "min_gold_answers", "audit_rate"] as const;
 
 /** A finite number or null from a stored JSON value (anything else: unset). */
 function numberOrNull(value: unknown): number | null {
@@ -51,7 +70,11 @@ export function storedSettingsOf(value: unknown): StoredSettings {
     }
     return out;
   };
-  return { task_defaults: pick(section("task_defaults"), TASK_DEFAULT_FIELDS), quality: pick(section("quality"), QUALITY_FIELDS) };
+  const qualification = qualificationOf(section("quality"));
+  return {
+    task_defaults: pick(section("task_defaults"), POLICY_FIELDS),
+    quality: { ...pick(section("quality"), QUALITY_FIELDS), ...(qualification ? { qualification } : {}) },
+  };
 }
 
 /** The quality settings of a `customers.settings` value. */
@@ -99,12 +122,8 @@ export function settingsStore(db: Db) {
         const row = rows[0];
         if (!row) throw new StoreError("customerNotFound");
         const merged = mergeSettings(storedSettingsOf(row.settings), patch);
-        try {
-          resolvePolicy([merged.task_defaults], "task_defaults.");
-        } catch (err) {
-          if (err instanceof ApiError && err.kind === "validation") throw new StoreError("invalid", err.details);
-          throw err;
-        }
+        const resolved = resolvePolicy([merged.task_defaults], "task_defaults.");
+        if ("issues" in resolved) throw new StoreError("invalid", resolved.issues);
         const statements = [Prisma.sql`UPDATE customers SET settings = ${JSON.stringify(merged)}::jsonb WHERE id = ${customerId}`];
         if (patch.quality !== undefined) {
           const [models] = await run<
@@ -113,7 +132,7 @@ export function settingsStore(db: Db) {
             Prisma.sql`
               SELECT m.label_space_id, m.labeler_id, m.gold_answers, m.gold_correct, m.excluded_at IS NOT NULL AS excluded
               FROM labeler_models m JOIN label_spaces s ON s.id = m.label_space_id
-              WHERE s.customer_id = ${customerId} AND m.gold_answers > 0
+              WHERE s.customer_id = ${customerId} AND m.gold_answers > 0 AND m.excluded_reason IS DISTINCT FROM 'failed_qualification'
               ORDER BY m.label_space_id, m.labeler_id
               FOR UPDATE OF m`,
           ]);

@@ -1,5 +1,5 @@
 /**
- * Settlement of decided tasks (docs/contract.md, DESIGN §3, §5): a task the decision rule decided when its label
+ * Settlement of decided tasks (contract §lifecycle, §settlement): a task the decision rule decided when its label
  * was recorded (status `settling`, its label, confidence, posterior and resolution stored) gets its ledger
  * record, becomes `settled`, and its `task.settled` event is written to the outbox. The settlement keeps
  * what was decided; it never decides again.
@@ -8,28 +8,85 @@
  * (held until commit) → manifest jobs' rows. The labelers' models are the refit's (spaces.ts), not the
  * settlement's: settling touches no labeler row. Exactly once: a second run
  * (duplicate job, racing replica) finds the task settled and does nothing; the unique `events(task_id,
- * type)` and `ledger_entries(task_id)` make a double write impossible. Reads that must see the latest
+ * type, revision)` and `ledger_entries(task_id, revision)` make a double write impossible. A later revision
+ * (a review changed the result: docs/decisions/0261) settles the same way, with `task.revised` for its event. Reads that must see the latest
  * commits run in a later statement than the lock they depend on (READ COMMITTED: a fresh snapshot each).
  */
 
-import type { TaskSettledEvent } from "@labelgate/api";
+import type { EventPayload } from "@labelgate/api";
 import { Batcher, newId } from "@labelgate/core";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
-import { completeJobSql } from "./jobs";
+import { type CompletedJobRow, completeJobSql } from "./jobs";
 import { LEDGER_LOCK_SQL, type LedgerRecordBody, ledgerAppendSql } from "./ledger";
 import { assertTransition } from "./lifecycle";
 import { type TransactionRun, withTransaction } from "./sql";
 
 /**
- * The `task.settled` payload of docs/contract.md (SPEC §6) as stored in the outbox, without `timestamp` (set at each delivery
- * attempt). Its shape is @labelgate/api's, the one customers verify with @labelgate/webhook-verify.
+ * The `task.settled` payload of contract §events as stored in the outbox: the event catalog's entry, without the
+ * envelope (`event_id`, `created_at`, and `timestamp` set at each delivery attempt). Its shape is @labelgate/api's,
+ * the one customers verify with @labelgate/webhook-verify.
  */
-export type TaskSettledPayload = Omit<TaskSettledEvent, "timestamp">;
+export type TaskSettledPayload = EventPayload<"task.settled">;
+
+/** The `task.revised` payload (the event catalog's entry; docs/decisions/0261) as stored in the outbox. */
+export type TaskRevisedPayload = EventPayload<"task.revised">;
 
 /**
- * Which ledger settles (docs/contract.md, DESIGN §5): `local` settles in the ledger's transaction; `evm` appends
+ * The outbox payload of a task's settled revision, without `ledger_txid` (known once its record is appended or
+ * anchored): `task.settled` for revision 1, `task.revised` with the revision it replaced for a later one.
+ */
+export function revisionEventPayload(
+  task: {
+    id: string;
+    consensus_label: string;
+    confidence: number;
+    consensus: TaskSettledPayload["consensus"] | null;
+    revision: number;
+    previous: TaskRevisedPayload["previous"] | null;
+  },
+  settledAt: string,
+): Omit<TaskSettledPayload, "ledger_txid"> | Omit<TaskRevisedPayload, "ledger_txid"> {
+  const consensus = task.consensus ? { consensus: task.consensus } : {};
+  if (task.revision <= 1)
+    return {
+      event: "task.settled",
+      task_id: task.id,
+      consensus_label: task.consensus_label,
+      confidence: task.confidence,
+      settled_at: settledAt,
+      ...consensus,
+    };
+  if (!task.previous) throw new Error(`revision ${task.revision} of ${task.id} has no revision before it`);
+  return {
+    event: "task.revised",
+    task_id: task.id,
+    revision: task.revision,
+    consensus_label: task.consensus_label,
+    confidence: task.confidence,
+    ...consensus,
+    settled_at: settledAt,
+    previous: task.previous,
+  };
+}
+
+/**
+ * The audit draw of a task settled for the first time (docs/decisions/0262), as a CTE body: its row in
+ * `audits` with probability `quality.audit_rate` of its customer's settings (0 when unset), drawn
+ * independently for each task, so each label space's audited tasks are a uniform sample of what settled there.
+ */
+export function auditDrawSql(taskIds: string[]): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO audits (task_id, customer_id, label_space_id)
+    SELECT t.id, t.customer_id, t.label_space_id FROM tasks t JOIN customers c ON c.id = t.customer_id
+    WHERE t.id = ANY(${taskIds}::text[]) AND t.revision = 1 AND t.gold_label IS NULL
+      AND random() < COALESCE((c.settings->'quality'->>'audit_rate')::float8, 0)
+    ON CONFLICT (task_id) DO NOTHING`;
+}
+
+/**
+ * Which ledger settles (contract §settlement): `local` settles in the ledger's transaction; `evm` appends
  * the ledger record only, the task staying `settling` until the anchorer confirms the record's anchor
  * (packages/store/src/anchors.ts `confirm`), which then settles it and writes its `task.settled` event.
  */
@@ -45,6 +102,8 @@ export interface Settlement {
   eventId?: string;
   /** the manifest job this settlement completed (its last open task) */
   completedJobId?: string;
+  /** the `job.completed` event of that job */
+  jobEventId?: string;
   /** deciding label recorded → settled, seconds */
   lagSeconds?: number;
 }
@@ -57,13 +116,13 @@ export interface SettlementDone extends Settlement {
 
 /**
  * What follows settled tasks, written once for both ledgers (a local settlement, and an anchor's
- * confirmation under LEDGER=evm): each new `task.settled` event is routed to its webhooks (`taskSettled`),
+ * confirmation under LEDGER=evm): each new event (`task.settled`, `task.revised`, a job's `job.completed`) is routed to its webhooks (`routeEvent`),
  * each delivery moved to a re-signed anchor is sent again (`webhookDelivery`), each manifest job whose last
  * task settled writes its export (`manifestExport`, a no-op for a job without `output_url`).
  */
 export function settledFollowUps(done: { eventIds: string[]; completedJobIds: string[]; redeliveries?: string[] }): FollowUps {
   return {
-    taskSettled: done.eventIds.map((eventId) => ({ eventId })),
+    routeEvent: done.eventIds.map((eventId) => ({ eventId })),
     webhookDelivery: (done.redeliveries ?? []).map((deliveryId) => ({ deliveryId })),
     manifestExport: done.completedJobIds.map((manifestJobId) => ({ manifestJobId })),
   };
@@ -82,6 +141,10 @@ interface DecidedTask extends Decision {
   last_label_at: string | null;
   /** a reserved type's consensus (null: single choice) */
   consensus: TaskSettledPayload["consensus"] | null;
+  /** the revision being settled (1: the first settlement; later: a review changed it) */
+  revision: number;
+  /** the revision it replaces (null for revision 1) */
+  previous: TaskRevisedPayload["previous"] | null;
 }
 
 /**
@@ -101,25 +164,18 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mo
     settled_at: at,
   };
   // the event's payload; its ledger_txid is the record's, added by the statement
-  const payload: Omit<TaskSettledPayload, "ledger_txid"> = {
-    event: "task.settled",
-    task_id: task.id,
-    consensus_label: task.consensus_label,
-    confidence: task.confidence,
-    settled_at: at,
-    ...(task.consensus ? { consensus: task.consensus } : {}),
-  };
+  const payload = revisionEventPayload(task, at);
   if (mode === "evm") {
     // the record only: the task stays `settling` until its anchor is confirmed (anchors.ts `confirm`)
     return Prisma.sql`
-    WITH ledger AS (${ledgerAppendSql(record)}),
+    WITH ledger AS (${ledgerAppendSql(record, task.revision)}),
     released AS (
       UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${task.id} AND status = 'active'
     )
     SELECT txid FROM ledger`;
   }
   return Prisma.sql`
-    WITH ledger AS (${ledgerAppendSql(record)}),
+    WITH ledger AS (${ledgerAppendSql(record, task.revision)}),
     settled AS (
       UPDATE tasks SET status = 'settled'::"TaskStatus", ledger_txid = (SELECT txid FROM ledger),
         settled_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
@@ -129,11 +185,12 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mo
       UPDATE claims SET status = 'expired'::"ClaimStatus" WHERE task_id = ${task.id} AND status = 'active'
     ),
     event AS (
-      INSERT INTO events (id, type, task_id, customer_id, payload)
-      SELECT ${eventId}, 'task.settled', ${task.id}, ${task.customer_id},
-        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid)
+      INSERT INTO events (id, type, task_id, customer_id, payload, revision)
+      SELECT ${eventId}, ${payload.event}, ${task.id}, ${task.customer_id},
+        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid), ${task.revision}::int
       FROM ledger
-    )
+    ),
+    audit AS (${auditDrawSql([task.id])})
     SELECT txid FROM ledger`;
 }
 
@@ -151,15 +208,18 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
     Prisma.sql`
     WITH decided AS (
       SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
-        labels_collected, last_label_at, consensus
+        labels_collected, last_label_at, consensus, revision,
+        (SELECT json_build_object('consensus_label', r.consensus_label, 'confidence', r.confidence)
+         FROM task_revisions r WHERE r.task_id = tasks.id AND r.revision = tasks.revision - 1) AS previous
       FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
-        AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = tasks.id)
+        AND NOT EXISTS (SELECT 1 FROM ledger_entries l WHERE l.task_id = tasks.id AND l.revision = tasks.revision)
     )
     SELECT
       COALESCE((SELECT json_agg(json_build_object(
           'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'status', 'settling', 'consensus_label', t.consensus_label,
           'confidence', t.confidence, 'resolution', t.resolution, 'label_counts', t.label_counts, 'posterior', t.posterior,
-          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at, 'consensus', t.consensus
+          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at, 'consensus', t.consensus,
+          'revision', t.revision, 'previous', t.previous
         ) ORDER BY t.id) FROM decided t), '[]'::json) AS tasks,
       COALESCE((SELECT json_agg(id) FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')), '[]'::json) AS open`,
   ]);
@@ -189,9 +249,12 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
       if (!rows[1 + i]?.[0]) throw new Error(`settlement of ${id} wrote no ledger record`);
     });
     jobIds.forEach((jobId, i) => {
-      const completed = rows[1 + statements.length + 2 * i + 1] ?? [];
+      const completed = (rows[1 + statements.length + 2 * i + 1] ?? []) as CompletedJobRow[];
       const settlement = results.get(jobs.get(jobId) as string);
-      if (completed.length > 0 && settlement) settlement.completedJobId = jobId;
+      if (completed[0] && settlement) {
+        settlement.completedJobId = jobId;
+        if (completed[0].event_id) settlement.jobEventId = completed[0].event_id;
+      }
     });
   }
   return taskIds.map((id) => results.get(id) ?? { outcome: "closed" });
@@ -218,7 +281,7 @@ export function settlementStore(db: Db) {
     settle: async (taskId: string): Promise<SettlementDone> => {
       const done = await local.call(taskId);
       const followUps = settledFollowUps({
-        eventIds: done.outcome === "settled" && done.eventId ? [done.eventId] : [],
+        eventIds: [...(done.outcome === "settled" && done.eventId ? [done.eventId] : []), ...(done.jobEventId ? [done.jobEventId] : [])],
         completedJobIds: done.completedJobId ? [done.completedJobId] : [],
       });
       return { ...done, followUps };

@@ -1,5 +1,5 @@
 /**
- * Label spaces (docs/contract.md, DESIGN §10): a customer's (question, ordered options), and the Dawid-Skene model
+ * Label spaces (contract §quality): a customer's (question, ordered options), and the Dawid-Skene model
  * of its labels (packages/quality). The model is rows: the space's parameters (`label_spaces.model`) and one
  * row per labeler of the space (`labeler_models.params`), written together by a refit; the label transaction
  * reads only the space row and the rows of a task's labelers. Each labeler row also keeps the labeler's live
@@ -15,11 +15,12 @@ import {
   type AnyFitInput,
   type AnyFitOutput,
   type CalibrationBin,
+  DEFAULT_POLICY,
   estimatedAccuracy,
   type FitInput,
   goldAccuracy,
   type LabelerParams,
-  type ReplayPolicy,
+  type Policy,
   type SpaceParams,
   type StoredLabelerRow,
   type StoredVote,
@@ -27,6 +28,7 @@ import {
 } from "@labelgate/quality";
 import type { Db } from "./database";
 import { Prisma } from "./generated/client";
+import { type PolicyColumns, policyOf } from "./policy";
 import { transactionRows } from "./sql";
 
 /**
@@ -41,13 +43,13 @@ export function labelSpaceId(customerId: string, question: string, options: read
 }
 
 /**
- * The label space of a task of `type` and `spec`: single choice as `labelSpaceId`; a reserved type (DESIGN §12)
+ * The label space of a task of `type` and `spec`: single choice as `labelSpaceId`; a reserved type (contract §task-types)
  * over the same fields after a `#type` line, which no single-choice encoding has (its second line starts with
  * a byte length), so a multi-label space never shares its id with a single-choice one of the same options.
  */
 export function spaceIdOf(customerId: string, type: string, spec: AnyLabelSpec): string {
-  if (!isReservedTaskType(type)) return labelSpaceId(customerId, spec.question, choicesOf(spec));
-  return labelSpaceId(`${customerId}\n#${type}`, spec.question, choicesOf(spec));
+  if (!isReservedTaskType(type)) return labelSpaceId(customerId, spec.question, choicesOf(type, spec));
+  return labelSpaceId(`${customerId}\n#${type}`, spec.question, choicesOf(type, spec));
 }
 
 /**
@@ -102,44 +104,46 @@ export const REFIT_MAX_AGE_S = 60;
  */
 export const REFIT_TEXT_BUDGET = 10_000_000;
 
-/** The policy columns of a space's newest task other than gold tasks. */
-interface NewestPolicyRow {
-  consensus_threshold: number;
-  max_labels: number;
-  confidence_target: number | null;
-  min_labels: number | null;
-}
-
-/** The newest task's policy of a space (what its calibration replays). */
+/** The newest task's policy of a space other than gold tasks (what its calibration replays). */
 function newestPolicySql(spaceId: string): Prisma.Sql {
   return Prisma.sql`
-    SELECT consensus_threshold, max_labels, confidence_target, min_labels FROM tasks
+    SELECT consensus_threshold, max_labels, confidence_target, min_labels, min_gain FROM tasks
     WHERE label_space_id = ${spaceId} AND gold_label IS NULL ORDER BY created_at DESC LIMIT 1`;
 }
 
-/** The policy the calibration replays: the space's newest task's (threshold 3 without one). */
-function replayPolicyOf(policy: NewestPolicyRow | undefined): ReplayPolicy {
-  return policy
-    ? {
-        consensusThreshold: policy.consensus_threshold,
-        maxLabels: policy.max_labels,
-        confidenceTarget: policy.confidence_target,
-        minLabels: policy.min_labels,
-      }
-    : { consensusThreshold: 3, maxLabels: 7, confidenceTarget: null, minLabels: null };
+/** The policy the calibration replays: the space's newest task's (the default policy without one). */
+function replayPolicyOf(row: PolicyColumns | undefined): Policy {
+  return row ? policyOf(row) : DEFAULT_POLICY;
+}
+
+/**
+ * The known truths reviews gave in a space (docs/decisions/0260), as a subquery of `(task_id, truth)`: for each
+ * task other than gold tasks, its latest review that names the right answer, the reviewer's answer of a
+ * rejection or the consensus it accepted (a rejection alone names none). The refit reads them as gold answers.
+ */
+export function reviewedTruthSql(spaceId: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT task_id, truth FROM (
+      SELECT DISTINCT ON (r.task_id) r.task_id,
+        CASE WHEN r.verdict = 'accept' THEN r.consensus_label ELSE r.value END AS truth
+      FROM reviews r JOIN tasks t ON t.id = r.task_id
+      WHERE r.label_space_id = ${spaceId} AND t.gold_label IS NULL
+      ORDER BY r.task_id, r.created_at DESC, r.id DESC
+    ) latest WHERE truth IS NOT NULL`;
 }
 
 export function spacesStore(db: Db) {
   const { pool } = db;
   /** A single-choice space's refit input (refit-space.ts), or undefined. */
   async function singleChoiceFitInput(spaceId: string): Promise<FitInput | undefined> {
-    const [spaces, labelers, labels, gold, newest] = await transactionRows<
+    const [spaces, labelers, labels, gold, reviewed, newest] = await transactionRows<
       [
         { id: string; options: string[]; version: number; model: SpaceParams | null },
         { params: LabelerParams },
         { task_id: string; labeler_id: string; option: number; created_at: string },
         { id: string; option: number },
-        NewestPolicyRow,
+        { id: string; option: number },
+        PolicyColumns,
       ]
     >(pool, [
       Prisma.sql`SELECT id, options, version, model FROM label_spaces WHERE id = ${spaceId}`,
@@ -153,6 +157,9 @@ export function spacesStore(db: Db) {
       Prisma.sql`
         SELECT t.id, array_position(t.options, t.gold_label) - 1 AS option FROM tasks t
         WHERE t.label_space_id = ${spaceId} AND t.gold_label IS NOT NULL`,
+      Prisma.sql`
+        SELECT t.id, array_position(t.options, r.truth) - 1 AS option
+        FROM (${reviewedTruthSql(spaceId)}) r JOIN tasks t ON t.id = r.task_id`,
       newestPolicySql(spaceId),
     ]);
     const space = spaces[0];
@@ -166,6 +173,7 @@ export function spacesStore(db: Db) {
       labelers: labelers.map((l) => l.params),
       labels: labels.map((l) => ({ task: l.task_id, labeler: l.labeler_id, option: l.option })),
       gold: gold.map((g) => ({ task: g.id, option: g.option })),
+      reviewed: reviewed.map((r) => ({ task: r.id, option: r.option })),
       through: labels.length > 0 ? (labels[labels.length - 1] as { created_at: string }).created_at : null,
     };
   }
@@ -183,7 +191,7 @@ export function spacesStore(db: Db) {
         StoredLabelerRow,
         { labels: number; through: string | null },
         { id: string; gold_label: string | null; data_text: string | null; answers: StoredVote[] },
-        NewestPolicyRow,
+        PolicyColumns,
       ]
     >(pool, [
       Prisma.sql`SELECT id, task_type, label_spec, version, model FROM label_spaces WHERE id = ${spaceId}`,
@@ -194,7 +202,7 @@ export function spacesStore(db: Db) {
         FROM labels WHERE label_space_id = ${spaceId}`,
       Prisma.sql`
         SELECT id, gold_label, data_text, answers FROM (
-          SELECT t.id, t.gold_label, t.data_text, t.created_at, a.answers,
+          SELECT t.id, COALESCE(t.gold_label, rv.truth) AS gold_label, t.data_text, t.created_at, a.answers,
                  sum(COALESCE(length(t.data_text), 0)::bigint * a.n)
                    OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS spent,
                  row_number() OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS rank
@@ -204,6 +212,7 @@ export function spacesStore(db: Db) {
                    COALESCE(json_agg(json_build_object('labelerId', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id), '[]'::json) AS answers
             FROM labels l WHERE l.task_id = t.id
           ) a
+          LEFT JOIN (${reviewedTruthSql(spaceId)}) rv ON rv.task_id = t.id
           WHERE t.label_space_id = ${spaceId} AND (t.gold_label IS NOT NULL OR a.n > 0)
         ) ranked
         WHERE rank = 1 OR spent <= ${textBudget}
@@ -305,7 +314,8 @@ export function spacesStore(db: Db) {
 
     /**
      * The labelers of the customer's label spaces, one row per labeler and space, oldest space first:
-     * labels (as of the last fit), gold record (live), estimated accuracy (last fit) and exclusion.
+     * labels (as of the last fit), gold record (live), estimated accuracy (last fit) and exclusion; `model`
+     * names the model of a model labeler (pre-labels, contract §prelabels), null for a person.
      */
     async labelers(customerId: string): Promise<wire.LabelerQuality[]> {
       const [rows] = await transactionRows<
@@ -320,12 +330,14 @@ export function spacesStore(db: Db) {
             gold_answers: number;
             gold_correct: number;
             excluded: boolean;
+            model_name: string | null;
+            excluded_reason: string | null;
           },
         ]
       >(pool, [
         Prisma.sql`
           SELECT m.labeler_id, s.id AS label_space, s.question, s.task_type, s.model, m.params, m.gold_answers, m.gold_correct,
-                 m.excluded_at IS NOT NULL AS excluded
+                 m.excluded_at IS NOT NULL AS excluded, m.excluded_reason, (SELECT l.model FROM labelers l WHERE l.id = m.labeler_id) AS model_name
           FROM label_spaces s JOIN labeler_models m ON m.label_space_id = s.id
           WHERE s.customer_id = ${customerId}
           ORDER BY s.created_at, s.id, m.labeler_id`,
@@ -341,7 +353,9 @@ export function spacesStore(db: Db) {
           gold_answers: r.gold_answers,
           gold_accuracy: goldAccuracy({ goldAnswers: r.gold_answers, goldCorrect: r.gold_correct }),
           estimated_accuracy: typed ? typed.estimatedAccuracy : r.model && r.params ? estimatedAccuracy(r.model, r.params) : null,
-          status: r.excluded ? "excluded" : "active",
+          // a failed qualification exam (contract §qualification) is its own reason
+          status: !r.excluded ? "active" : r.excluded_reason === "failed_qualification" ? "failed_qualification" : "excluded",
+          model: r.model_name,
         };
       });
     },

@@ -1,5 +1,5 @@
 /**
- * Tasks: submission (single and batch, group commit), reads, cancellation (docs/contract.md, DESIGN §2, §3, §6, §10).
+ * Tasks: submission (single and batch, group commit), reads, cancellation (contract §wire, §lifecycle, §accounts, §quality).
  * Quota is reserved in the same statement as the insert: `consensus_threshold` labels per task (never more
  * than `max_labels`). A new task's claim cap is the decision rule's answer for a task without labels, so
  * submission, manifest ingestion and the label transaction all derive it from `decide`. Each task names its
@@ -8,26 +8,28 @@
 
 import { createHash } from "node:crypto";
 import {
+  type AnswerBody,
   type AnyLabelSpec,
   type BatchInput,
   choicesOf,
   isReservedTaskType,
-  reservedLabels,
+  type Prelabel,
+  splitGuide,
   type TaskCounts,
   type TaskInput,
-  type TaskPolicy,
   zeroTaskCounts,
 } from "@labelgate/api";
 import { canonicalJson } from "@labelgate/canonical-json";
 import { Batcher, newId } from "@labelgate/core";
-import { taskKindOf } from "@labelgate/quality";
+import { reservedLabels, taskKindOf } from "@labelgate/quality";
 import type { FollowUps } from "@labelgate/queue";
 import type { Db } from "./database";
 import { isUniqueViolation, StoreError } from "./errors";
 import type { Batch, LedgerEntry, Task } from "./generated/client";
 import { Prisma } from "./generated/client";
-import { completeJobSql } from "./jobs";
+import { type CompletedJobRow, completeJobSql, eventIdOf, routeFollowUps, taskCanceledEventSql } from "./jobs";
 import { assertTransition, CANCELABLE_STATUSES, type TaskStatus } from "./lifecycle";
+import { type PolicyColumns, policyOf } from "./policy";
 import { releaseSql, reserveOneSql, reserveSql } from "./quota";
 import { spaceIdOf } from "./spaces";
 import { queryRows, withTransaction } from "./sql";
@@ -38,25 +40,22 @@ export function requestFingerprint(body: object): string {
   return createHash("sha256").update(canonicalJson(rest)).digest("hex");
 }
 
-/** A task to create: the request as sent (its fingerprint) and its effective policy (`resolvePolicy`). */
+/** A task to create: the request as sent (its fingerprint) and the columns of its effective policy (@labelgate/quality `resolvePolicy`, `policyColumns`). */
 export interface NewTask {
   input: TaskInput;
-  policy: TaskPolicy;
+  policy: PolicyColumns;
 }
 
-/** The fields of a new task row as `insertTasksSql` takes them (the `tasks` columns). */
-/** The policy columns of a task row as the store's raw statements read them. */
-export interface TaskPolicyColumns {
-  consensus_threshold: number;
-  max_labels: number;
-  confidence_target: number | null;
-  min_labels: number | null;
+/** The policy columns of a task row as the store's raw statements read them, with its gold answer and space. */
+export interface TaskPolicyColumns extends PolicyColumns {
   gold_label: string | null;
   label_space_id: string;
 }
 
 interface TaskRecord extends TaskPolicyColumns {
   id: string;
+  /** a gold task's explanation, shown after a qualification training answer (contract §qualification) */
+  gold_explanation: string | null;
   customer_id: string;
   batch_id: string | null;
   task_type: string;
@@ -67,6 +66,9 @@ interface TaskRecord extends TaskPolicyColumns {
   label_spec: AnyLabelSpec | null;
   /** a text_span task's text when given */
   data_text: string | null;
+  /** a pairwise task's item b (URL or text) */
+  data_url_b: string | null;
+  data_text_b: string | null;
   /** the task waits for its item (its kind `needsText` and no `data_text`): not claimable until the fetch */
   item_pending: boolean;
   callback_url: string | null;
@@ -78,6 +80,14 @@ interface TaskRecord extends TaskPolicyColumns {
   quota_reserved: number;
   /** ISO time; null = the transaction's start (the column default) */
   created_at: string | null;
+  /** the pre-label as given, and whether claims carry it (label_spec.show_prelabel) */
+  prelabel: Prelabel | null;
+  show_prelabel: boolean;
+  /** the pre-label's label: its model labeler, stored value, and the ids of its label and (labeled) claim; null without one */
+  prelabel_labeler_id: string | null;
+  prelabel_value: string | null;
+  prelabel_label_id: string | null;
+  prelabel_claim_id: string | null;
 }
 
 /** The stored gold answer of a task body (task-kinds.ts: an option, or the canonical JSON of the canonical answer), or null. */
@@ -96,19 +106,40 @@ function goldOf(input: TaskInput): string | null {
   return read.value;
 }
 
+/** The stored value of a task body's pre-label answer (an option, or the canonical JSON of the canonical answer), or null. */
+function prelabelValueOf(input: TaskInput): string | null {
+  if (input.prelabel === undefined) return null;
+  const read = taskKindOf(input.type).readAnswer(input.label_spec, input.prelabel.answer as AnswerBody, {
+    text: "data_text" in input ? input.data_text : undefined,
+  });
+  // the body's schema checked the pre-label (prelabelIssues) before it came here
+  if (!("value" in read))
+    throw new StoreError(
+      "invalid",
+      read.issues.map((i) => ({ path: ["prelabel", "answer", ...i.path].join("."), message: i.message })),
+    );
+  return read.value;
+}
+
 function taskRecord(
   customerId: string,
   { input, policy }: NewTask,
-  extra: { id: string; batchId?: string; callbackUrl?: string; idempotencyKey?: string; createdAt?: Date; spaceId?: string },
+  extra: {
+    id: string;
+    batchId?: string;
+    callbackUrl?: string;
+    idempotencyKey?: string;
+    createdAt?: Date;
+    spaceId?: string;
+    /** model name → its labeler's id (modelLabelers), for a task with a pre-label */
+    models?: ReadonlyMap<string, string>;
+  },
 ): TaskRecord {
   const gold = goldOf(input);
-  const kindPolicy = {
-    consensusThreshold: policy.consensus_threshold,
-    maxLabels: policy.max_labels,
-    confidenceTarget: policy.confidence_target,
-    minLabels: policy.min_labels,
-    gold: gold !== null,
-  };
+  const prelabelValue = prelabelValueOf(input);
+  const modelLabeler = input.prelabel ? extra.models?.get(input.prelabel.model) : undefined;
+  if (input.prelabel && modelLabeler === undefined) throw new Error(`no labeler for model ${input.prelabel.model}`);
+  const rule = { policy: policyOf(policy), gold: gold !== null };
   const reserved = isReservedTaskType(input.type);
   const kind = taskKindOf(input.type);
   const dataText = "data_text" in input ? (input.data_text ?? null) : null;
@@ -119,23 +150,34 @@ function taskRecord(
     task_type: input.type,
     data_url: input.data_url,
     question: input.label_spec.question,
-    options: choicesOf(input.label_spec),
-    label_spec: reserved ? input.label_spec : null,
+    options: choicesOf(input.type, input.label_spec),
+    // the guide (instructions, examples) is the space's, recorded apart (instructions.ts): not part of the task
+    label_spec: reserved ? splitGuide(input.label_spec).spec : null,
     data_text: dataText,
+    data_url_b: "data_url_b" in input ? (input.data_url_b ?? null) : null,
+    data_text_b: "data_text_b" in input ? (input.data_text_b ?? null) : null,
     item_pending: kind.needsText && dataText === null,
     callback_url: input.callback_url ?? extra.callbackUrl ?? null,
     consensus_threshold: policy.consensus_threshold,
     max_labels: policy.max_labels,
     confidence_target: policy.confidence_target,
     min_labels: policy.min_labels,
+    min_gain: policy.min_gain ?? null,
     gold_label: gold,
+    gold_explanation: gold !== null && "gold_explanation" in input ? (input.gold_explanation ?? null) : null,
     label_space_id: extra.spaceId ?? spaceIdOf(customerId, input.type, input.label_spec),
     metadata: input.metadata ?? null,
     idempotency_key: extra.idempotencyKey ?? input.idempotency_key ?? null,
     request_hash: (extra.idempotencyKey ?? input.idempotency_key) ? requestFingerprint(input) : null,
-    claim_cap: kind.initialClaimCap(input.label_spec, kindPolicy),
-    quota_reserved: reservedLabels(policy),
+    claim_cap: kind.initialClaimCap(input.label_spec, rule),
+    quota_reserved: reservedLabels(rule.policy),
     created_at: extra.createdAt?.toISOString() ?? null,
+    prelabel: input.prelabel ?? null,
+    show_prelabel: (input.label_spec as { show_prelabel?: boolean }).show_prelabel === true,
+    prelabel_labeler_id: modelLabeler ?? null,
+    prelabel_value: prelabelValue,
+    prelabel_label_id: prelabelValue === null ? null : newId("label"),
+    prelabel_claim_id: prelabelValue === null ? null : newId("claim"),
   };
 }
 
@@ -146,14 +188,54 @@ function taskRecord(
  */
 function insertTasksSql(source: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, label_spec, data_text, item_pending, callback_url,
-                       consensus_threshold, max_labels, confidence_target, min_labels, gold_label, label_space_id, metadata,
-                       idempotency_key, request_hash, claim_cap, quota_reserved, created_at)
+    INSERT INTO tasks (id, customer_id, batch_id, task_type, data_url, question, options, label_spec, data_text, data_url_b, data_text_b, item_pending, callback_url,
+                       consensus_threshold, max_labels, confidence_target, min_labels, min_gain, gold_label, label_space_id, metadata,
+                       idempotency_key, gold_explanation, request_hash, claim_cap, quota_reserved, created_at, prelabel, show_prelabel)
     SELECT r.id, r.customer_id, r.batch_id, r.task_type, r.data_url, r.question, ARRAY(SELECT jsonb_array_elements_text(r.options)),
-           r.label_spec, r.data_text, r.item_pending, r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.gold_label, r.label_space_id,
-           r.metadata, r.idempotency_key, r.request_hash, r.claim_cap, r.quota_reserved, COALESCE(r.created_at, now())
+           r.label_spec, r.data_text, r.data_url_b, r.data_text_b, r.item_pending, r.callback_url, r.consensus_threshold, r.max_labels, r.confidence_target, r.min_labels, r.min_gain, r.gold_label, r.label_space_id,
+           r.metadata, r.idempotency_key, r.gold_explanation, r.request_hash, r.claim_cap, r.quota_reserved, COALESCE(r.created_at, now()), r.prelabel, r.show_prelabel
     FROM ${source}
     RETURNING id, created_at`;
+}
+
+/**
+ * The pre-labels of `source`'s rows (those with `prelabel_value`), as data-modifying CTE bodies: each a claim
+ * of its model labeler, already `labeled`, and the label on it (contract §prelabels). Written by the statement
+ * that inserts the tasks (foreign keys are checked at its end), so a task and its pre-label exist together.
+ * The label's `created_at` is the statement's time: it comes before every human label of the task.
+ */
+export function insertPrelabelsSql(source: Prisma.Sql): { claims: Prisma.Sql; labels: Prisma.Sql } {
+  return {
+    claims: Prisma.sql`
+      INSERT INTO claims (id, task_id, labeler_id, status, expires_at)
+      SELECT r.prelabel_claim_id, r.id, r.prelabel_labeler_id, 'labeled'::"ClaimStatus", now()
+      FROM ${source} AND r.prelabel_value IS NOT NULL`,
+    labels: Prisma.sql`
+      INSERT INTO labels (id, task_id, customer_id, label_space_id, labeler_id, claim_id, value, created_at)
+      SELECT r.prelabel_label_id, r.id, r.customer_id, r.label_space_id, r.prelabel_labeler_id, r.prelabel_claim_id, r.prelabel_value, now()
+      FROM ${source} AND r.prelabel_value IS NOT NULL`,
+  };
+}
+
+/**
+ * The labelers of a customer's models (`model:<name>`, contract §prelabels), created on first use: model name →
+ * labeler id. Such a labeler has no key (its key_hash is no key's hash) and is never charged for. One statement,
+ * safe to run concurrently (the unique (customer_id, model) key; an existing row is returned as it is).
+ */
+export async function modelLabelers(db: Db, customerId: string, models: Iterable<string>): Promise<Map<string, string>> {
+  const names = [...new Set(models)].sort();
+  if (names.length === 0) return new Map();
+  const ids = names.map(() => newId("labeler"));
+  const rows = await queryRows<{ id: string; model: string }>(
+    db.pool,
+    Prisma.sql`
+      INSERT INTO labelers (id, name, key_hash, hint, customer_id, model)
+      SELECT n.id, 'model:' || n.model, 'model:' || n.id, '', ${customerId}, n.model
+      FROM unnest(${ids}::text[], ${names}::text[]) AS n(id, model)
+      ON CONFLICT (customer_id, model) DO UPDATE SET model = EXCLUDED.model
+      RETURNING id, model`,
+  );
+  return new Map(rows.map((r) => [r.model, r.id]));
 }
 
 /**
@@ -171,9 +253,10 @@ export function insertSpacesSql(source: Prisma.Sql): Prisma.Sql {
 }
 
 const RECORDS = Prisma.raw(`AS r(id text, customer_id text, batch_id text, task_type text, data_url text, question text, options jsonb,
-  label_spec jsonb, data_text text, item_pending boolean, callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, gold_label text,
+  label_spec jsonb, data_text text, data_url_b text, data_text_b text, item_pending boolean, callback_url text, consensus_threshold int, max_labels int, confidence_target float8, min_labels int, min_gain float8, gold_label text,
   label_space_id text, metadata jsonb, idempotency_key text, request_hash text, claim_cap int, quota_reserved int,
-  created_at timestamptz)`);
+  created_at timestamptz, prelabel jsonb, show_prelabel boolean, prelabel_labeler_id text, prelabel_value text, prelabel_label_id text,
+  prelabel_claim_id text, gold_explanation text)`);
 
 /** `jsonb_to_recordset` of `records` as the relation `r`. */
 function recordsOf(records: TaskRecord[]): Prisma.Sql {
@@ -206,6 +289,7 @@ export interface CreatedBatch {
  * failing one (a unique violation of an idempotency key raced by another replica) makes each item run alone.
  */
 async function insertGroup(db: Db, records: TaskRecord[]): Promise<(CreatedTask | undefined)[]> {
+  const prelabels = insertPrelabelsSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`);
   const rows = await queryRows<{ id: string; created_at: Date }>(
     db.pool,
     Prisma.sql`
@@ -214,7 +298,9 @@ async function insertGroup(db: Db, records: TaskRecord[]): Promise<(CreatedTask 
     locked AS (SELECT c.id FROM customers c WHERE c.id IN (SELECT customer_id FROM need) ORDER BY c.id FOR UPDATE),
     reserved AS (${reserveSql(Prisma.sql`need`)}),
     spaces AS (${insertSpacesSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)}),
-    ins AS (${insertTasksSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)})
+    ins AS (${insertTasksSql(Prisma.sql`r WHERE r.customer_id IN (SELECT id FROM reserved)`)}),
+    pclaims AS (${prelabels.claims}),
+    plabels AS (${prelabels.labels})
     SELECT id, created_at FROM ins`,
   );
   const created = new Map(rows.map((r) => [r.id, r.created_at]));
@@ -245,7 +331,8 @@ export function tasksStore(db: Db) {
       idempotencyKey: string | undefined,
     ): Promise<{ task: CreatedTask; created: boolean; followUps: FollowUps }> {
       const { input } = task;
-      const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey });
+      const models = input.prelabel ? await modelLabelers(db, customerId, [input.prelabel.model]) : undefined;
+      const record = taskRecord(customerId, task, { id: newId("task"), idempotencyKey, models });
       // a new task waiting for its item: the fetch follows (a replay's fetch was sent with the original, or the reconciliation finds it)
       const itemFetchOf = (created: CreatedTask): FollowUps => ({ itemFetch: record.item_pending ? [{ taskId: created.id }] : [] });
       const replay = async (): Promise<{ task: CreatedTask; created: boolean; followUps: FollowUps } | undefined> => {
@@ -286,7 +373,7 @@ export function tasksStore(db: Db) {
     async createBatch(
       customerId: string,
       input: BatchInput,
-      policies: TaskPolicy[],
+      policies: PolicyColumns[],
       idempotencyKey: string | undefined,
     ): Promise<CreatedBatch> {
       if (policies.length !== input.tasks.length) throw new Error("one policy per task of the batch");
@@ -305,6 +392,11 @@ export function tasksStore(db: Db) {
 
       const batchId = newId("batch");
       const createdAt = new Date();
+      const models = await modelLabelers(
+        db,
+        customerId,
+        input.tasks.flatMap((t) => (t.prelabel ? [t.prelabel.model] : [])),
+      );
       // Tasks of a batch share its creation time; ordering inside it follows the ids' insertion order.
       // one label space id per distinct spec of the batch (a hash each)
       const spaces = new Map<string, string>();
@@ -320,17 +412,19 @@ export function tasksStore(db: Db) {
       const records = input.tasks.map((t, i) =>
         taskRecord(
           customerId,
-          { input: t, policy: policies[i] as TaskPolicy },
+          { input: t, policy: policies[i] as PolicyColumns },
           {
             id: newId("task"),
             batchId,
             callbackUrl: input.callback_url,
             createdAt: new Date(createdAt.getTime() + i),
             spaceId: spaceOf(t),
+            models,
           },
         ),
       );
       const reserved = records.reduce((sum, r) => sum + r.quota_reserved, 0);
+      const prelabels = insertPrelabelsSql(Prisma.sql`r WHERE true`);
       try {
         // ONE statement (atomic): reserve the quota, and only if that succeeded insert the batch and its
         // tasks (foreign keys are checked at the statement's end).
@@ -347,7 +441,9 @@ export function tasksStore(db: Db) {
           ),
           r AS MATERIALIZED (SELECT * FROM ${recordsOf(records)} WHERE EXISTS (SELECT 1 FROM batch)),
           spaces AS (${insertSpacesSql(Prisma.sql`r`)}),
-          tasks AS (${insertTasksSql(Prisma.sql`r`)})
+          tasks AS (${insertTasksSql(Prisma.sql`r`)}),
+          pclaims AS (${prelabels.claims}),
+          plabels AS (${prelabels.labels})
           SELECT EXISTS (SELECT 1 FROM reserved) AS reserved, (SELECT count(*) FROM tasks) AS n`,
         );
         if (!done?.reserved) throw new StoreError("quotaExhausted");
@@ -365,14 +461,17 @@ export function tasksStore(db: Db) {
       return { batchId, taskIds: records.map((r) => r.id), createdAt, created: true, followUps: { itemFetch } };
     },
 
+    /** The labelers of a customer's models, created on first use: model name → labeler id (`modelLabelers`). */
+    modelLabelers: (customerId: string, models: Iterable<string>): Promise<Map<string, string>> => modelLabelers(db, customerId, models),
+
     /** A customer's task, or undefined (another customer's task does not exist for it). */
     async get(customerId: string, taskId: string): Promise<Task | undefined> {
       return (await prisma.task.findFirst({ where: { id: taskId, customerId } })) ?? undefined;
     },
 
-    /** A settled task's ledger record. @throws when the settled task has none (a broken invariant). */
+    /** A settled task's ledger record (of its current revision). @throws when the settled task has none (a broken invariant). */
     async ledgerRecord(task: Task): Promise<LedgerEntry> {
-      const entry = await prisma.ledgerEntry.findUnique({ where: { taskId: task.id } });
+      const entry = await prisma.ledgerEntry.findUnique({ where: { taskId_revision: { taskId: task.id, revision: task.revision } } });
       if (!entry) throw new Error(`settled task ${task.id} has no ledger entry`);
       return entry;
     },
@@ -385,7 +484,7 @@ export function tasksStore(db: Db) {
      * @throws StoreError taskNotFound | taskNotCancelable (settling, settled)
      */
     async cancel(customerId: string, taskId: string): Promise<{ task: Task; completedJobId?: string; followUps: FollowUps }> {
-      const completedJobId = await withTransaction(pool, async (run) => {
+      const outcome = await withTransaction(pool, async (run) => {
         const [, rows] = await run<
           [object, { status: TaskStatus; job_id: string | null; quota_reserved: number; labels_collected: number }]
         >([
@@ -404,14 +503,22 @@ export function tasksStore(db: Db) {
             Prisma.sql`UPDATE tasks SET status = 'canceled', canceled_at = now(), updated_at = now() WHERE id = ${taskId}`,
             Prisma.sql`UPDATE claims SET status = 'expired' WHERE task_id = ${taskId} AND status = 'active'`,
             releaseSql(customerId, Math.max(0, row.quota_reserved - row.labels_collected)),
+            // the event catalog's task.canceled, in the cancellation's transaction (contract §events)
+            taskCanceledEventSql(taskId, { event: "task.canceled", task_id: taskId, reason: "customer" }),
             ...(row.job_id ? completeJobSql(row.job_id) : []),
           ],
           { commit: true },
         );
-        return row.job_id && (done[4]?.length ?? 0) > 0 ? row.job_id : undefined;
+        const events = (done[3] ?? []) as { id: string }[];
+        const completed = (done[5] ?? []) as CompletedJobRow[];
+        return { jobId: row.job_id && completed.length > 0 ? row.job_id : undefined, eventIds: [...events, ...completed].map(eventIdOf) };
       });
       const task = await prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-      const followUps: FollowUps = { manifestExport: completedJobId ? [{ manifestJobId: completedJobId }] : [] };
+      const completedJobId = outcome?.jobId;
+      const followUps: FollowUps = {
+        manifestExport: completedJobId ? [{ manifestJobId: completedJobId }] : [],
+        ...routeFollowUps(outcome?.eventIds ?? []),
+      };
       return completedJobId ? { task, completedJobId, followUps } : { task, followUps };
     },
 

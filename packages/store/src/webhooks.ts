@@ -1,5 +1,5 @@
 /**
- * Webhooks (docs/contract.md, SPEC §4; DESIGN §7): registration (the secret arrives sealed and is stored so),
+ * Webhooks (contract §routes, §events): registration (the secret arrives sealed and is stored so),
  * the list, soft delete, the delivery log of every attempt, and the lookups of routing and redelivery.
  */
 import type { DeliveryStatus, WebhookEventType } from "@labelgate/api";
@@ -10,7 +10,8 @@ import type { Delivery, DeliveryAttempt, Webhook } from "./generated/client";
 import { Prisma } from "./generated/client";
 import { withTransaction } from "./sql";
 
-export type DeliveryWithAttempts = Delivery & { attemptsLog: DeliveryAttempt[] };
+/** A delivery with its attempt log, the type of its event (a name of the event catalog) and its job (a job event's). */
+export type DeliveryWithAttempts = Delivery & { attemptsLog: DeliveryAttempt[]; eventType: string; jobId: string | null };
 
 export function webhooksStore(db: Db) {
   const { prisma } = db;
@@ -50,6 +51,16 @@ export function webhooksStore(db: Db) {
     get: async (customerId: string, webhookId: string): Promise<Webhook | undefined> =>
       (await prisma.webhook.findFirst({ where: { id: webhookId, customerId } })) ?? undefined,
 
+    /**
+     * Replaces an active webhook's `events` (the subscription: events routed from now on follow it).
+     * @throws StoreError webhookInactive (409) for a deleted webhook
+     */
+    async updateEvents(webhook: Webhook, events: WebhookEventType[]): Promise<Webhook> {
+      const updated = await prisma.webhook.updateMany({ where: { id: webhook.id, active: true }, data: { events } });
+      if (updated.count === 0) throw new StoreError("webhookInactive");
+      return prisma.webhook.findUniqueOrThrow({ where: { id: webhook.id } });
+    },
+
     /** Soft delete: inactive with `deleted_at`; deleting again answers the deleted webhook. */
     async deactivate(webhook: Webhook): Promise<Webhook> {
       if (!webhook.active) return webhook;
@@ -70,7 +81,19 @@ export function webhooksStore(db: Db) {
           include: { attemptsLog: { orderBy: [{ startedAt: "desc" }, { attempt: "desc" }] } },
         }),
       ]);
-      return { total, items };
+      const events = await prisma.event.findMany({
+        where: { id: { in: items.map((d) => d.eventId) } },
+        select: { id: true, type: true, jobId: true },
+      });
+      const eventOf = new Map(events.map((e) => [e.id, e]));
+      return {
+        total,
+        items: items.map((d) => ({
+          ...d,
+          eventType: eventOf.get(d.eventId)?.type ?? "task.settled",
+          jobId: eventOf.get(d.eventId)?.jobId ?? null,
+        })),
+      };
     },
 
     /** A delivery of this webhook, or undefined. */

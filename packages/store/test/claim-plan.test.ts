@@ -51,9 +51,14 @@ afterAll(async () => {
 });
 
 it.each([
-  ["a claim", undefined],
-  ["a claim with an Idempotency-Key", "retry-key-1"],
-])("%s walks the open tasks in order by index, with no scan and sort of every open task", async (_what, key) => {
+  ["a claim", undefined, false],
+  ["a claim with an Idempotency-Key", "retry-key-1", false],
+  // contract §qualification: the training check reads the candidate's customer and the labeler's row only
+  ["a claim under a qualification setting", undefined, true],
+])("%s walks the open tasks in order by index, with no scan and sort of every open task", async (_what, key, qualification) => {
+  await db.pool.query(`UPDATE customers SET settings = $1::jsonb WHERE id = 'cus_plan'`, [
+    JSON.stringify(qualification ? { quality: { qualification: { gold_tasks: 10, min_accuracy: 0.65 } } } : {}),
+  ]);
   const sql = lockAndClaim(`clm_plan_${randomBytes(4).toString("hex")}`, "lbl_007", undefined, [], 60, key);
   const { rows } = await db.pool.query<{ "QUERY PLAN": { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${sql.text}`, sql.values);
   const plan = rows[0]?.["QUERY PLAN"][0]?.Plan as PlanNode;
@@ -65,6 +70,7 @@ it.each([
   // a keyed insert stops on the labeler's active claim of the key: the partial unique index is its arbiter
   const arbiters = (plan as PlanNode & { "Conflict Arbiter Indexes"?: string[] })["Conflict Arbiter Indexes"];
   expect(arbiters).toEqual(key === undefined ? undefined : ["claims_labeler_id_idempotency_key_key"]);
+  await db.pool.query(`UPDATE customers SET settings = '{}'::jsonb WHERE id = 'cus_plan'`);
 });
 
 it("claims the oldest task the labeler has not labeled, on the analyzed backlog", async () => {

@@ -7,12 +7,21 @@
  * decision itself (label, confidence, posterior, resolution). The settlement then keeps exactly that decision
  * in the task's ledger record. fast-check generates the cases and shrinks a failure.
  */
-import { resolvePolicy, type TaskInput } from "@labelgate/api";
+import type { TaskInput } from "@labelgate/api";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
-import { type AnyFitInput, decide, fit, LabelTable, priorModel, type ScoringModel, type LabelVote as Vote } from "@labelgate/quality";
+import {
+  type AnyFitInput,
+  decide,
+  fit,
+  LabelTable,
+  priorModel,
+  resolvePolicy,
+  type ScoringModel,
+  type LabelVote as Vote,
+} from "@labelgate/quality";
 import fc from "fast-check";
 import { isolatedDatabaseUrl } from "../../../test/system";
-import { createStore, dropDatabase, labelSpaceId, type Store } from "../src/index";
+import { createStore, dropDatabase, labelSpaceId, policyColumns, type Store } from "../src/index";
 
 type SingleChoiceInput = Extract<AnyFitInput, { kind: "single_choice" }>;
 
@@ -132,18 +141,13 @@ it("the label transaction answers what the pure rule answers, and the settlement
         max_labels: maxLabels,
         ...(confidence ? { confidence_target: confidence.target, min_labels: confidence.minLabels } : {}),
       };
-      const policy = resolvePolicy([input]);
-      const { task } = await store.tasks.create(customerId, { input, policy }, undefined);
+      const resolved = resolvePolicy([input]);
+      if (!("policy" in resolved)) throw new Error(`the case is not a policy: ${JSON.stringify(resolved.issues)}`);
+      const { task } = await store.tasks.create(customerId, { input, policy: policyColumns(resolved.policy) }, undefined);
       const model = training
         ? await storeFittedModel(labelSpaceId(customerId, question, options), options, training)
         : priorModel(options.length);
-      const rule = {
-        options,
-        consensusThreshold: threshold,
-        maxLabels,
-        confidenceTarget: policy.confidence_target,
-        minLabels: policy.min_labels,
-      };
+      const rule = { options, policy: resolved.policy };
       const votes: Vote[] = [];
       let decided = false;
       for (const [i, index] of labels.entries()) {
@@ -183,7 +187,7 @@ it("the label transaction answers what the pure rule answers, and the settlement
       expect(settlement.outcome).toBe("settled");
       const pure = decide(rule, votes, model);
       if (!pure.done) throw new Error("unreachable");
-      const entry = await store.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId: task.id } });
+      const entry = await store.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId_revision: { taskId: task.id, revision: 1 } } });
       expect(entry.payload).toMatchObject({
         consensus_label: pure.label,
         confidence: pure.confidence,

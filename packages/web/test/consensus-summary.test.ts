@@ -3,7 +3,7 @@
  * task of a reserved type instead of its canonical JSON, read from `consensus` or from `consensus_label`;
  * a single-choice label unchanged.
  */
-import { consensusSummary, SUMMARY_NAMES_MAX, summarizeParts } from "../app/console/task-types/summary";
+import { consensusSummary, partConfidences, SUMMARY_NAMES_MAX, summarizeParts } from "../app/console/task-types/summary";
 
 const box = (label: string) => ({ label, x: 1, y: 2, w: 3, h: 4 });
 const span = (label: string, start: number) => ({ start, end: start + 2, label });
@@ -67,5 +67,29 @@ describe("consensusSummary", () => {
   it("shows a reserved type's label unchanged when it is not JSON of its shape", () => {
     expect(consensusSummary({ task_type: "text_span", consensus_label: "not json" })).toBe("not json");
     expect(consensusSummary({ task_type: "text_span", consensus_label: "[1,2]" })).toBe("[1,2]");
+  });
+});
+
+describe("partConfidences (shown beside a typed task's whole-answer confidence)", () => {
+  it("reads the boxes', spans' or options' confidences", () => {
+    expect(
+      partConfidences({
+        boxes: [
+          { ...box("cat"), confidence: 0.9 },
+          { ...box("dog"), confidence: 0.5 },
+        ],
+      }),
+    ).toEqual({
+      parts: 2,
+      lowest: 0.5,
+      mean: 0.7,
+    });
+    expect(partConfidences({ spans: [{ ...span("PER", 0), confidence: 0.8 }] })).toEqual({ parts: 1, lowest: 0.8, mean: 0.8 });
+    expect(partConfidences({ labels: ["a"], confidence: { a: 0.6, b: 1 } })).toEqual({ parts: 2, lowest: 0.6, mean: 0.8 });
+  });
+  it("is null without confidences (no parts, a gold answer, nothing sent)", () => {
+    expect(partConfidences({ spans: [] })).toBeNull();
+    expect(partConfidences({ boxes: [box("cat")] })).toBeNull();
+    expect(partConfidences(null)).toBeNull();
   });
 });

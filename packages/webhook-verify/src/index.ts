@@ -1,34 +1,25 @@
 /**
- * @labelgate/webhook-verify: verifies labelgate `task.settled` webhook deliveries (docs/contract.md, SPEC §6; DESIGN §7).
+ * @labelgate/webhook-verify: verifies labelgate webhook deliveries of every event of the event catalog (contract §events):
+ * the list of events and their bodies are generated from the catalog (events.ts, `pnpm gen:events`).
  *
  * Signature: `X-SVC-Signature: sha256=<hex>`, the HMAC-SHA256 (RFC 2104, SHA-256 per FIPS 180-4) of the
  * raw request body bytes, keyed with the webhook secret. Replay protection: the signed body carries
  * `timestamp` (ISO 8601 UTC of the delivery attempt), accepted within a tolerance of 300 s either way,
- * as in Stripe's webhook signatures. No dependencies besides node:crypto; this file can be copied as is.
+ * as in Stripe's webhook signatures. No dependencies besides node:crypto; this file and events.ts can be copied as they are.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { EVENT_FIELDS, type FieldCheck, WEBHOOK_EVENT_TYPES, type WebhookEvent } from "./events";
 
-/** Body of a `task.settled` delivery (docs/contract.md, SPEC §6). Unknown extra fields are kept as sent. */
-export interface TaskSettledEvent {
-  event: "task.settled";
-  task_id: string;
-  consensus_label: string;
-  confidence: number;
-  /**
-   * Reserved task types only (`multi_label_classification`, `bounding_box`, `text_span`): the consensus answer, each
-   * part with its confidence, as in the task's result. `consensus_label` is its canonical JSON without the confidences.
-   */
-  consensus?:
-    | { labels: string[]; confidence: Record<string, number> }
-    | { boxes: { label: string; x: number; y: number; w: number; h: number; confidence: number; support: number }[] }
-    | { spans: { start: number; end: number; label: string; confidence: number }[] };
-  /** On-chain transaction id of the settlement. */
-  ledger_txid: string;
-  /** ISO 8601 UTC. */
-  settled_at: string;
-  /** ISO 8601 UTC of this delivery attempt (differs between retries of one event). */
-  timestamp: string;
-}
+export type {
+  FieldCheck,
+  JobCompletedEvent,
+  JobFailedEvent,
+  TaskCanceledEvent,
+  TaskRevisedEvent,
+  TaskSettledEvent,
+  WebhookEvent,
+} from "./events";
+export { EVENT_FIELDS, WEBHOOK_EVENT_TYPES } from "./events";
 
 export interface VerifyOptions {
   /** Largest accepted distance between `timestamp` and `now`, in seconds, past or future. Default 300; `Infinity` disables the check. */
@@ -44,7 +35,7 @@ export type WebhookVerificationReason =
   | "malformed_body"
   | "timestamp_outside_tolerance";
 
-/** Thrown by {@link constructEvent} when a delivery is not authentic, not fresh or not a `task.settled` body. */
+/** Thrown by {@link constructEvent} when a delivery is not authentic, not fresh or not a body of a known event. */
 export class WebhookVerificationError extends Error {
   readonly reason: WebhookVerificationReason;
 
@@ -91,8 +82,8 @@ export function verifyWebhookSignature(
 }
 
 /**
- * Verifies like {@link verifyWebhookSignature} and returns the parsed `task.settled` event; also checks
- * the body's fields and their types. Throws {@link WebhookVerificationError} (see `reason`) on a failed
+ * Verifies like {@link verifyWebhookSignature} and returns the parsed event (any event of the catalog: narrow on
+ * `event`); also checks the body's fields and their types against the catalog's (`EVENT_FIELDS`). Throws {@link WebhookVerificationError} (see `reason`) on a failed
  * check, and TypeError/RangeError on a misuse (empty secret, negative tolerance, invalid `now`).
  */
 export function constructEvent(
@@ -100,13 +91,13 @@ export function constructEvent(
   header: string | undefined | null,
   secret: string,
   options?: VerifyOptions,
-): TaskSettledEvent {
+): WebhookEvent {
   const result = verify(rawBody, header, secret, options);
   if (!result.ok) throw new WebhookVerificationError(result.reason, result.message);
   const event = result.body;
-  const problem = taskSettledProblem(event);
+  const problem = eventProblem(event);
   if (problem) throw new WebhookVerificationError("malformed_body", problem);
-  return event as unknown as TaskSettledEvent;
+  return event as unknown as WebhookEvent;
 }
 
 type VerifyResult = { ok: true; body: Record<string, unknown> } | { ok: false; reason: WebhookVerificationReason; message: string };
@@ -196,12 +187,51 @@ function parseIsoTimestamp(value: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function taskSettledProblem(body: Record<string, unknown>): string | undefined {
-  if (body["event"] !== "task.settled") return "event is not task.settled";
-  for (const field of ["task_id", "consensus_label", "ledger_txid", "settled_at"] as const) {
-    if (typeof body[field] !== "string") return `${field} is not a string`;
+/** Why a verified body is not an event of the catalog (its `event` unknown, a field missing or of the wrong type), or undefined. */
+function eventProblem(body: Record<string, unknown>): string | undefined {
+  const event = body["event"];
+  if (typeof event !== "string" || !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(event)) {
+    return `event is not one of ${WEBHOOK_EVENT_TYPES.join(", ")}`;
   }
-  const confidence = body["confidence"];
-  if (typeof confidence !== "number" || !Number.isFinite(confidence)) return "confidence is not a number";
+  for (const field of ["event_id", "created_at"]) {
+    if (field in body && typeof body[field] !== "string") return `${field} is not a string`;
+  }
+  return fieldsProblem(body, EVENT_FIELDS[event as keyof typeof EVENT_FIELDS], "");
+}
+
+function fieldsProblem(body: Record<string, unknown>, fields: Record<string, FieldCheck>, prefix: string): string | undefined {
+  for (const [name, check] of Object.entries(fields)) {
+    const path = prefix + name;
+    const value = body[name];
+    if (value === undefined) {
+      if (check.required) return `${path} is missing`;
+      continue;
+    }
+    const problem = valueProblem(value, check, path);
+    if (problem) return problem;
+  }
   return undefined;
+}
+
+function valueProblem(value: unknown, check: FieldCheck, path: string): string | undefined {
+  switch (check.type) {
+    case "string":
+      if (typeof value !== "string") return `${path} is not a string`;
+      if (check.enum && !check.enum.includes(value)) return `${path} is not one of ${check.enum.join(", ")}`;
+      return undefined;
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) ? undefined : `${path} is not a number`;
+    case "integer":
+      if (typeof value !== "number" || !Number.isInteger(value)) return `${path} is not a whole number`;
+      return check.minimum !== undefined && value < check.minimum ? `${path} is not a whole number >= ${check.minimum}` : undefined;
+    case "boolean":
+      return typeof value === "boolean" ? undefined : `${path} is not a boolean`;
+    case "array":
+      return Array.isArray(value) ? undefined : `${path} is not an array`;
+    case "object":
+      if (typeof value !== "object" || value === null || Array.isArray(value)) return `${path} is not an object`;
+      return fieldsProblem(value as Record<string, unknown>, check.fields ?? {}, `${path}.`);
+    default:
+      return undefined;
+  }
 }

@@ -1,11 +1,23 @@
 import { createHash } from "node:crypto";
-import type { TaskSettledEvent as WireTaskSettledEvent } from "@labelgate/api";
+import type {
+  JobCompletedEvent as WireJobCompletedEvent,
+  JobFailedEvent as WireJobFailedEvent,
+  TaskCanceledEvent as WireTaskCanceledEvent,
+  TaskRevisedEvent as WireTaskRevisedEvent,
+  TaskSettledEvent as WireTaskSettledEvent,
+  WebhookEvent as WireWebhookEvent,
+} from "@labelgate/api";
 import {
   constructEvent,
   DEFAULT_TOLERANCE_SECONDS,
+  type JobCompletedEvent,
+  type JobFailedEvent,
   signPayload,
+  type TaskCanceledEvent,
+  type TaskRevisedEvent,
   type TaskSettledEvent,
   verifyWebhookSignature,
+  type WebhookEvent,
   WebhookVerificationError,
   type WebhookVerificationReason,
 } from "../src";
@@ -13,6 +25,11 @@ import {
 /** The verifier's event is the wire contract's (@labelgate/api), field for field: this fails to compile otherwise. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameEvent: Same<TaskSettledEvent, WireTaskSettledEvent> = true;
+const sameRevised: Same<TaskRevisedEvent, WireTaskRevisedEvent> = true;
+const sameCanceled: Same<TaskCanceledEvent, WireTaskCanceledEvent> = true;
+const sameJobCompleted: Same<JobCompletedEvent, WireJobCompletedEvent> = true;
+const sameJobFailed: Same<JobFailedEvent, WireJobFailedEvent> = true;
+const sameAny: Same<WebhookEvent, WireWebhookEvent> = true;
 
 /**
  * Independent HMAC-SHA256 per RFC 2104, from SHA-256 alone (no createHmac):
@@ -272,10 +289,59 @@ describe("constructEvent", () => {
 
   it("returns the typed event", () => {
     const raw = body();
-    const parsed: TaskSettledEvent = constructEvent(Buffer.from(raw), referenceHeader(raw, SECRET), SECRET, opts);
+    const parsed = constructEvent(Buffer.from(raw), referenceHeader(raw, SECRET), SECRET, opts);
     expect(parsed).toEqual(event());
-    expect(parsed.event).toBe("task.settled");
+    if (parsed.event !== "task.settled") throw new Error("expected task.settled");
     expect(parsed.confidence).toBe(0.92);
+  });
+
+  it("returns a task.canceled, job.completed and job.failed event, each checked against the catalog's fields", () => {
+    const envelope = { event_id: "evt_1", created_at: "2025-06-01T11:59:58.000Z", timestamp: NOW.toISOString() };
+    const cases: [Record<string, unknown>, Record<string, unknown>[]][] = [
+      [
+        { event: "task.canceled", task_id: "tsk_1", reason: "item_unreadable", item_error: "HTTP 404" },
+        [{ reason: "bored" }, { task_id: 7 }, { item_error: 1 }, { task_id: undefined }],
+      ],
+      [
+        { event: "job.completed", job_id: "job_1", task_count: 3, tasks_settled: 2 },
+        [{ task_count: 1.5 }, { tasks_settled: -1 }, { job_id: undefined }, { event_id: 5 }],
+      ],
+      [
+        { event: "job.failed", job_id: "job_1", task_count: 0, tasks_settled: 0, error: "no such key" },
+        [{ error: undefined }, { error: 3 }],
+      ],
+    ];
+    for (const [fields, bads] of cases) {
+      const raw = JSON.stringify({ ...fields, ...envelope });
+      const parsed = constructEvent(raw, signPayload(raw, SECRET), SECRET, opts);
+      expect(parsed).toEqual({ ...fields, ...envelope });
+      for (const overrides of bads) {
+        const bad = JSON.stringify({ ...fields, ...envelope, ...overrides });
+        expect(reasonOf(() => constructEvent(bad, signPayload(bad, SECRET), SECRET, opts))).toBe("malformed_body");
+      }
+    }
+    const unknown = JSON.stringify({ event: "task.expired", task_id: "tsk_1", ...envelope });
+    expect(() => constructEvent(unknown, signPayload(unknown, SECRET), SECRET, opts)).toThrow(
+      /event is not one of task.settled, task.revised/,
+    );
+  });
+
+  it("returns a task.revised event, narrowed on `event`", () => {
+    const raw = body({
+      event: "task.revised",
+      revision: 2,
+      consensus_label: "dog",
+      confidence: 1,
+      previous: { consensus_label: "cat", confidence: 0.92 },
+    });
+    const parsed = constructEvent(raw, signPayload(raw, SECRET), SECRET, opts);
+    if (parsed.event !== "task.revised") throw new Error("expected task.revised");
+    const revised: TaskRevisedEvent = parsed;
+    expect(revised).toMatchObject({ revision: 2, consensus_label: "dog", previous: { consensus_label: "cat", confidence: 0.92 } });
+    for (const overrides of [{ revision: 1 }, { revision: "2" }, { previous: null }, { previous: { consensus_label: "cat" } }]) {
+      const bad = body({ event: "task.revised", revision: 2, previous: { consensus_label: "cat", confidence: 0.9 }, ...overrides });
+      expect(reasonOf(() => constructEvent(bad, signPayload(bad, SECRET), SECRET, opts))).toBe("malformed_body");
+    }
   });
 
   it("keeps unknown extra fields", () => {
@@ -321,7 +387,7 @@ describe("constructEvent", () => {
     expect(reasonOf(() => constructEvent(old, signPayload(old, "wrong-secret-0123"), SECRET, opts))).toBe("signature_mismatch");
   });
 
-  it("rejects a signed, fresh body that is not a task.settled event", () => {
+  it("rejects a signed, fresh body that is not an event it knows", () => {
     for (const overrides of [
       { event: "task.created" },
       { task_id: 42 },
@@ -361,5 +427,11 @@ describe("constructEvent", () => {
 describe("TaskSettledEvent", () => {
   it("is the wire contract's task.settled body (checked at compile time)", () => {
     expect(sameEvent).toBe(true);
+  });
+  it("and TaskRevisedEvent the wire contract's task.revised body", () => {
+    expect(sameRevised).toBe(true);
+  });
+  it("and every other event of the catalog the wire contract's body (generated from the catalog)", () => {
+    expect([sameCanceled, sameJobCompleted, sameJobFailed, sameAny]).toEqual([true, true, true, true]);
   });
 });

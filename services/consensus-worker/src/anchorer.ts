@@ -1,5 +1,5 @@
 /**
- * The anchorer (LEDGER=evm, docs/contract.md (DESIGN §5)): batches appended ledger records under a Merkle root,
+ * The anchorer (LEDGER=evm, contract §settlement): batches appended ledger records under a Merkle root,
  * anchors the root on an EVM chain with `anchor(root, first, last)` and, once the transaction has
  * EVM_CONFIRMATIONS, settles the batch's tasks and enqueues their `task.settled` events.
  *
@@ -24,15 +24,19 @@ import type { AnchorClient, AnchorTxStatus } from "@labelgate/chain/node";
 import { createAnchorClient } from "@labelgate/chain/node";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
-import { dispatch, type QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge } from "@labelgate/queue";
 import type { Anchor, LeaderLock, Store } from "@labelgate/store";
 import Piscina from "piscina";
 import type { Hex } from "viem";
 import { keptThreads } from "./threads";
 
+/** Failing ticks for this long make the anchorer log "anchoring stalled" (once per outage), ms. */
+const STALLED_AFTER_MS = 10_000;
+
 export interface AnchorerOptions {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a commit that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   logger: Logger;
   metrics?: Pick<
     Metrics,
@@ -44,6 +48,7 @@ export interface AnchorerOptions {
     | "settlementLag"
     | "anchorerLeader"
     | "tasksSettled"
+    | "anchoringStalled"
   >;
   /** JSON-RPC endpoint */
   rpcUrl: string;
@@ -97,18 +102,35 @@ export class Anchorer {
     // consecutive failed ticks: the next waits longer (up to 2 s), and one failure in 20 is logged
     let failures = 0;
     let progressed = false;
+    // since when ticks fail (the chain or the database does not answer), and whether "stalled" was logged
+    let failingSince: number | undefined;
+    let stalledLogged = false;
     const loop = () => {
       if (this.stopped) return;
       this.running = this.tick()
         .then(
           (moved) => {
             if (failures > 0) this.o.logger.info({ failures }, "anchorer recovered");
+            if (stalledLogged) this.o.logger.info({ stalled_ms: Date.now() - (failingSince ?? Date.now()) }, "anchoring resumed");
             failures = 0;
+            failingSince = undefined;
+            stalledLogged = false;
+            this.o.metrics?.anchoringStalled.set(0);
             progressed = moved;
           },
           (err: unknown) => {
             if (failures % 20 === 0) this.o.logger.warn({ err: describe(err), failures: failures + 1 }, "anchorer tick failed (retrying)");
             failures++;
+            const now = Date.now();
+            failingSince ??= now;
+            this.o.metrics?.anchoringStalled.set((now - failingSince) / 1000);
+            if (!stalledLogged && now - failingSince >= STALLED_AFTER_MS) {
+              stalledLogged = true;
+              this.o.logger.warn(
+                { err: describe(err), since: new Date(failingSince).toISOString(), failures },
+                "anchoring stalled: settled tasks wait until the chain answers again (readiness 503, waiting_for chain_unavailable)",
+              );
+            }
           },
         )
         .finally(() => {
@@ -208,9 +230,7 @@ export class Anchorer {
     }
     const code = await client.publicClient.getCode({ address: client.contract as Hex });
     if (!code || code === "0x") {
-      throw new Error(
-        `anchor contract ${client.contract} has no code on chain ${client.chainId} (a reset chain? set ANCHOR_CONTRACT_ADDRESS)`,
-      );
+      throw noContract(client);
     }
     this.o.logger.info({ contract: client.contract, chain_id: client.chainId, signer: client.address }, "anchorer connected");
     this.client = client;
@@ -223,10 +243,20 @@ export class Anchorer {
     const head = await client.publicClient.getBlock({ blockTag: "latest" });
     if (head.hash === this.lastHead) return;
     const recent = await this.o.store.anchors.confirmedSince(head.number - BigInt(this.o.reorgDepth));
+    let contractChecked = false;
     for (const anchor of recent) {
       if (!anchor.blockNumber || !anchor.blockHash) continue;
       const seen = { blockNumber: anchor.blockNumber, blockHash: anchor.blockHash as Hex };
       if (await client.isCanonical(seen)) continue;
+      // a chain reset (back to a state without the contract) is no reorg: sending again cannot help, say so
+      if (!contractChecked) {
+        contractChecked = true;
+        const code = await client.publicClient.getCode({ address: client.contract as Hex });
+        if (!code || code === "0x") {
+          this.client = undefined;
+          throw noContract(client);
+        }
+      }
       const status = await client.status(anchor.txHash as Hex, seen);
       if (status.state === "mined" && status.receipt.status === "success") {
         // mined again in another block: record where it is now (confirm settles nothing twice)
@@ -275,6 +305,13 @@ export class Anchorer {
       case "mined": {
         const ours = status.events.some((e) => e.root.toLowerCase() === anchor.merkleRoot.toLowerCase());
         if (!ours) {
+          // a chain reset to a state without the contract mines a call to it as a plain transfer: say so (the
+          // tick fails on every try, so anchoring shows as stalled) rather than sign again forever
+          const code = await client.publicClient.getCode({ address: client.contract as Hex });
+          if (!code || code === "0x") {
+            this.client = undefined;
+            throw noContract(client);
+          }
           this.o.logger.warn(
             { anchor: String(anchor.id), tx: txHash },
             "anchor transaction mined without its Anchored event: signing again",
@@ -353,7 +390,8 @@ export class Anchorer {
   /** Confirms the anchor: its tasks settled and their events enqueued (the reconciliation catches a failed enqueue). */
   private async confirm(anchor: Anchor, mined: { txHash: Hex; blockNumber: bigint; blockHash: Hex; gasUsed: bigint }): Promise<void> {
     const confirming = performance.now();
-    const result = await this.o.store.anchors.confirm(anchor.id, mined);
+    // a redelivery re-runs the delivery's schedule with every attempt
+    const result = await this.o.store.anchors.confirm(anchor.id, mined, { redeliveryAttempts: this.o.webhookRetryMax });
     this.step(anchor.id, "confirm_ms", confirming);
     const steps = this.steps.get(anchor.id);
     this.steps.delete(anchor.id);
@@ -383,12 +421,16 @@ export class Anchorer {
         "settled tasks moved to the re-signed anchor transaction: their task.settled deliveries are sent again",
       );
     }
-    // the events, the deliveries sent again with the new txid, the exports (settledFollowUps, written once in
-    // the store); a redelivery re-runs the delivery's schedule with every attempt
-    await dispatch(this.o.queue, result.followUps, this.o.logger, {
-      webhookDelivery: { requeue: true, attempts: this.o.webhookRetryMax },
-    });
+    // the events, the deliveries sent again with the new txid, the exports: follow_up rows of the confirmation
+    this.o.relay?.nudge();
   }
+}
+
+/** The error of a contract address without code: the chain was reset, or the address is wrong. */
+function noContract(client: AnchorClient): Error {
+  return new Error(
+    `anchor contract ${client.contract} has no code on chain ${client.chainId} (a reset chain? set ANCHOR_CONTRACT_ADDRESS)`,
+  );
 }
 
 /** An error as logged: its message only (viem's errors carry request bodies; never a key, but keep logs short). */

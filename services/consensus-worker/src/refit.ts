@@ -1,5 +1,5 @@
 /**
- * Label space refits (docs/contract.md, DESIGN §10): the model of each label space is refitted in the background
+ * Label space refits (contract §quality): the model of each label space is refitted in the background
  * as labels arrive, never blocking a label.
  * - `refitSweep` (a scheduled job, every REFIT_INTERVAL_MS) finds the spaces due for a refit (the store's
  *   `spaces.due`: new labels since the last fit, in proportion to the space's size) and enqueues one
@@ -13,7 +13,7 @@ import path from "node:path";
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
 import type { AnyFitInput, AnyFitOutput } from "@labelgate/quality";
-import type { QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { Piscina } from "piscina";
 import { keptThreads } from "./threads";
@@ -26,16 +26,19 @@ export type FitRunner = (input: AnyFitInput) => Promise<AnyFitOutput>;
 
 export interface RefitDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a commit that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   logger: Logger;
   fit: FitRunner;
   metrics?: Pick<Metrics, "modelRefits" | "modelRefitDuration">;
 }
 
 /** Enqueues a refit of every space due (at most SWEEP_LIMIT). @returns the spaces enqueued */
-export async function refitSweep(deps: Pick<RefitDeps, "store" | "queue">): Promise<number> {
+export async function refitSweep(deps: Pick<RefitDeps, "store" | "relay">): Promise<number> {
   const due = await deps.store.spaces.due(SWEEP_LIMIT);
-  for (const space of due) await deps.queue.enqueue("modelRefit", { labelSpaceId: space.id, version: space.version });
+  // follow_up rows, one statement for the sweep; the relay enqueues them (job id per space and version)
+  await deps.store.followUps.add({ modelRefit: due.map((space) => ({ labelSpaceId: space.id, version: space.version })) });
+  if (due.length > 0) deps.relay?.nudge();
   return due.length;
 }
 

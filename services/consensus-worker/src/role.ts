@@ -27,6 +27,7 @@ export const consensusRole = defineRole({
       fit: fitPool.fit,
       store,
       queue,
+      relay: ctx.relay,
       logger,
       metrics,
       graceMs: env.RECONCILE_GRACE_MS,
@@ -40,7 +41,7 @@ export const consensusRole = defineRole({
       ledger === "evm"
         ? new Anchorer({
             store,
-            queue,
+            relay: ctx.relay,
             logger,
             metrics,
             rpcUrl: env.EVM_RPC_URL as string,

@@ -7,12 +7,13 @@
  */
 import type { Logger } from "@labelgate/core";
 import type { Metrics } from "@labelgate/metrics";
-import { dispatch, type QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge } from "@labelgate/queue";
 import type { LedgerMode, Settlement, Store } from "@labelgate/store";
 
 export interface SettlementDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a commit that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   logger: Logger;
   /** tasks settled and consensus lag (deciding label recorded → settled); optional in tests */
   metrics?: Pick<Metrics, "tasksSettled" | "consensusLag">;
@@ -39,7 +40,7 @@ export async function settleTask(deps: SettlementDeps, taskId: string): Promise<
     deps.metrics?.tasksSettled.inc();
     if (result.lagSeconds !== undefined) deps.metrics?.consensusLag.observe(result.lagSeconds);
   }
-  // its event and, for a manifest job's last task, the job's export (settledFollowUps, written once in the store)
-  await dispatch(deps.queue, result.followUps, deps.logger);
+  // its event and, for a manifest job's last task, the job's export: follow_up rows of the settlement's transaction
+  if (result.outcome === "settled") deps.relay?.nudge();
   return result.outcome;
 }

@@ -7,6 +7,7 @@ import { type CliRun, runCli } from "../../../packages/cli/test/run-cli";
 import { independentVerdict } from "../../../packages/sdk/test/independent-verifier";
 import * as harness from "../../../test/system";
 import { json, newSecret, receiver } from "../../../test/webhooks";
+import { captureLogs } from "../../manifest-worker/test/helpers";
 
 /** `labelgate <args>` as a real process against the system (RPC URL from EVM_RPC_URL). */
 function cli(args: string[], apiKey: string): Promise<CliRun> {
@@ -16,6 +17,7 @@ function cli(args: string[], apiKey: string): Promise<CliRun> {
 let anvil: Anvil;
 let s: harness.System;
 let evmEnv: Record<string, string>;
+const logs = captureLogs();
 
 beforeAll(async () => {
   anvil = await startAnvil();
@@ -25,7 +27,7 @@ beforeAll(async () => {
     EVM_PRIVATE_KEY: await fundedKey(anvil.rpcUrl),
     ANCHOR_INTERVAL_MS: "200",
   };
-  s = await harness.startSystem({ isolatedDatabase: true, env: evmEnv });
+  s = await harness.startSystem({ env: evmEnv, logger: logs.logger });
 });
 
 afterAll(async () => {
@@ -35,7 +37,7 @@ afterAll(async () => {
 
 /** The anchor holding task `taskId`'s ledger record when it is in `state` (and sent at least once, for `sent`). */
 async function anchorOfTask(taskId: string, state: "open" | "sent") {
-  const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId } });
+  const entry = await s.db.prisma.ledgerEntry.findUnique({ where: { taskId_revision: { taskId, revision: 1 } } });
   if (!entry?.anchorId) return undefined;
   const a = await s.db.prisma.anchor.findUnique({ where: { id: entry.anchorId } });
   return a?.state === state && (state === "open" || a.sends > 0) ? a : undefined;
@@ -153,7 +155,7 @@ describe("LEDGER=evm", () => {
         completedJobIds: [],
         retargeted: 0,
         redeliveries: [],
-        followUps: { taskSettled: [], webhookDelivery: [], manifestExport: [] },
+        followUps: { routeEvent: [], webhookDelivery: [], manifestExport: [] },
       });
       expect(await s.db.prisma.event.count({ where: { taskId: { in: ids }, type: "task.settled" } })).toBe(ids.length);
 
@@ -192,7 +194,9 @@ describe("LEDGER=evm", () => {
       const ahead = await harness.eventually(() => anchorOfTask(second, "open"), 15_000, "the second batch closed ahead");
       expect(ahead.id).not.toBe(sent.id);
       expect(ahead).toMatchObject({ txHash: null, nonce: null, sends: 0 });
-      expect(await s.db.prisma.ledgerEntry.findUnique({ where: { taskId: second } })).toMatchObject({ anchorId: ahead.id });
+      expect(await s.db.prisma.ledgerEntry.findUnique({ where: { taskId_revision: { taskId: second, revision: 1 } } })).toMatchObject({
+        anchorId: ahead.id,
+      });
       expect((await s.db.prisma.anchor.findUnique({ where: { id: sent.id } }))?.state).toBe("sent");
 
       await mineAndVerify(customer.key, first, sent.txHash);
@@ -261,5 +265,36 @@ describe("LEDGER=evm", () => {
     } finally {
       await rx.close();
     }
+  });
+
+  // last: it resets the chain under the others
+  it("a chain reset under it (the contract gone): anchoring stops and says so, never signing again forever", async () => {
+    const { customer, labelers } = await customerAndLabelers("reset");
+    const before = await decidedTask(customer.key, labelers);
+    await harness.settledResult(s, customer.key, before);
+    // back to genesis: no contract; the signer funded again, so an anchor sent now would be mined (as a plain transfer)
+    const since = logs.text().length;
+    await rpc(anvil.rpcUrl, "anvil_reset", []);
+    const signer = privateKeyToAccount(evmEnv.EVM_PRIVATE_KEY as `0x${string}`).address;
+    await rpc(anvil.rpcUrl, "anvil_setBalance", [signer, "0x56bc75e2d63100000"]);
+    const after = await decidedTask(customer.key, labelers);
+    // every tick fails naming the contract; after 10 s of it, "anchoring stalled" with the same reason
+    await harness.eventually(
+      async () => {
+        const stalled = logs
+          .text()
+          .slice(since)
+          .split("\n")
+          .find((l) => l.includes("anchoring stalled"));
+        return stalled?.includes("has no code") ? true : undefined;
+      },
+      45_000,
+      "the anchorer to say anchoring stalled on a contract without code",
+    );
+    expect(logs.text().slice(since)).toContain("has no code on chain 31337 (a reset chain? set ANCHOR_CONTRACT_ADDRESS)");
+    // nothing was sent to the reset chain: not the confirmed anchor again, not the new one
+    expect(logs.text().slice(since)).not.toMatch(/anchor transaction broadcast again|anchor sent|mined without its Anchored event/);
+    const task = await s.api<{ status: string }>("GET", `/v1/tasks/${after}`, { token: customer.key });
+    expect(task.body.status).toBe("settling");
   });
 });

@@ -7,9 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
 import { type AnyFitInput, decide, type FitOutput, refitAny, refitSpace, taskPosterior } from "@labelgate/quality";
-import { deleteKeysWithPrefix, QueueClient } from "@labelgate/queue";
-import { createStore, labelSpaceId, type Store } from "@labelgate/store";
-import { REDIS_URL, runPrefix, testDatabaseUrl } from "../../../test/env";
+import { deleteKeysWithPrefix, FollowUpRelay, QueueClient } from "@labelgate/queue";
+import { createStore, dropDatabase, labelSpaceId, type Store } from "@labelgate/store";
+import { REDIS_URL, runPrefix } from "../../../test/env";
+import { isolatedDatabaseUrl } from "../../../test/system";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
 
 type SingleChoiceInput = Extract<AnyFitInput, { kind: "single_choice" }>;
@@ -28,17 +29,23 @@ const prefix = `${runPrefix()}:refit:${randomBytes(4).toString("hex")}`;
 const logger = createLogger("test", "silent");
 const inline: RefitDeps["fit"] = async (input) => refitAny(input);
 
-beforeAll(() => {
-  store = createStore({ url: testDatabaseUrl(), poolMax: 6 });
+let databaseUrl: string;
+
+beforeAll(async () => {
+  // a database of its own: the consensus workers of other files sweep the shared database for spaces due a
+  // refit (and their relays take follow_up rows), so a space of this file could be refitted behind its back
+  databaseUrl = await isolatedDatabaseUrl();
+  store = createStore({ url: databaseUrl, poolMax: 6 });
   queue = new QueueClient({ kind: "redis", url: REDIS_URL, prefix }, 2000);
 });
 afterAll(async () => {
   await queue.close();
   await deleteKeysWithPrefix(REDIS_URL, prefix);
   await store.close();
+  await dropDatabase(databaseUrl);
 });
 
-const deps = (): RefitDeps => ({ store, queue, logger, fit: inline });
+const deps = (): RefitDeps => ({ store, logger, fit: inline });
 
 /**
  * A customer's label space with `tasks` tasks labeled by `labelers` labelers (labeler i answers correctly
@@ -128,11 +135,15 @@ it("drops a refit whose version moved while it fitted (compare-and-set), writing
 it("the sweep enqueues a refit of each space due, once per version", async () => {
   const s = await labeledSpace(3, 2);
   expect(await refitSweep(deps())).toBeGreaterThanOrEqual(1);
+  // the sweep writes follow_up rows; a relay moves them to the queue
+  const relay = new FollowUpRelay(store.followUps, queue, logger);
+  await relay.drain();
   const counts = await queue.counts("modelRefit");
   const enqueued = counts.waiting ?? 0;
   expect(enqueued).toBeGreaterThanOrEqual(1);
   // the same versions again: BullMQ dedupes by job id (refit-<space>-<version>)
   await refitSweep(deps());
+  await relay.drain();
   expect((await queue.counts("modelRefit")).waiting).toBe(enqueued);
   expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
 });
@@ -176,18 +187,26 @@ it("scores the next label of the space with the stored model", async () => {
   await store.labeling.label(labelerId, claim.claim_id, { label: "yes" });
   const row = await store.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
   const labelers = new Map(input.labelers.map((l) => [l.labelerId, l]));
-  const expected = decide({ options: s.options, consensusThreshold: 1, maxLabels: 1 }, [{ labelerId, value: "yes" }], {
-    space: input.model,
-    labelers,
-  });
+  const expected = decide(
+    { options: s.options, policy: { kind: "threshold", consensusThreshold: 1, maxLabels: 1 } },
+    [{ labelerId, value: "yes" }],
+    {
+      space: input.model,
+      labelers,
+    },
+  );
   if (!expected.done) throw new Error("expected a decision");
   expect(row.confidence).toBe(expected.confidence);
   expect(row.posterior).toEqual(expected.posterior);
   // the labeler's own row mattered: as a labeler the model does not know, the same label scores otherwise
-  const unknown = decide({ options: s.options, consensusThreshold: 1, maxLabels: 1 }, [{ labelerId, value: "yes" }], {
-    space: input.model,
-    labelers: new Map(),
-  });
+  const unknown = decide(
+    { options: s.options, policy: { kind: "threshold", consensusThreshold: 1, maxLabels: 1 } },
+    [{ labelerId, value: "yes" }],
+    {
+      space: input.model,
+      labelers: new Map(),
+    },
+  );
   if (!unknown.done) throw new Error("expected a decision");
   expect(unknown.confidence).not.toBe(expected.confidence);
 });
@@ -315,7 +334,7 @@ describe("issue 27: the threshold policy settles on the stored model's leader", 
   });
 });
 
-describe("a space of a reserved type (DESIGN §12)", () => {
+describe("a space of a reserved type (contract §task-types)", () => {
   /**
    * A customer's bounding-box space: `tasks` tasks each answered by 3 labelers, the last of whom misses every
    * second car, and one gold task. Returns the ids.

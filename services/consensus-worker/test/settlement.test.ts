@@ -1,5 +1,5 @@
 /**
- * Settlement end to end (docs/contract.md, DESIGN §3, §5): the gateway, the consensus and webhook workers, Postgres and Redis,
+ * Settlement end to end (contract §lifecycle, §settlement): the gateway, the consensus and webhook workers, Postgres and Redis,
  * all real. Exactly-once settlement under concurrency and duplicate jobs, the hash-chained ledger, and the
  * reconciliation of consensus jobs lost by Redis.
  *
@@ -32,7 +32,7 @@ const HASH = /^[0-9a-f]{64}$/;
 const TXID = /^0x[0-9a-f]{64}$/;
 
 function depsOf(s: System): SettlementDeps {
-  return { store: s.store, queue: s.queue, logger: s.logger };
+  return { store: s.store, relay: s.relay, logger: s.logger };
 }
 
 /** SHA-256 of prev ‖ canonical JSON of the payload: the ledger's hash rule over any stored payload. */
@@ -97,7 +97,7 @@ function copyOf(entries: readonly LedgerEntry[]): ChainRecord[] {
 
 const { sys } = useSystem({}, { labelers: [] });
 
-/** tasks settled by this file (the ledger must hold at least these) */
+/** tasks settled by this file's shared system `sys` (its ledger must hold at least these) */
 const settledHere: string[] = [];
 
 /**
@@ -162,7 +162,7 @@ describe("settlement with the workers running", () => {
     });
 
     // the ledger record is the settlement: same txid, the record is exactly the result's fields
-    const entry = await sys.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
+    const entry = await sys.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId_revision: { taskId, revision: 1 } } });
     expect(entry.txid).toBe(settlement.ledger_txid);
     const record = entry.payload as unknown as LedgerRecord;
     expect(entry.txid).toBe(`0x${recordHash(record)}`);
@@ -227,6 +227,8 @@ describe("settlement with the workers running", () => {
 describe("exactly-once settlement", () => {
   let off: System;
   beforeEach(async () => {
+    // a database of its own: another file's relay would otherwise move this system's follow_up rows (its
+    // routing and consensus jobs) to that file's queues, and the checks of this system's queues below fail
     off = await startSystem({ workers: false });
   });
   afterEach(() => off.close());
@@ -242,13 +244,12 @@ describe("exactly-once settlement", () => {
     expect(await counts(off, taskId)).toEqual({ ledger: 0, events: 0 });
 
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => settleTask(depsOf(off), taskId)));
-    settledHere.push(taskId);
     expect(outcomes.filter((o) => o === "settled")).toHaveLength(1);
     expect(outcomes.filter((o) => o === "closed")).toHaveLength(9);
     expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
 
     const settled = await off.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
-    const entry = await off.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId } });
+    const entry = await off.db.prisma.ledgerEntry.findUniqueOrThrow({ where: { taskId_revision: { taskId, revision: 1 } } });
     expect(settled).toMatchObject({ status: "settled", consensusLabel: "dog", resolution: "consensus", ledgerTxid: entry.txid });
     // one more settlement afterwards is still a no-op
     expect(await settleTask(depsOf(off), taskId)).toBe("closed");
@@ -258,7 +259,7 @@ describe("exactly-once settlement", () => {
   it("settlements run at once share one transaction and keep what each deciding label decided", async () => {
     // a database of its own: the other files' consensus workers sweep the shared database for label spaces to
     // refit, and a refit between the labels and the check below would change the model the confidences used
-    const own = await startSystem({ workers: false, isolatedDatabase: true });
+    const own = await startSystem({ workers: false });
     try {
       const customer = await registerCustomer(own);
       const [a, b, c] = await createLabelers(own, 3, "settlement");
@@ -345,7 +346,7 @@ describe("exactly-once settlement", () => {
     };
     const recorded: string[] = [];
     const webhook: HandlersFor<"webhook-worker"> = {
-      taskSettled: async ({ eventId }) => {
+      routeEvent: async ({ eventId }) => {
         if ((await off.store.deliveries.route(eventId)).recorded) recorded.push(eventId);
       },
       // no webhook is registered in this test: nothing is ever delivered
@@ -357,7 +358,7 @@ describe("exactly-once settlement", () => {
       // two consensus worker sets, each a runtime of its own (its own store and batchers), racing
       for (let i = 0; i < 2; i++) {
         consensusSets.push(await startConsensusWorkers(off, 4, { RECONCILE_GRACE_MS: "60000" }));
-        running.push(startWorkers(off.backend, webhook, { concurrency: { taskSettled: 4 }, onFailed }));
+        running.push(startWorkers(off.backend, webhook, { concurrency: { routeEvent: 4 }, onFailed }));
       }
       const event = await eventually(
         async () => {
@@ -367,13 +368,14 @@ describe("exactly-once settlement", () => {
         20000,
         "the task.settled event to be recorded",
       );
-      settledHere.push(taskId);
       await eventually(() => queueIdle(off, "consensus"), 15000, "consensus queue idle");
+      // the routing job records the event before it completes: wait until it has
+      await eventually(() => queueIdle(off, "routeEvent"), 15000, "task-settled queue idle");
 
       // deliver the event twice more (a duplicate enqueue is a no-op; a requeue re-runs the completed job)
-      await off.queue.enqueue("taskSettled", { eventId: event.id });
-      expect(await off.queue.requeue("taskSettled", { eventId: event.id })).toBe("retried");
-      await eventually(() => queueIdle(off, "taskSettled"), 15000, "task-settled queue idle");
+      await off.queue.enqueue("routeEvent", { eventId: event.id });
+      expect(await off.queue.requeue("routeEvent", { eventId: event.id })).toBe("retried");
+      await eventually(() => queueIdle(off, "routeEvent"), 15000, "task-settled queue idle");
       // and the consensus jobs too
       for (const l of labels) await off.queue.requeue("consensus", { taskId, labelId: l.id });
       await eventually(() => queueIdle(off, "consensus"), 15000, "consensus queue idle");
@@ -485,6 +487,7 @@ describe("ledger", () => {
 
 describe("reconciliation", () => {
   it("requeues the settlement job of a decided task after Redis lost it, and the task then settles", async () => {
+    // a database of its own: another file's relay would otherwise take this system's follow_up rows
     const off = await startSystem({ workers: false });
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const consensusQueue = new Queue("consensus", { connection: redis, prefix: off.prefix });
@@ -498,7 +501,12 @@ describe("reconciliation", () => {
       expect(task).toMatchObject({ status: "settling", claimCap: 0 });
       const lastLabelId = task.lastLabelId as string;
       const jobId = `consensus-${lastLabelId}`;
-      expect(await (await consensusQueue.getJob(jobId))?.getState()).toBe("waiting");
+      // the deciding label's follow_up row, relayed just after its commit
+      await eventually(
+        async () => ((await (await consensusQueue.getJob(jobId))?.getState()) === "waiting" ? true : undefined),
+        10_000,
+        "consensus job relayed",
+      );
 
       // Redis loses the work
       await consensusQueue.obliterate({ force: true });
@@ -506,7 +514,7 @@ describe("reconciliation", () => {
       expect(await queueIdle(off, "consensus")).toBe(true);
 
       // work younger than the grace period is left alone
-      const reconcileDeps = { store: off.store, queue: off.queue, logger: off.logger, webhookRetryMax: 3 };
+      const reconcileDeps = { store: off.store, queue: off.queue, relay: off.relay, logger: off.logger, webhookRetryMax: 3 };
       await reconcile({ ...reconcileDeps, graceMs: 3_600_000, deliveryGraceMs: 3_600_000 });
       expect(await consensusQueue.getJob(jobId)).toBeUndefined();
 
@@ -536,7 +544,6 @@ describe("reconciliation", () => {
       };
       workers = startWorkers(off.backend, onlyThisTask, {});
       const result = await settledResult(off, customer.key, taskId);
-      settledHere.push(taskId);
       expect(result).toMatchObject({ status: "settled", consensus_label: "cat", resolution: "consensus", labels_collected: 2 });
       expect(await counts(off, taskId)).toEqual({ ledger: 1, events: 1 });
     } finally {

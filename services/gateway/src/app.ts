@@ -2,14 +2,14 @@
  * The gateway's express app: `createApp(deps)` wires the middleware (request ids, access log, metrics, body
  * limits, authentication, rate limits) and registers one handler per operation of the route catalog
  * (operations.ts; handlers in routes/*.ts, plain functions over the store and the queue). No slow work happens inline: requests touch Postgres and
- * enqueue BullMQ jobs, nothing else (docs/contract.md, DESIGN §1).
+ * enqueue BullMQ jobs, nothing else (contract §shape).
  */
 import { randomUUID } from "node:crypto";
 import { ApiError, MAX_ANSWER_BYTES } from "@labelgate/api";
 import { OPERATIONS } from "@labelgate/api/routes";
 import type { Logger, SecretBox } from "@labelgate/core";
 import { httpMetrics, type Metrics } from "@labelgate/metrics";
-import type { QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge, QueueClient } from "@labelgate/queue";
 import type { BillingConfig, Store } from "@labelgate/store";
 import express, { type RequestHandler, Router } from "express";
 import type { Redis } from "ioredis";
@@ -29,7 +29,9 @@ import { labelingHandlers } from "./routes/labeling";
 import { systemHandlers } from "./routes/system";
 import { batchHandlers, taskHandlers } from "./routes/tasks";
 import { webhookHandlers } from "./routes/webhooks";
+import { samplesRouter } from "./samples";
 import { VIEW_URL_MAX_TTL_SECONDS, viewUrlSigner } from "./view-url";
+import type { ChainState } from "./views";
 import { webRouter } from "./web";
 
 export interface GatewayConfig {
@@ -59,6 +61,8 @@ export interface GatewayConfig {
 export interface GatewayDeps {
   store: Store;
   queue: QueueClient;
+  /** the process's follow-up relay (the runtime's), nudged after commits that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   logger: Logger;
   /** seals webhook secrets and storage credentials (AES-256-GCM under ENCRYPTION_KEY) */
   secretBox: SecretBox;
@@ -68,14 +72,44 @@ export interface GatewayDeps {
   metrics?: Pick<Metrics, "httpRequests" | "httpDuration">;
   /** DNS resolver of outbound URL checks (default: the system's) */
   resolve?: (host: string) => Promise<string[]>;
+  /**
+   * what /v1/health checks, by name (the runtime's `checks`: database, queue, chain, workers); default: the
+   * database and the queue
+   */
+  checks?: Record<string, () => Promise<boolean>>;
+  /** the chain settlements wait for (LEDGER=evm), for a settling task's `waiting_for`; undefined = the local ledger */
+  chain?: ChainState;
   config: GatewayConfig;
 }
 
-/** Body limits (docs/contract.md, DESIGN §2): 1 MB for single requests, 10 MB for batches. */
+/** Body limits (contract §wire): 1 MB for single requests, 10 MB for batches. */
 export const BODY_LIMIT = { single: "1mb", batch: "10mb", answer: MAX_ANSWER_BYTES } as const;
 
+/** The media types a body is read as: JSON, and the `+json` types built on it (RFC 6839 §3.1). */
+export const JSON_MEDIA_TYPES = ["application/json", "application/*+json"];
+
+/**
+ * The JSON body parser of a route, limited to `limit` (bytes, or a string such as "1mb"). A request that
+ * carries a body (`Transfer-Encoding`, or a `Content-Length` above 0) sent as another media type, or with
+ * none, is refused with 415 `content-type must be application/json` before a byte of it is read: express.json
+ * would skip it, and the handler would answer a list of missing fields for a body it never saw (issue 40).
+ * A request without a body reaches the handler as `{}`, whatever its Content-Type.
+ */
+export function jsonBody(limit: string | number): RequestHandler {
+  const parse = express.json({ limit, type: JSON_MEDIA_TYPES });
+  return (req, res, next) => {
+    const length = req.headers["content-length"];
+    const hasBody = req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+    if (hasBody && !req.is(JSON_MEDIA_TYPES)) {
+      next(new ApiError("unsupportedMediaType"));
+      return;
+    }
+    parse(req, res, next);
+  };
+}
+
 export function createApp(deps: GatewayDeps): express.Express {
-  const { store, queue, logger, config } = deps;
+  const { store, queue, relay, logger, config } = deps;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -119,9 +153,9 @@ export function createApp(deps: GatewayDeps): express.Express {
     next(req.httpVersion === "1.1" && req.headers.host === undefined ? new ApiError("malformedRequest") : undefined);
   });
 
-  const json = express.json({ limit: BODY_LIMIT.single });
-  const jsonBatch = express.json({ limit: BODY_LIMIT.batch });
-  const jsonAnswer = express.json({ limit: BODY_LIMIT.answer });
+  const json = jsonBody(BODY_LIMIT.single);
+  const jsonBatch = jsonBody(BODY_LIMIT.batch);
+  const jsonAnswer = jsonBody(BODY_LIMIT.answer);
   const limits = createRateLimits({ ...config.rateLimit, redis: deps.rateLimitRedis });
   // Every customer route: authenticate the key, then spend one unit of its rate-limit budget.
   const authenticate = requireCustomer(store);
@@ -144,15 +178,18 @@ export function createApp(deps: GatewayDeps): express.Express {
   const { secretBox, resolve } = deps;
   const { allowPrivateUrls } = config;
   const handlers: Handlers = {
-    ...systemHandlers({ store, queue, serviceName: config.serviceName }),
+    ...systemHandlers({
+      checks: deps.checks ?? { database: () => store.ping(), queue: () => queue.ping() },
+      serviceName: config.serviceName,
+    }),
     ...customerHandlers({ store, sandboxLabelQuota: config.sandboxLabelQuota }),
-    ...taskHandlers({ store, queue, logger }),
-    ...batchHandlers({ store }),
-    ...webhookHandlers({ store, queue, secretBox, allowPrivateUrls, webhookRetryMax: config.webhookRetryMax, resolve }),
-    ...jobHandlers({ store, queue, secretBox, allowPrivateUrls, logger }),
+    ...taskHandlers({ store, relay, logger, chain: deps.chain }),
+    ...batchHandlers({ store, logger }),
+    ...webhookHandlers({ store, relay, secretBox, allowPrivateUrls, webhookRetryMax: config.webhookRetryMax, resolve }),
+    ...jobHandlers({ store, relay, secretBox, allowPrivateUrls, logger }),
     ...billingHandlers({ store, billing: config.billing }),
-    ...dashboardHandlers({ store }),
-    ...labelingHandlers({ store, queue, claimTtlSeconds: config.claimTtlSeconds, viewUrls }),
+    ...dashboardHandlers({ store, chain: deps.chain }),
+    ...labelingHandlers({ store, relay, claimTtlSeconds: config.claimTtlSeconds, viewUrls }),
     ...adminHandlers({ store, productionLabelQuota: config.productionLabelQuota }),
   };
   const v1 = Router();
@@ -170,6 +207,8 @@ export function createApp(deps: GatewayDeps): express.Express {
   // the labeler app at /label/ and the customer console at /console/ (web.ts); the console's "verify" button
   // reads the chain at EVM_RPC_URL, so its origin joins the apps' connect-src
   app.use(webRouter({ evmRpcUrl: config.evmRpcUrl }));
+  // the sample pictures and texts of data/samples, read-only (samples.ts)
+  app.use(samplesRouter());
   // on-call queue dashboard (bull-board): admin token as bearer or as the Basic password of a browser prompt
   app.use(QUEUE_DASHBOARD_PATH, requireAdminOrBasic(config.adminToken), queueDashboard(queue));
   app.use(((_req, _res, next) => next(new ApiError("routeNotFound"))) as RequestHandler);

@@ -1,5 +1,5 @@
 /**
- * Authentication (docs/contract.md, SPEC §5; DESIGN §4): customer keys, labeler keys and the admin token, all as
+ * Authentication (contract §authentication, §labelers): customer keys, labeler keys and the admin token, all as
  * `Authorization: Bearer <secret>`. Keys are looked up by SHA-256; every failure is 401 `invalid API key`.
  */
 

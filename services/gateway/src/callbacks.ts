@@ -1,6 +1,6 @@
 /**
  * The rule shared by the routes that take a `callback_url` (tasks, batches, manifest jobs): the URL must be
- * one of the customer's active webhooks (docs/contract.md, DESIGN §7).
+ * one of the customer's active webhooks (contract §events).
  */
 import { ApiError } from "@labelgate/api";
 import type { Store } from "@labelgate/store";

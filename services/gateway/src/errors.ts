@@ -45,7 +45,7 @@ function flatIssues(issues: readonly Issue[], prefix: PropertyKey[] = []): { pat
   });
 }
 
-/** zod issues → docs/contract.md (DESIGN §2) `details` (`path` dotted, array indexes included). */
+/** zod issues → contract §wire `details` (`path` dotted, array indexes included). */
 export function zodDetails(err: ZodError): ErrorDetail[] {
   return flatIssues(err.issues).map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
 }
@@ -115,11 +115,13 @@ export const STORE_ERROR_KINDS: Record<StoreErrorKind, ErrorKind> = {
   idempotencyMismatch: "idempotencyMismatch",
   taskNotFound: "taskNotFound",
   taskNotCancelable: "taskNotCancelable",
+  taskNotSettled: "taskNotSettled",
   taskNotOpen: "taskNotOpen",
   claimNotFound: "claimNotFound",
   claimAlreadyLabeled: "claimAlreadyLabeled",
   claimExpired: "claimExpired",
   webhookExists: "webhookExists",
+  webhookInactive: "webhookInactive",
   invalid: "validation",
 };
 

@@ -37,6 +37,7 @@ export const UNDOCUMENTED_MOUNTS: Record<string, string> = {
   "/admin/queues": "the operators' queue dashboard (bull-board HTML UI and its private JSON API)",
   "/label": "the labeler app (static files of packages/web, web.ts)",
   "/console": "the customer console (static files of packages/web, web.ts)",
+  "/samples": "the sample pictures and texts of data/samples, read-only (samples.ts)",
 };
 
 let cached: OpenApiDocument | undefined;

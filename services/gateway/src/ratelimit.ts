@@ -1,5 +1,5 @@
 /**
- * Rate limits (docs/decisions.md "Billing and dashboard"; SPEC §7 429; DESIGN §2) with rate-limiter-flexible: per API key with
+ * Rate limits (docs/decisions.md "Billing and dashboard"; contract §errors 429; contract §wire) with rate-limiter-flexible: per API key with
  * the key's tier's budget, and registrations per client address. With Redis the counters are shared by
  * every gateway replica (an in-memory insurance limiter takes over while Redis is unreachable); without
  * Redis (standalone) they live in the process.

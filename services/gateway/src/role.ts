@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { closeHttpServer } from "@labelgate/core";
 import { queueKeysOf } from "@labelgate/queue";
-import { defineRole } from "@labelgate/runtime";
+import { defineRole, startChainProbe } from "@labelgate/runtime";
 import type express from "express";
 import { createApp } from "./app";
 import { gatewayConfigFromEnv } from "./config";
@@ -27,17 +27,24 @@ export const gatewayRole = defineRole({
     const rateLimitRedis = env.REDIS_URL
       ? createRateLimitRedis(env.REDIS_URL, (err) => logger.warn({ err }, "rate-limit Redis unavailable"))
       : undefined;
+    // the chain the deployment settles on: this process's probe (it settles: standalone), else one of its own
+    // when EVM_RPC_URL names it, for a settling task's `waiting_for` (not for readiness: the gateway does not settle)
+    const ownProbe = !ctx.chain && env.EVM_RPC_URL ? startChainProbe({ rpcUrl: env.EVM_RPC_URL }) : undefined;
+    const chain = ctx.chain ?? ownProbe;
     const app: express.Express = createApp({
       store: ctx.store,
       queue: ctx.queue,
+      relay: ctx.relay,
       logger,
       secretBox: ctx.secretBox(),
       rateLimitRedis,
       metrics: ctx.metrics,
       resolve: ctx.options.resolve,
+      checks: ctx.checks,
+      chain,
       config: gatewayConfigFromEnv(env, adminToken),
     });
-    const server: Server = await listenGateway(app, env.PORT, env.HOST, logger);
+    const server: Server = await listenGateway(app, env.PORT, env.HOST, logger, env.HTTP_KEEP_ALIVE_TIMEOUT_MS);
     const { port } = server.address() as AddressInfo;
     logger.info({ port }, "gateway listening");
     return {
@@ -50,6 +57,7 @@ export const gatewayRole = defineRole({
         return { returned: 0 };
       },
       close: async () => {
+        ownProbe?.stop();
         rateLimitRedis?.disconnect();
       },
     };

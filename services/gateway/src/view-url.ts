@@ -1,5 +1,5 @@
 /**
- * Presigned view URLs of private items (DESIGN §11, issue 18): a claim on a task whose `data_url` is
+ * Presigned view URLs of private items (contract §web-apps, issue 18): a claim on a task whose `data_url` is
  * `s3://bucket/key` or `gs://bucket/key` and whose manifest job stored credentials for that store carries a
  * `view_url`, a GET of that one object signed with the job's credentials and valid for at most 15 minutes
  * (never longer than the claim). Labelers' browsers load it directly; the credentials never leave the gateway.

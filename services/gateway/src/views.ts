@@ -1,11 +1,12 @@
 /**
- * Response bodies: database rows → wire shapes of docs/contract.md (SPEC §4, DESIGN §3), each typed by the
+ * Response bodies: database rows → wire shapes of contract §routes, §lifecycle, each typed by the
  * response schema it must satisfy (@labelgate/api), so a view and its documented schema cannot drift apart.
  */
 import { isReservedTaskType, storedLabelSpec, WEBHOOK_EVENTS } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import {
   type AnchoredRecord,
+  type AuditRow,
   type Batch,
   type Customer,
   type DeliveryWithAttempts,
@@ -14,8 +15,11 @@ import {
   type Job,
   type LabelRecord,
   type LedgerEntry,
+  type ReviewRow,
+  type RevisionRow,
   type StoredSettings,
   type Task,
+  type TrainingFeedback,
   type Webhook,
 } from "@labelgate/store";
 
@@ -36,7 +40,7 @@ export function iso(d: Date | null | undefined): string | null {
   return d ? d.toISOString() : null;
 }
 
-/** A task's gold fields (docs/contract.md, DESIGN §10): for a gold task its label, answers and their agreement with it. */
+/** A task's gold fields (contract §quality): for a gold task its label, answers and their agreement with it. */
 function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answers" | "gold_agreement" | "gold_answer"> {
   if (t.goldLabel === null) return { gold: false, gold_label: null, gold_answers: null, gold_agreement: null };
   if (isReservedTaskType(t.taskType)) {
@@ -55,20 +59,43 @@ function goldFields(t: Task): Pick<wire.Task, "gold" | "gold_label" | "gold_answ
 }
 
 /**
- * The fields of a reserved type's task (DESIGN §12): its text, why its text could not be fetched, its consensus once
+ * The fields of a reserved type's task (contract §task-types): its text, why its text could not be fetched, its consensus once
  * decided. Empty for single choice.
  */
-function typedFields(t: Task): Pick<wire.Task, "data_text" | "item_error" | "consensus"> {
+function typedFields(t: Task): Pick<wire.Task, "data_text" | "data_url_b" | "data_text_b" | "item_error" | "consensus"> {
   if (!isReservedTaskType(t.taskType)) return {};
   return {
     ...(t.dataText !== null ? { data_text: t.dataText } : {}),
+    ...(t.dataUrlB !== null ? { data_url_b: t.dataUrlB } : {}),
+    ...(t.dataTextB !== null ? { data_text_b: t.dataTextB } : {}),
     ...(t.itemError !== null ? { item_error: t.itemError } : {}),
     consensus: (t.consensus as wire.Task["consensus"]) ?? null,
   };
 }
 
-/** `GET /v1/tasks/{id}` (docs/contract.md, SPEC §4: task_id, status, task_type, data_url, created_at; more fields allowed). */
-export function taskView(t: Task): wire.Task {
+/** What the gateway knows of the chain a deployment settles on (the runtime's or its own probe of EVM_RPC_URL). */
+export interface ChainState {
+  /** since when the chain's RPC has not answered; undefined while it answers */
+  unavailableSince(): Date | undefined;
+}
+
+/**
+ * `waiting_for` of `GET /v1/tasks/{id}` (decision 0202): null unless the task is `settling`. Without a chain
+ * (local ledger) a settling task waits for the consensus worker's ledger write; with one, for its anchor's
+ * confirmation, or for the chain itself while its RPC does not answer (since the later of the decision
+ * and the outage's start).
+ */
+export function waitingFor(t: Task, chain: ChainState | undefined): wire.Task["waiting_for"] {
+  if (t.status !== "settling") return null;
+  const decidedAt = t.lastLabelAt ?? t.updatedAt;
+  if (!chain) return { reason: "settlement", since: decidedAt.toISOString() };
+  const down = chain.unavailableSince();
+  if (!down) return { reason: "anchor_confirmation", since: decidedAt.toISOString() };
+  return { reason: "chain_unavailable", since: new Date(Math.max(down.getTime(), decidedAt.getTime())).toISOString() };
+}
+
+/** `GET /v1/tasks/{id}` (contract §routes: task_id, status, task_type, data_url, created_at; more fields allowed); `reviews` when given. */
+export function taskView(t: Task, reviews?: ReviewRow[]): wire.Task {
   return {
     task_id: t.id,
     status: visibleStatus(t.status),
@@ -82,6 +109,7 @@ export function taskView(t: Task): wire.Task {
     max_labels: t.maxLabels,
     confidence_target: t.confidenceTarget,
     min_labels: t.minLabels,
+    min_gain: t.minGain,
     ...goldFields(t),
     metadata: objectOrNull(t.metadata),
     idempotency_key: t.idempotencyKey,
@@ -96,10 +124,83 @@ export function taskView(t: Task): wire.Task {
     canceled_at: iso(t.canceledAt),
     /** delivery of the task.settled webhook: pending | delivered | failed (`webhook_fail`), null without a webhook */
     webhook_status: t.webhookStatus,
+    revision: t.revision,
+    ...(reviews ? { reviews: reviews.map(reviewView) } : {}),
   };
 }
 
-/** `GET /v1/customers/me` (docs/contract.md, SPEC §4) plus the quota left (docs/contract.md, DESIGN §6). */
+/** A stored review (docs/decisions/0260). */
+export function reviewView(r: ReviewRow): wire.Review {
+  return {
+    review_id: r.id,
+    task_id: r.task_id,
+    verdict: r.verdict,
+    answer: r.answer,
+    revision: r.revision,
+    consensus_label: r.consensus_label,
+    confidence: r.confidence,
+    revised: r.revised,
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+/** The `settlement` of a ledger record: its anchor when the result's txid is the anchor's (LEDGER=evm), else the local record. */
+function settlementView(
+  ledgerTxid: string | null,
+  entry: { payload: unknown; seq: bigint; prevHash: string; txid: string; createdAt: Date },
+  anchored?: AnchoredRecord,
+): wire.SettledResult["settlement"] {
+  return anchored && anchored.txHash === ledgerTxid
+    ? evmSettlementOf(anchored, entry)
+    : {
+        ledger_txid: entry.txid as wire.SettledResult["settlement"]["ledger_txid"],
+        ledger: "local",
+        sequence: Number(entry.seq),
+        prev_hash: entry.prevHash,
+        recorded_at: entry.createdAt.toISOString(),
+      };
+}
+
+/** An earlier revision of a result as it was settled, with its settlement (docs/decisions/0261). */
+export function revisionView(r: RevisionRow, taskType: string, anchored?: AnchoredRecord): wire.ResultRevision {
+  return {
+    task_id: r.task_id,
+    revision: r.revision,
+    consensus_label: r.consensus_label,
+    confidence: r.confidence,
+    resolution: r.resolution as wire.ResultRevision["resolution"],
+    label_counts: r.label_counts,
+    posterior: r.posterior,
+    ...(isReservedTaskType(taskType) && r.consensus !== null ? { consensus: r.consensus as wire.ResultRevision["consensus"] } : {}),
+    labels_collected: r.labels_collected,
+    settled_at: r.settled_at.toISOString(),
+    settlement: settlementView(r.ledger_txid, r.entry, anchored),
+  };
+}
+
+/** An audit with its task (`GET /v1/audits`, docs/decisions/0262). */
+export function auditView(a: AuditRow): wire.Audit {
+  return {
+    task_id: a.task_id,
+    status: a.status,
+    label_space_id: a.label_space_id,
+    task_type: a.task_type,
+    data_url: a.data_url,
+    label_spec: storedLabelSpec({ labelSpec: a.label_spec, question: a.question, options: a.options }),
+    ...(a.data_text !== null ? { data_text: a.data_text } : {}),
+    consensus_label: a.consensus_label,
+    ...(isReservedTaskType(a.task_type) ? { consensus: (a.consensus as wire.Audit["consensus"]) ?? null } : {}),
+    confidence: a.confidence,
+    resolution: a.resolution as wire.Audit["resolution"],
+    revision: a.revision,
+    settled_at: iso(a.settled_at),
+    created_at: a.created_at.toISOString(),
+    closed_at: iso(a.closed_at),
+    review_id: a.review_id,
+  };
+}
+
+/** `GET /v1/customers/me` (contract §routes) plus the quota left (contract §accounts). */
 export function customerView(c: Customer, apiKeyHint: string | null): wire.CustomerProfile {
   return {
     customer_id: c.id,
@@ -120,9 +221,15 @@ import type { TaskCounts } from "@labelgate/api";
 
 /**
  * `GET /v1/tasks/{id}/result` of a settled task: its decision and its settlement record (docs/contract.md
- * §3, §5). @throws when the settled task lacks a decision field (a broken invariant, a 500).
+ * §3, §5), with its revision and the earlier ones (`revisions`, oldest first, each with its settlement).
+ * @throws when the settled task lacks a decision field (a broken invariant, a 500).
  */
-export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecord): wire.SettledResult {
+export function resultView(
+  t: Task,
+  entry: LedgerEntry,
+  anchored?: AnchoredRecord,
+  revisions: wire.ResultRevision[] = [],
+): wire.SettledResult {
   if (t.status !== "settled" || !t.settledAt || t.consensusLabel === null || t.confidence === null || t.resolution === null) {
     throw new Error(`settled task ${t.id} lacks its decision`);
   }
@@ -132,6 +239,8 @@ export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecor
   return {
     task_id: t.id,
     status: "settled",
+    revision: t.revision,
+    revisions,
     consensus_label: t.consensusLabel,
     confidence: t.confidence,
     resolution: t.resolution,
@@ -141,16 +250,7 @@ export function resultView(t: Task, entry: LedgerEntry, anchored?: AnchoredRecor
     labels_collected: t.labelsCollected,
     settled_at: t.settledAt.toISOString(),
     // LEDGER=evm: the anchor the task was settled with (its ledger_txid), the proof as stored at batch close
-    settlement:
-      anchored && anchored.txHash === t.ledgerTxid
-        ? evmSettlementOf(anchored, entry)
-        : {
-            ledger_txid: entry.txid,
-            ledger: "local",
-            sequence: Number(entry.seq),
-            prev_hash: entry.prevHash,
-            recorded_at: entry.createdAt.toISOString(),
-          },
+    settlement: settlementView(t.ledgerTxid, entry, anchored),
   };
 }
 
@@ -183,6 +283,21 @@ export function labelView(l: LabelRecord): wire.RecordedLabel {
     ...(l.answer ? { answer: l.answer } : {}),
     created_at: l.createdAt.toISOString(),
     labels_needed: l.labelsNeeded,
+    ...(l.training ? { training: trainingView(l.training, l.answer !== undefined) } : {}),
+  };
+}
+
+/** A training answer's feedback (contract §qualification); `reserved`: the gold value is a reserved type's canonical JSON. */
+function trainingView(t: TrainingFeedback, reserved: boolean): NonNullable<wire.RecordedLabel["training"]> {
+  return {
+    correct: t.correct,
+    right_answer: reserved ? (JSON.parse(t.goldValue) as wire.RecordedLabel["answer"] & object) : { label: t.goldValue },
+    explanation: t.explanation,
+    gold_answers: t.goldAnswers,
+    gold_correct: t.goldCorrect,
+    gold_tasks: t.goldTasks,
+    min_accuracy: t.minAccuracy,
+    status: t.status,
   };
 }
 
@@ -209,8 +324,9 @@ export function deliveryView(d: DeliveryWithAttempts): wire.Delivery {
   return {
     delivery_id: d.id,
     event_id: d.eventId,
-    event: "task.settled",
+    event: storedEvents([d.eventType])[0] as wire.WebhookEventType,
     task_id: d.taskId,
+    job_id: d.jobId,
     status: d.status,
     attempts: d.attempts,
     last_status_code: d.lastStatusCode,
@@ -244,6 +360,7 @@ export function jobView(j: Job, tasksSettled: number): wire.Job {
     max_labels: j.maxLabels,
     confidence_target: j.confidenceTarget,
     min_labels: j.minLabels,
+    min_gain: j.minGain,
     callback_url: j.callbackUrl,
     output_url: j.outputUrl,
     task_count: j.taskCount,
@@ -285,12 +402,15 @@ export function settingsView(stored: StoredSettings): wire.Settings {
       consensus_threshold: d.consensus_threshold ?? null,
       confidence_target: d.confidence_target ?? null,
       min_labels: d.min_labels ?? null,
+      min_gain: d.min_gain ?? null,
       max_labels: d.max_labels ?? null,
     },
     quality: {
       gold_rate: q.gold_rate ?? null,
       min_labeler_accuracy: q.min_labeler_accuracy ?? null,
       min_gold_answers: q.min_gold_answers ?? null,
+      audit_rate: q.audit_rate ?? null,
+      qualification: q.qualification ?? null,
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The browser apps of DESIGN §11, served as static files: the labeler app at `/label/` and the customer
+ * The browser apps of contract §web-apps, served as static files: the labeler app at `/label/` and the customer
  * console at `/console/`, built by Vite from `packages/web` into `packages/web/dist/{label,console}`.
  *
  * - Hashed files under `assets/` are cached for a year (`immutable`); `index.html` is `no-cache`, so a
@@ -8,7 +8,7 @@
  *   `/console/tasks/tsk_…`) answers the app's `index.html`; a missing file with an extension falls through
  *   to the API's 404.
  * - Security headers by helmet, with a Content-Security-Policy that allows no inline script or style and
- *   nothing from elsewhere but images: `img-src` allows http(s) because the items labelers look at are the
+ *   nothing from elsewhere but images and recordings: `img-src` and `media-src` allow http(s) because the items labelers look at are the
  *   tasks' `data_url`s (and presigned `view_url`s), wherever the customer keeps them. `connect-src` is the
  *   gateway itself plus what {@link WebOptions.connectSrc} adds (the chain's RPC URL for verifying proofs).
  *   `Referrer-Policy: no-referrer`: image hosts learn nothing of the page.
@@ -63,6 +63,8 @@ export function webCspDirectives(connectSrc: string[] = []): Record<string, stri
     scriptSrc: ["'self'"],
     styleSrc: ["'self'"],
     imgSrc: ["'self'", "https:", "http:"],
+    // a free_text task's recording plays in the labeler app from wherever its data_url is (contract §task-types)
+    mediaSrc: ["'self'", "https:", "http:"],
     fontSrc: ["'self'"],
     connectSrc: ["'self'", ...connectSrc],
     manifestSrc: ["'self'"],

@@ -2,7 +2,7 @@ import { gatewayEnv, parseEnv } from "@labelgate/config";
 import { ADMIN_TOKEN, registerCustomer, type System, startSystem, taskBody, useSystem } from "../../../test/system";
 
 describe("tier upgrade and operator routes", () => {
-  const { sys } = useSystem({ workers: false, isolatedDatabase: true }, { labelers: [] });
+  const { sys } = useSystem({ workers: false }, { labelers: [] });
 
   it("upgrades to production: sk_live_ key once, quota raised, sandbox key revoked", async () => {
     const c = await registerCustomer(sys);
@@ -97,6 +97,7 @@ describe("rate limits", () => {
     // A second gateway on the same database and Redis prefix: one key's requests spread over both.
     const replica = await startSystem({
       workers: false,
+      databaseUrl: sys.databaseUrl,
       prefix: sys.prefix,
       rateLimits: { perKey: { sandbox: 5, production: 8 }, windowSeconds: 60, registrationsPerHour: 200 },
     });

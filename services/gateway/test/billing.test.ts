@@ -1,5 +1,5 @@
 /**
- * Billing (docs/contract.md, SPEC §4; DESIGN §6, docs/decisions.md "Billing and dashboard"): monthly usage and lazily
+ * Billing (contract §routes, §accounts, docs/decisions.md "Billing and dashboard"): monthly usage and lazily
  * materialized invoices, priced per label at the tier the customer had when the label was recorded.
  * Sums are checked against the labels table, including labels recorded by a replay of real crowd data.
  */
@@ -80,7 +80,7 @@ describe("month helpers", () => {
 
 describe("billing routes", () => {
   // a database of its own: the shared run database's customer list (newest first) is checked by other files
-  const { sys, labelers } = useSystem({ isolatedDatabase: true, billing: PRICES }, { labelers: ["billing-a", "billing-b"] });
+  const { sys, labelers } = useSystem({ billing: PRICES }, { labelers: ["billing-a", "billing-b"] });
   const [l1, l2] = labelers;
 
   it("401 without a customer key on both routes", async () => {
@@ -238,7 +238,7 @@ describe("billing routes", () => {
 });
 
 describe("billing of a replay of real crowd labels", () => {
-  const { sys } = useSystem({ isolatedDatabase: true, billing: PRICES }, { labelers: [] });
+  const { sys } = useSystem({ billing: PRICES }, { labelers: [] });
 
   it("usage and the open invoice equal the labels the replay recorded, times the price", async () => {
     const summary = await runReplay({

@@ -1,5 +1,5 @@
 /**
- * Dashboard (docs/contract.md, SPEC §4, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
+ * Dashboard (contract §routes, docs/decisions.md "Billing and dashboard"): overview, task list (pagination, status
  * filter, sorts), quality and daily usage; every error; isolation between customers; and EXPLAIN of every
  * statement on 100,000 tasks of one customer: no sequential scan of tasks, labels or deliveries.
  */
@@ -22,7 +22,18 @@ import {
   usageDaysSql,
 } from "@labelgate/store";
 import { type PlanNode, planNodes } from "../../../test/plans";
-import { createLabeler, createTask, label, registerCustomer, type System, startSystem, taskBody, useSystem } from "../../../test/system";
+import {
+  createLabeler,
+  createTask,
+  eventually,
+  label,
+  registerCustomer,
+  type System,
+  settledResult,
+  startSystem,
+  taskBody,
+  useSystem,
+} from "../../../test/system";
 
 interface TaskItem {
   task_id: string;
@@ -69,12 +80,21 @@ async function setTask(sys: System, id: string, s: TaskState): Promise<void> {
 }
 
 const ago = (ms: number) => new Date(Date.now() - ms);
+/** The `reviewed` figures of a customer without reviews. */
+const NO_REVIEWS = {
+  reviews: 0,
+  reviewed_accuracy: null,
+  mean_confidence_reviewed: null,
+  bins: Array.from({ length: 10 }, (_, i) => ({ lower: i / 10, upper: (i + 1) / 10, tasks: 0, mean_confidence: null, accuracy: null })),
+  ece: null,
+  label_spaces: [],
+};
 const MIN = 60_000;
 const DAY = 86_400_000;
 
 describe("dashboard routes", () => {
   // a database of its own: the shared run database's customer list (newest first) is checked by other files
-  const { sys } = useSystem({ isolatedDatabase: true, workers: false }, { labelers: [] });
+  const { sys } = useSystem({ workers: false }, { labelers: [] });
 
   it("401 without a customer key on every route", async () => {
     const labeler = await createLabeler(sys, "dash");
@@ -324,6 +344,7 @@ describe("dashboard routes", () => {
       ],
       agreement_rate: Math.round((8 / 11) * 10_000) / 10_000,
       calibration: null,
+      reviewed: NO_REVIEWS,
     });
     expect((await sys.api("GET", "/v1/dashboard/quality", { token: b.key })).body).toMatchObject({
       tasks_settled: 1,
@@ -340,6 +361,7 @@ describe("dashboard routes", () => {
       labels_per_task: [],
       agreement_rate: null,
       calibration: null,
+      reviewed: NO_REVIEWS,
     });
   });
 
@@ -375,12 +397,114 @@ describe("dashboard routes", () => {
 
 // --- plans on a large customer --------------------------------------------------------------------
 
+describe("dashboard quality of reviewed results (settling workers)", () => {
+  const { sys } = useSystem({}, { labelers: [] });
+
+  it("quality: reviewed results per label space, the latest review of a result the labels decided counting", async () => {
+    const c = await registerCustomer(sys, 1000);
+    const labeler = await createLabeler(sys, "dash-reviewer");
+    const other = await createLabeler(sys, "dash-reviewer-2");
+    const SPACE_A = { question: "Reviewed A?", options: ["cat", "dog", "bird"] };
+    const SPACE_B = { question: "Reviewed B?", options: ["cat", "dog"] };
+    /** a task of `spec` settled on "cat" by one label; its confidence */
+    const settledCat = async (spec: typeof SPACE_A) => {
+      const id = await createTask(sys, c.key, { label_spec: spec, consensus_threshold: 1 });
+      expect((await label(sys, labeler.key, id, "cat")).status).toBe(201);
+      const result = await settledResult(sys, c.key, id);
+      return { id, confidence: result.confidence as number };
+    };
+    const review = async (id: string, body: Record<string, unknown>) =>
+      expect((await sys.api("POST", `/v1/tasks/${id}/review`, { token: c.key, body })).status).toBe(200);
+
+    const a = await Promise.all(Array.from({ length: 6 }, () => settledCat(SPACE_A)));
+    const [b] = await Promise.all([settledCat(SPACE_B)]);
+    const [a0, a1, a2, a3, a4, a5] = a as [(typeof a)[0], (typeof a)[0], (typeof a)[0], (typeof a)[0], (typeof a)[0], (typeof a)[0]];
+    await review(a0.id, { verdict: "accept" }); // right
+    await review(a1.id, { verdict: "reject", answer: { label: "cat" } }); // an answer equal to the result: right
+    await review(a2.id, { verdict: "reject", answer: { label: "dog" } }); // wrong (revision 2, resolution review)
+    await review(a3.id, { verdict: "reject" }); // wrong (reopened)
+    // the latest review of revision 1 (wrong) counts, not the later review of the revision a review made
+    await review(a4.id, { verdict: "reject", answer: { label: "bird" } });
+    const revised = await eventually(
+      async () => {
+        const r = await sys.api("GET", `/v1/tasks/${a4.id}/result`, { token: c.key });
+        return r.status === 200 && r.body.revision === 2 ? r.body : undefined;
+      },
+      20_000,
+      "revision 2",
+    );
+    expect(revised.resolution).toBe("review");
+    await review(a4.id, { verdict: "accept" });
+    // two reviews of one result: the latest (right) counts, once
+    await review(a5.id, { verdict: "reject", answer: { label: "dog" } });
+    await eventually(
+      async () => ((await sys.api("GET", `/v1/tasks/${a5.id}/result`, { token: c.key })).body.revision === 2 ? true : undefined),
+      20_000,
+      "revision 2 of a5",
+    );
+    // a5's latest review is of revision 2 (made by a review): its latest review of revision 1 (wrong) counts
+    await review(a5.id, { verdict: "accept" });
+    await review(b.id, { verdict: "accept" });
+    // the reopened task settles again on a new labeler's label; its review-free revision 2 adds nothing
+    expect((await label(sys, other.key, a3.id, "dog")).status).toBe(201);
+
+    const right = new Map([
+      [a0, true],
+      [a1, true],
+      [a2, false],
+      [a3, false],
+      [a4, false],
+      [a5, false],
+    ]);
+    const expected = (entries: [{ confidence: number }, boolean][]) => {
+      const bins = Array.from({ length: 10 }, (_, i) => ({ lower: i / 10, upper: (i + 1) / 10, n: 0, sum: 0, correct: 0 }));
+      for (const [t, ok] of entries) {
+        const bin = bins[Math.min(Math.floor(t.confidence * 10), 9)] as (typeof bins)[number];
+        bin.n += 1;
+        bin.sum += t.confidence;
+        bin.correct += ok ? 1 : 0;
+      }
+      const r4 = (x: number) => Math.round(x * 10_000) / 10_000;
+      const n = entries.length;
+      return {
+        reviews: n,
+        reviewed_accuracy: r4(entries.filter(([, ok]) => ok).length / n),
+        mean_confidence_reviewed: r4(entries.reduce((s, [t]) => s + t.confidence, 0) / n),
+        bins: bins.map((x) => ({
+          lower: x.lower,
+          upper: x.upper,
+          tasks: x.n,
+          mean_confidence: x.n ? r4(x.sum / x.n) : null,
+          accuracy: x.n ? r4(x.correct / x.n) : null,
+        })),
+        ece: r4(bins.reduce((e, x) => (x.n ? e + (x.n / n) * Math.abs(x.correct / x.n - x.sum / x.n) : e), 0)),
+      };
+    };
+    const res = await sys.api("GET", "/v1/dashboard/quality", { token: c.key });
+    expect(res.status).toBe(200);
+    const reviewed = res.body.reviewed as { label_spaces: { question: string }[] };
+    expect(reviewed).toMatchObject({ ...expected([...right.entries(), [b, true]]) });
+    expect(reviewed.label_spaces.map((s) => s.question).sort()).toEqual([SPACE_A.question, SPACE_B.question]);
+    const byQuestion = new Map(reviewed.label_spaces.map((s) => [s.question, s]));
+    expect(byQuestion.get(SPACE_A.question)).toEqual({
+      label_space_id: expect.stringMatching(/^lsp_/),
+      question: SPACE_A.question,
+      task_type: null,
+      ...expected([...right.entries()]),
+    });
+    expect(byQuestion.get(SPACE_B.question)).toMatchObject({ task_type: null, ...expected([[b, true]]) });
+    // another customer sees none of it
+    const stranger = await registerCustomer(sys);
+    expect((await sys.api("GET", "/v1/dashboard/quality", { token: stranger.key })).body.reviewed).toEqual(NO_REVIEWS);
+  });
+});
+
 describe("every dashboard and billing statement is an index range scan on 100,000 tasks", () => {
   let sys: System;
   const BIG = "cust_bigdashboard";
   const SMALL = "cust_smalldashboard";
   beforeAll(async () => {
-    sys = await startSystem({ isolatedDatabase: true, workers: false });
+    sys = await startSystem({ workers: false });
     // The bulk setup (400,000 tasks and their labels) may outlast the service's 15 s statement timeout on a
     // busy machine: it runs on a connection of its own with a generous one.
     const setup = createDb({ url: sys.databaseUrl, poolMax: 2, statementTimeoutMs: 600_000 });

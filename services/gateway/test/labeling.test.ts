@@ -1,6 +1,6 @@
 /**
- * Labeler routes (docs/contract.md, DESIGN §4): claims and labels, the claim invariants under concurrency, claim expiry,
- * and quota charging of labels (docs/contract.md, DESIGN §6). Runs against this run's real Postgres and Redis.
+ * Labeler routes (contract §labelers): claims and labels, the claim invariants under concurrency, claim expiry,
+ * and quota charging of labels (contract §accounts). Runs against this run's real Postgres and Redis.
  *
  * The database is shared with every other test file of the run, and a generic claim `{}` may pick up any
  * open task in it. So tests on specific tasks use the named form `{"task_id": ...}`, and where another
@@ -25,7 +25,7 @@ import {
   taskBody,
 } from "../../../test/system";
 
-/** Error fields a response body may carry instead (docs/contract.md, DESIGN §2). */
+/** Error fields a response body may carry instead (contract §wire). */
 interface ErrorFields {
   error?: string;
   details?: { path: string; message: string }[];
@@ -37,7 +37,7 @@ type LabelBody = ErrorFields & RecordedLabel;
 
 let sys: System;
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
 });
 afterAll(() => sys.close());
 
@@ -107,7 +107,17 @@ describe("POST /v1/labeling/claims", () => {
     const res = await claim(sys, l.key, { task_id: taskId });
     expect(res.status).toBe(201);
     // no view_url: an https item (presigned view URLs: services/gateway/test/view-url.test.ts)
-    expect(Object.keys(res.body).sort()).toEqual(["claim_id", "data_url", "expires_at", "label_spec", "task_id", "task_type"]);
+    expect(Object.keys(res.body).sort()).toEqual([
+      "claim_id",
+      "data_url",
+      "expires_at",
+      "instructions_version",
+      "label_space",
+      "label_spec",
+      "task_id",
+      "task_type",
+    ]);
+    expect(res.body.instructions_version).toBeNull();
     expect(res.body.claim_id).toMatch(/^clm_[A-Za-z0-9]+$/);
     expect(res.body).toMatchObject({
       task_id: taskId,
@@ -269,7 +279,7 @@ describe("claim invariants", () => {
     // 3 live claims and 3 labels could decide it: a 4th distinct labeler gets nothing.
     expect((await claim(sys, e.key, { task_id: taskId })).status).toBe(204);
 
-    // labels_needed: the most labels the task may still take (max_labels 7 − labels), docs/contract.md (DESIGN §10)
+    // labels_needed: the most labels the task may still take (max_labels 7 − labels), contract §quality
     const first = await labelClaim(sys, a.key, ca.claim_id, "cat");
     expect(first.status).toBe(201);
     expect(first.body.labels_needed).toBe(6);
@@ -480,11 +490,11 @@ describe("claim concurrency", () => {
   });
 });
 
-describe("retry-safe claims (Idempotency-Key, docs/contract.md (DESIGN §4))", () => {
+describe("retry-safe claims (Idempotency-Key, contract §labelers)", () => {
   // A system of its own: the generic claims here must meet only this describe's tasks.
   let own: System;
   beforeAll(async () => {
-    own = await startSystem({ isolatedDatabase: true, workers: false });
+    own = await startSystem({ workers: false });
   });
   afterAll(() => own.close());
 
@@ -612,7 +622,7 @@ describe("retry-safe claims (Idempotency-Key, docs/contract.md (DESIGN §4))", (
 describe("claim expiry", () => {
   let short: System;
   beforeAll(async () => {
-    short = await startSystem({ claimTtlSeconds: 1, workers: false, isolatedDatabase: true });
+    short = await startSystem({ claimTtlSeconds: 1, workers: false });
   });
   afterAll(() => short.close());
 
@@ -681,7 +691,7 @@ describe("generic claims pass full tasks (slots_full_until)", () => {
   // A system of its own: generic claims here must meet only this describe's tasks.
   let own: System;
   beforeAll(async () => {
-    own = await startSystem({ claimTtlSeconds: 3, workers: false, isolatedDatabase: true });
+    own = await startSystem({ claimTtlSeconds: 3, workers: false });
   });
   afterAll(() => own.close());
 
@@ -818,7 +828,7 @@ describe("POST /v1/labeling/claims/{claim_id}/label", () => {
   });
 });
 
-describe("quota charging (docs/contract.md, DESIGN §6)", () => {
+describe("quota charging (contract §accounts)", () => {
   it("a task reserves consensus_threshold units; labels within it are free, each one beyond costs 1", async () => {
     const c = await registerCustomer(sys);
     expect(await quotaUsed(sys, c.key)).toBe(0);

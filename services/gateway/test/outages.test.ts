@@ -3,8 +3,7 @@
  * machine's servers are shared with other runs and are never stopped by tests).
  */
 import net from "node:net";
-import { reconcile } from "@labelgate/consensus-worker";
-import { dispatch, mergeFollowUps, QueueClient } from "@labelgate/queue";
+import { FollowUpRelay, QueueClient } from "@labelgate/queue";
 import {
   createLabeler,
   createTask,
@@ -31,7 +30,7 @@ describe("Redis unavailable", () => {
   let noRedis: System;
   beforeAll(async () => {
     // One isolated database for both: reconciliation below scans every task of its database.
-    healthy = await startSystem({ workers: false, isolatedDatabase: true });
+    healthy = await startSystem({ workers: false });
     noRedis = await startSystem({ workers: false, databaseUrl: healthy.databaseUrl, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
   });
   afterAll(async () => {
@@ -47,7 +46,9 @@ describe("Redis unavailable", () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 
-  it("a label committed while Redis is down is not lost: reconciliation settles the task", async () => {
+  it("a label committed while Redis is down is not lost: its follow-up row is relayed once Redis is back, no reconciliation", async () => {
+    // no relay of the healthy system runs yet: Redis is "down" for every relay but a dead one
+    await healthy.relay.stop();
     const c = await registerCustomer(noRedis);
     const taskId = await createTask(noRedis, c.key, { consensus_threshold: 2 });
     const labelers = [await createLabeler(noRedis), await createLabeler(noRedis)];
@@ -57,21 +58,25 @@ describe("Redis unavailable", () => {
       expect(res.status).toBe(201);
       expect(Date.now() - started).toBeLessThan(3000);
     }
-    // Decided with the deciding label, but its settlement never reached a queue: the task stays settling.
+    // Decided with the deciding label; its settlement is a follow_up row of the label's transaction, which
+    // the relay of the process without Redis claimed and released (its enqueue failed): it waits.
     const stuck = await noRedis.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(stuck).toMatchObject({ status: "settling", claimCap: 0, consensusLabel: "dog" });
+    const row = await eventually(
+      async () => {
+        const rows = await healthy.store.followUps.list();
+        const mine = rows.find((r) => r.queue === "consensus" && (r.payload as { taskId: string }).taskId === taskId);
+        const tried = await healthy.db.prisma.followUp.findFirst({ where: { id: mine ? BigInt(mine.id) : -1n, relayAttempts: { gt: 0 } } });
+        return tried ? mine : undefined;
+      },
+      10_000,
+      "the follow-up row tried by the relay without Redis",
+    );
+    expect(row?.payload).toEqual({ taskId, labelId: stuck.lastLabelId });
 
-    // Redis is back (the healthy system's queue): the periodic reconciliation requeues the consensus work.
-    const report = await reconcile({
-      store: healthy.store,
-      queue: healthy.queue,
-      logger: healthy.logger,
-      graceMs: 0,
-      deliveryGraceMs: 0,
-      webhookRetryMax: 3,
-    });
-    expect(report.requeued).toBeGreaterThanOrEqual(1);
-    const workers = await startConsensusWorkers(healthy, 4, { RECONCILE_GRACE_MS: "0" });
+    // Redis is back (the healthy system's relay and queue): the row is relayed, the task settles
+    healthy.relay.start();
+    const workers = await startConsensusWorkers(healthy, 4, { RECONCILE_GRACE_MS: "3600000" });
     try {
       const settled = await eventually(async () => {
         const t = await healthy.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -91,48 +96,76 @@ describe("Redis unavailable", () => {
     await queue.close();
   });
 
-  it("dispatch sends follow-ups, and logs those it cannot enqueue as deferred to the reconciliation", async () => {
-    const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-    const sink = { warn: (fields: Record<string, unknown>, message: string) => void warnings.push({ fields, message }) };
-    const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-    const work = mergeFollowUps(
-      { manifestExport: [{ manifestJobId: `job_a${suffix}` }] },
-      { manifestExport: [{ manifestJobId: `job_b${suffix}` }], taskSettled: [] },
-    );
-    expect(work).toEqual({ manifestExport: [{ manifestJobId: `job_a${suffix}` }, { manifestJobId: `job_b${suffix}` }] });
+  describe("the follow-up relay", () => {
+    // the systems' own relays stay out of the way: these tests drive relays of their own over the table
+    beforeAll(async () => {
+      await healthy.relay.stop();
+      await noRedis.relay.stop();
+    });
+    afterAll(() => healthy.relay.start());
 
-    // the healthy queue takes both (no worker runs here: they wait)
-    expect(await dispatch(healthy.queue, work, sink)).toEqual({ sent: 2, deferred: 0 });
-    expect(await healthy.queue.requeue("manifestExport", { manifestJobId: `job_a${suffix}` })).toBe("pending");
-    expect(warnings).toEqual([]);
+    it("keeps the rows it cannot enqueue (one warning), and sends and deletes them once the queue answers", async () => {
+      const warnings: string[] = [];
+      const infos: string[] = [];
+      const sink = {
+        warn: (_: Record<string, unknown>, message: string) => void warnings.push(message),
+        info: (_: Record<string, unknown>, message: string) => void infos.push(message),
+        error: (_: Record<string, unknown>, message: string) => void warnings.push(message),
+      };
+      const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+      const ids = [`job_a${suffix}`, `job_b${suffix}`];
+      await healthy.store.followUps.add({ manifestExport: ids.map((manifestJobId) => ({ manifestJobId })) });
+      const mine = async () =>
+        (await healthy.store.followUps.list()).filter((r) => ids.includes((r.payload as { manifestJobId: string }).manifestJobId));
 
-    // Redis down: neither is enqueued, each is logged, nothing is thrown
-    const dead = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
-    try {
-      expect(await dispatch(dead, work, sink)).toEqual({ sent: 0, deferred: 2 });
-    } finally {
-      await dead.close();
-    }
-    // one queue's payloads go in one call: one warning for both, naming the first not enqueued
-    expect(warnings.map((w) => w.message)).toEqual(["manifest-export enqueue deferred to reconciliation"]);
-    expect(warnings[0]?.fields).toMatchObject({ queue: "manifest-export", jobs: 2, payload: { manifestJobId: `job_a${suffix}` } });
-  });
+      const dead = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
+      try {
+        const down = new FollowUpRelay(healthy.store.followUps, dead, sink, { retryDelayMs: 0 });
+        await down.drain();
+        await down.drain();
+      } finally {
+        await dead.close();
+      }
+      expect(await mine()).toHaveLength(2);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/could not enqueue/);
+      expect((await healthy.store.followUps.backlog()).due).toBeGreaterThanOrEqual(2);
 
-  it("a queue's follow-ups go in bulk (chunks of 500): 1,200 item fetches, each job once, a second dispatch adds none", async () => {
-    const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
-    const itemFetch = Array.from({ length: 1200 }, (_, i) => ({ taskId: `tsk_bulk${suffix}_${i}` }));
-    const sink = { warn: () => undefined };
-    const waiting = async () => (await healthy.queue.counts("itemFetch")).waiting ?? 0;
-    const before = await waiting();
-    expect(await dispatch(healthy.queue, { itemFetch }, sink)).toEqual({ sent: 1200, deferred: 0 });
-    expect((await waiting()) - before).toBe(1200);
-    // the same payloads again: BullMQ keeps one job per id
-    expect(await dispatch(healthy.queue, { itemFetch }, sink)).toEqual({ sent: 1200, deferred: 0 });
-    expect((await waiting()) - before).toBe(1200);
-    expect(await healthy.queue.requeue("itemFetch", itemFetch[1199] as { taskId: string })).toBe("pending");
-    // a bad payload is refused before anything is sent
-    await expect(healthy.queue.enqueueMany("itemFetch", [{ taskId: `tsk_ok${suffix}` }, { taskId: "nope" }])).rejects.toThrow();
-    expect((await waiting()) - before).toBe(1200);
+      const up = new FollowUpRelay(healthy.store.followUps, healthy.queue, sink);
+      await up.drain();
+      expect(await mine()).toEqual([]);
+      for (const manifestJobId of ids) expect(await healthy.queue.requeue("manifestExport", { manifestJobId })).toBe("pending");
+    });
+
+    it("two relays on one table enqueue each of 1,200 rows once; rows relayed again add no job", async () => {
+      const suffix = `${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+      const itemFetch = Array.from({ length: 1200 }, (_, i) => ({ taskId: `tsk_bulk${suffix}_${i}` }));
+      const waiting = async () => (await healthy.queue.counts("itemFetch")).waiting ?? 0;
+      const before = await waiting();
+      await healthy.store.followUps.add({ itemFetch });
+      const sink = { warn: () => undefined, info: () => undefined, error: () => undefined };
+      // two relays, each with its own queue client, as two replicas
+      const other = new QueueClient(healthy.backend, 2000);
+      try {
+        const a = new FollowUpRelay(healthy.store.followUps, healthy.queue, sink, { batch: 100 });
+        const b = new FollowUpRelay(healthy.store.followUps, other, sink, { batch: 100 });
+        const [sentA, sentB] = await Promise.all([a.drain(), b.drain()]);
+        expect(sentA + sentB).toBe(1200);
+        expect(sentA).toBeGreaterThan(0);
+        expect(sentB).toBeGreaterThan(0);
+      } finally {
+        await other.close();
+      }
+      expect((await waiting()) - before).toBe(1200);
+      expect((await healthy.store.followUps.list()).filter((r) => r.queue === "itemFetch")).toEqual([]);
+      // the same payloads again (a row relayed twice): BullMQ keeps one job per id
+      await healthy.store.followUps.add({ itemFetch });
+      expect(await new FollowUpRelay(healthy.store.followUps, healthy.queue, sink).drain()).toBe(1200);
+      expect((await waiting()) - before).toBe(1200);
+      // a bad payload is refused before anything is sent
+      await expect(healthy.queue.enqueueMany("itemFetch", [{ taskId: `tsk_ok${suffix}` }, { taskId: "nope" }])).rejects.toThrow();
+      expect((await waiting()) - before).toBe(1200);
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * The task types of docs/contract.md (DESIGN §12) end to end over HTTP, against this run's real Postgres and
+ * The task types of contract §task-types end to end over HTTP, against this run's real Postgres and
  * Redis with the gateway and the workers: a multi-label, a bounding-box and a text-span task are created,
  * claimed (the claim carries the type's label_spec and, for spans, the text), answered, decided in the label
  * transaction, settled on the ledger and shown in the task, its result and the `task.settled` event, with the
@@ -20,7 +20,7 @@ let customer: { id: string; key: string };
 let labelers: Labeler[];
 
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
   customer = await registerCustomer(sys);
   labelers = await createLabelers(sys, 3, "typed");
 });

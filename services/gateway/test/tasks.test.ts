@@ -94,6 +94,69 @@ describe("POST /v1/tasks", () => {
   });
 });
 
+describe("a body not sent as JSON", () => {
+  /** POST `body` (a task, as JSON text) to `path` with the customer's key and the given headers. */
+  const send = (path: string, key: string, body: string | Uint8Array, headers: Record<string, string>) =>
+    fetch(sys.baseUrl + path, { method: "POST", headers: { authorization: `Bearer ${key}`, ...headers }, body });
+
+  it("answers 415 content-type must be application/json, never a list of missing fields, and accepts nothing", async () => {
+    const c = await registerCustomer(sys);
+    const task = JSON.stringify(taskBody());
+    const batch = JSON.stringify({ tasks: [taskBody()] });
+    const refused: [string, string | Uint8Array, Record<string, string>][] = [
+      ["/v1/tasks", task, { "content-type": "text/plain" }],
+      ["/v1/tasks", task, { "content-type": "application/x-www-form-urlencoded" }],
+      ["/v1/tasks", task, { "content-type": "multipart/form-data; boundary=x" }],
+      // no Content-Type at all (curl -d sends form-urlencoded; a byte body sent by fetch has none)
+      ["/v1/tasks", new TextEncoder().encode(task), {}],
+      ["/v1/tasks/batch", batch, { "content-type": "text/plain" }],
+    ];
+    for (const [path, body, headers] of refused) {
+      const res = await send(path, c.key, body, headers);
+      expect({ path, headers, status: res.status, body: await res.json() }).toEqual({
+        path,
+        headers,
+        status: 415,
+        body: { error: "content-type must be application/json" },
+      });
+    }
+    expect(await taskCount(c.id)).toBe(0);
+    expect(await quotaUsed(c.key)).toBe(0);
+    // the credential is checked first: a wrong key is told so, whatever the body
+    expect((await send("/v1/tasks", "sk_sandbox_nobody", task, { "content-type": "text/plain" })).status).toBe(401);
+  });
+
+  it("reads JSON under any +json type and any charset parameter, and a request without a body as {}", async () => {
+    const c = await registerCustomer(sys);
+    const task = JSON.stringify(taskBody());
+    for (const type of ["application/json; charset=utf-8", "Application/JSON", "application/vnd.api+json"]) {
+      expect({ type, status: (await send("/v1/tasks", c.key, task, { "content-type": type })).status }).toEqual({ type, status: 202 });
+    }
+    // no body: the route's schema speaks (here: what is missing), whatever the Content-Type says
+    const empty = await send("/v1/tasks", c.key, "", { "content-type": "text/plain" });
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toMatchObject({ error: "validation failed" });
+    expect(await taskCount(c.id)).toBe(3);
+  });
+
+  it("answers 415 on the labeling routes too, and the claim stays open", async () => {
+    const c = await registerCustomer(sys);
+    const task = await createTask(sys, c.key, { consensus_threshold: 1 });
+    const lab = await createLabeler(sys);
+    const claim = await sys.api("POST", "/v1/labeling/claims", { token: lab.key, body: { task_id: task } });
+    expect(claim.status).toBe(201);
+    const res = await send(`/v1/labeling/claims/${claim.body.claim_id}/label`, lab.key, '{"label":"cat"}', {
+      "content-type": "text/plain",
+    });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 415,
+      body: { error: "content-type must be application/json" },
+    });
+    const ok = await sys.api("POST", `/v1/labeling/claims/${claim.body.claim_id}/label`, { token: lab.key, body: { label: "cat" } });
+    expect(ok.status).toBe(201);
+  });
+});
+
 describe("idempotency", () => {
   it("a repeat with the same body field key returns the original task without a second charge", async () => {
     const c = await registerCustomer(sys);

@@ -1,5 +1,5 @@
 /**
- * Presigned `view_url`s of claims (services/gateway/src/view-url.ts, DESIGN §11): a labeler's claim on an
+ * Presigned `view_url`s of claims (services/gateway/src/view-url.ts, contract §web-apps): a labeler's claim on an
  * `s3://` item of a manifest job with stored credentials carries a presigned GET that the labeler can
  * fetch from s3rver (test/s3.ts), valid at most 15 minutes. s3rver checks the access key of a presigned
  * URL but not its SigV4 signature, so the test recomputes the signature with the secret; `gs://`
@@ -31,7 +31,7 @@ const logs = captureLogs();
 beforeAll(async () => {
   s3 = await startS3WithClient(["manifests", "images"]);
   gcs = await startFakeGcs({ buckets: ["gt-manifests"] });
-  sys = await startSystem({ isolatedDatabase: true, gcsApiEndpoint: gcs.url, logger: logs.logger });
+  sys = await startSystem({ gcsApiEndpoint: gcs.url, logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();
@@ -158,7 +158,17 @@ it("S3: the claim's view_url is a presigned GET (<= 15 min) the labeler can fetc
   expect(plain).toMatchObject({ task_type: "image_classification", data_url: "https://cdn.example/dog.png" });
   expect(plain.view_url).toBeUndefined();
   // the claim carries the wire fields only (no job id, no credentials)
-  expect(Object.keys(claim).sort()).toEqual(["claim_id", "data_url", "expires_at", "label_spec", "task_id", "task_type", "view_url"]);
+  expect(Object.keys(claim).sort()).toEqual([
+    "claim_id",
+    "data_url",
+    "expires_at",
+    "instructions_version",
+    "label_space",
+    "label_spec",
+    "task_id",
+    "task_type",
+    "view_url",
+  ]);
 });
 
 it("a task posted with an s3:// data_url has no stored credentials: no view_url", async () => {

@@ -1,5 +1,5 @@
 /**
- * Webhook routes (docs/contract.md, SPEC §4 Webhooks; DESIGN §2, §7, §9): register, list, soft delete, the delivery log with
+ * Webhook routes (contract §routes Webhooks; contract §wire, §events, §outbound-calls): register, list, soft delete, the delivery log with
  * its filter and pagination, and the errors (400 with `details`, 401, 404 for ids of others, 409).
  */
 import { createLabeler, createTask, eventually, label, registerCustomer, type System, startSystem } from "../../../test/system";
@@ -23,8 +23,8 @@ const { rx, closeAll } = receivers();
 
 beforeAll(async () => {
   // one attempt per delivery: a receiver answering 500 gives a failed delivery at once
-  sys = await startSystem({ isolatedDatabase: true, webhookRetryMax: 1 });
-  strict = await startSystem({ isolatedDatabase: true, workers: false, allowPrivateUrls: false });
+  sys = await startSystem({ webhookRetryMax: 1 });
+  strict = await startSystem({ workers: false, allowPrivateUrls: false });
 });
 afterAll(async () => {
   await closeAll();

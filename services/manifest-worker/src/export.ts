@@ -1,5 +1,5 @@
 /**
- * Export of a completed job (docs/contract.md, DESIGN §8) to its output_url, as JSONL, one line per manifest line
+ * Export of a completed job (contract §jobs) to its output_url, as JSONL, one line per manifest line
  * in manifest order, streamed from the store's `jobs.exportStream` (shared with the gateway's HTTP export):
  * constant memory at any size.
  */

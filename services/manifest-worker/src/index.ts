@@ -1,5 +1,5 @@
 /**
- * @labelgate/manifest-worker: manifest jobs (docs/contract.md, DESIGN §8). Ingests manifests from S3, GCS or https
+ * @labelgate/manifest-worker: manifest jobs (contract §jobs). Ingests manifests from S3, GCS or https
  * into tasks (streamed, resumable), fetches the text of text_span tasks created without it, and writes completed jobs' JSONL exports to their output_url.
  * `manifestRole` is its module for the runtime (@labelgate/runtime).
  */

@@ -1,5 +1,5 @@
 /**
- * Manifest ingestion (docs/contract.md, DESIGN §8): stream the manifest, parse JSONL line by line (`data_url` or Ground
+ * Manifest ingestion (contract §jobs): stream the manifest, parse JSONL line by line (`data_url` or Ground
  * Truth's `source-ref`; the whole line is kept as `source`), and create tasks in chunks, each chunk in one
  * transaction with its quota reservation and the new resume point (`jobs.lines_ingested`).
  *
@@ -15,6 +15,7 @@
  */
 import type { Readable } from "node:stream";
 import {
+  type AnswerBody,
   type AnyLabelSpec,
   answerSchemaOf,
   answerShapeOf,
@@ -23,18 +24,22 @@ import {
   dataUrlProblem,
   isReservedTaskType,
   MAX_TEXT_CODE_POINTS,
+  manifestLineItems,
+  prelabelField,
+  prelabelIssues,
   storedLabelSpec,
 } from "@labelgate/api";
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
 import { taskKindOf } from "@labelgate/quality";
-import { dispatch, type QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge } from "@labelgate/queue";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "@labelgate/storage";
 import { type Job, type ManifestChunk, QuotaExhaustedError, type Store } from "@labelgate/store";
 import { LineTooLongError, readLines } from "./lines";
 
 export interface IngestDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a commit that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   secretBox: SecretBox;
   logger: Logger;
   storage: StorageOptions;
@@ -49,6 +54,9 @@ export class ManifestError extends Error {
 
 const DATA_URL_SCHEMES = new Set(["http:", "https:", "s3:", "gs:"]);
 
+/** The longest `gold_explanation` of a line, in UTF-16 code units: a task body's limit (@labelgate/api). */
+export const MAX_GOLD_EXPLANATION = 2000;
+
 /** What a manifest line must give for a job of a type: its label_spec, and whether a line may carry the text. */
 export interface LineRules {
   type: string;
@@ -60,15 +68,23 @@ export interface ManifestLine {
   dataUrl: string;
   /** the stored gold answer: an option, or the canonical JSON of a reserved type's `gold_answer` */
   goldLabel: string | undefined;
+  /** the line's pre-label (contract §prelabels): its model and the stored value of its answer */
+  prelabel?: { model: string; value: string };
+  /** the item fields its type's lines carry beside data_url (pairwise: item b; docs/decisions/0305), stored as given */
+  items: Record<string, string>;
   source: Record<string, unknown>;
 }
 
 /**
  * Parses one manifest line: `data_url` (or `source-ref`), and optionally the gold answer that makes the line a
- * gold task (docs/contract.md, DESIGN §10): `gold_label`, one of the job's options, for single choice;
- * `gold_answer`, an answer of the type (DESIGN §12), for a reserved type. A line of a text_span job may carry
+ * gold task (contract §quality): `gold_label`, one of the job's options, for single choice;
+ * `gold_answer`, an answer of the type (contract §task-types), for a reserved type. A line of a text_span job may carry
  * its text, `data_text` (a string of 1 to MAX_TEXT_CODE_POINTS code points); without it the task's text is the
- * body of its data URL, fetched after ingestion (`itemFetch`).
+ * body of its data URL, fetched after ingestion (`itemFetch`). A line of a type whose lines carry item fields
+ * (@labelgate/api `manifestLineItems`: a pairwise line's `data_url_b`, or `data_text` and `data_text_b`) gives them
+ * as that type's task body does, checked the same way. A gold line may carry `gold_explanation` (a string of
+ * 1 to 2,000 characters, as a task body's), shown after a qualification training answer (contract §qualification);
+ * the store takes it from the line.
  * @returns undefined for a blank line. @throws ManifestError naming the line.
  */
 export function parseManifestLine(line: string, number: number, rules: LineRules): ManifestLine | undefined {
@@ -94,6 +110,9 @@ export function parseManifestLine(line: string, number: number, rules: LineRules
   // the rule of a task's data_url (@labelgate/api): a storage URL names a bucket and a key
   const problem = dataUrlProblem(url);
   if (problem) throw new ManifestError(`line ${number}: data URL ${problem}`);
+  const lineItems = manifestLineItems(rules.type, url, obj);
+  const itemIssue = lineItems.issues[0];
+  if (itemIssue) throw new ManifestError(`line ${number}: "${itemIssue.path.join(".")}": ${itemIssue.message}`);
   const kind = taskKindOf(rules.type);
   const text = obj.data_text;
   if (kind.needsText && text !== undefined && text !== null) {
@@ -105,7 +124,7 @@ export function parseManifestLine(line: string, number: number, rules: LineRules
   if (!isReservedTaskType(rules.type)) {
     const gold = obj.gold_label;
     if (gold !== undefined && gold !== null) {
-      if (typeof gold !== "string" || !choicesOf(rules.spec).includes(gold)) {
+      if (typeof gold !== "string" || !choicesOf(rules.type, rules.spec).includes(gold)) {
         throw new ManifestError(`line ${number}: "gold_label" must be one of the label spec's options`);
       }
       goldLabel = gold;
@@ -126,7 +145,36 @@ export function parseManifestLine(line: string, number: number, rules: LineRules
       goldLabel = read.value;
     }
   }
-  return { dataUrl: url, goldLabel, source: obj };
+  const explanation = obj.gold_explanation;
+  if (explanation !== undefined && explanation !== null) {
+    // a task body's rule (@labelgate/api `gold_explanation`): a gold task's, 1 to 2,000 characters
+    if (typeof explanation !== "string" || explanation === "")
+      throw new ManifestError(`line ${number}: "gold_explanation" must be a non-empty string`);
+    if (explanation.length > MAX_GOLD_EXPLANATION)
+      throw new ManifestError(`line ${number}: "gold_explanation" longer than ${MAX_GOLD_EXPLANATION} characters`);
+    if (goldLabel === undefined)
+      throw new ManifestError(`line ${number}: only a gold line (with its gold answer) has a "gold_explanation"`);
+  }
+  const prelabel = obj.prelabel === undefined || obj.prelabel === null ? undefined : linePrelabel(obj.prelabel, number, rules, text);
+  return { dataUrl: url, goldLabel, ...(prelabel ? { prelabel } : {}), items: lineItems.items, source: obj };
+}
+
+/**
+ * A line's `prelabel` (contract §prelabels): `{answer, model, score?}` as a task body's, its answer checked against
+ * the job's type and label spec. @returns its model and the stored value of its answer. @throws ManifestError naming the line.
+ */
+function linePrelabel(given: unknown, number: number, rules: LineRules, text: unknown): { model: string; value: string } {
+  const parsed = prelabelField.safeParse(given);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ManifestError(`line ${number}: "${["prelabel", ...(issue?.path ?? []).map(String)].join(".")}": ${issue?.message}`);
+  }
+  const itemText = typeof text === "string" ? text : undefined;
+  const issue = prelabelIssues(rules.type, rules.spec, parsed.data, itemText)[0];
+  if (issue) throw new ManifestError(`line ${number}: "${issue.path.join(".")}": ${issue.message}`);
+  const read = taskKindOf(rules.type).readAnswer(rules.spec, parsed.data.answer as AnswerBody, { text: itemText });
+  if (!("value" in read)) throw new ManifestError(`line ${number}: "prelabel.answer": ${read.issues[0]?.message}`);
+  return { model: parsed.data.model, value: read.value };
 }
 
 /**
@@ -169,7 +217,10 @@ export async function ingestManifest(
     // chunk that did not commit has nothing to fetch
     next.catch(() => undefined);
     fetches = Promise.all([fetches, written]).then(
-      ([, w]) => dispatch(deps.queue, w.followUps, deps.logger),
+      ([, w]) => {
+        // follow_up rows of the chunk's transaction
+        if (w.followUps.itemFetch?.length) deps.relay?.nudge();
+      },
       () => undefined,
     );
     beforeLast = previous;
@@ -179,11 +230,31 @@ export async function ingestManifest(
   try {
     stream = await openRead(job.manifestUrl, credentials, deps.storage);
     let chunk = newChunk();
+    const modelIds = new Map<string, string>();
     for await (const { line, number } of readLines(stream)) {
       if (number <= resumeAfter) continue;
       lastLine = number;
       const parsed = parseManifestLine(line, number, rules);
-      if (parsed) addRow(chunk, line, number, parsed.goldLabel);
+      if (parsed) {
+        // a pre-label's model labeler, created on its first line (contract §prelabels)
+        let labelerId: string | undefined;
+        if (parsed.prelabel) {
+          labelerId = modelIds.get(parsed.prelabel.model);
+          if (labelerId === undefined) {
+            labelerId = (await store.tasks.modelLabelers(job.customerId, [parsed.prelabel.model])).get(parsed.prelabel.model);
+            if (labelerId === undefined) throw new Error(`no labeler for model ${parsed.prelabel.model}`);
+            modelIds.set(parsed.prelabel.model, labelerId);
+          }
+        }
+        addRow(
+          chunk,
+          line,
+          number,
+          parsed.goldLabel,
+          parsed.prelabel && labelerId ? { labelerId, value: parsed.prelabel.value } : undefined,
+          parsed.items,
+        );
+      }
       if (chunk.rows >= chunkSize) {
         await write(chunk, number);
         chunk = newChunk();
@@ -224,6 +295,8 @@ export async function ingestManifest(
   await fetches;
   // The whole manifest is in: its tasks become claimable at once, by the job's status (one row).
   const opened = await store.jobs.open(jobId);
+  // a job that completed at once emitted its job.completed event
+  if (opened?.followUps.routeEvent?.length) deps.relay?.nudge();
   deps.logger.info({ job_id: jobId, tasks: opened?.task_count, status: opened?.status }, "manifest ingested");
   return "ingested";
 }
@@ -232,9 +305,23 @@ function newChunk(): ManifestChunk {
   return { rows: 0, records: "" };
 }
 
-/** Adds a line to a chunk as `<task id>\t<line number>\t<gold>\t<line text>` (see the store's `ManifestChunk`). */
-function addRow(chunk: ManifestChunk, line: string, number: number, gold: string | undefined): void {
-  chunk.records += `${chunk.rows > 0 ? "\n" : ""}${newId("task")}\t${number}\t${gold === undefined ? "" : JSON.stringify(gold)}\t${line}`;
+/**
+ * Adds a line to a chunk as `<task id>\t<line number>\t<gold>\t<pre-label labeler>\t<pre-label value>\t<claim id>\t<label id>\t<items>\t<line text>`
+ * (see the store's `ManifestChunk`; the pre-label fields empty without one, `<items>` the JSON of the line's item
+ * fields or empty without any).
+ */
+function addRow(
+  chunk: ManifestChunk,
+  line: string,
+  number: number,
+  gold: string | undefined,
+  prelabel: { labelerId: string; value: string } | undefined,
+  items: Record<string, string>,
+): void {
+  const pre = prelabel ? `${prelabel.labelerId}\t${JSON.stringify(prelabel.value)}\t${newId("claim")}\t${newId("label")}` : "\t\t\t";
+  // JSON.stringify escapes tabs and newlines inside strings: the record stays one line of tab-separated fields
+  const given = Object.keys(items).length > 0 ? JSON.stringify(items) : "";
+  chunk.records += `${chunk.rows > 0 ? "\n" : ""}${newId("task")}\t${number}\t${gold === undefined ? "" : JSON.stringify(gold)}\t${pre}\t${given}\t${line}`;
   chunk.rows++;
 }
 
@@ -243,6 +330,8 @@ function addRow(chunk: ManifestChunk, line: string, number: number, gold: string
  * returns the quota they still hold (a task the customer canceled meanwhile returned its own already).
  */
 async function failJob(deps: IngestDeps, job: Job, error: string): Promise<void> {
-  await deps.store.jobs.fail(job.id, job.customerId, error);
+  const { followUps } = await deps.store.jobs.fail(job.id, job.customerId, error);
+  // its job.failed event (contract §events): a follow_up row of the failure's transaction
+  if (followUps.routeEvent?.length) deps.relay?.nudge();
   deps.logger.warn({ job_id: job.id, error }, "manifest job failed");
 }

@@ -1,16 +1,19 @@
 /**
- * The item fetch (DESIGN §12, docs/decisions/0194): a task labeled on its text (`text_span`) created without
+ * The item fetch (contract §task-types, docs/decisions/0194): a task labeled on its text (`text_span`) created without
  * `data_text` waits, not claimable (`item_pending`), until this reads the body of its `data_url` (http(s) under
  * the outbound URL policy; s3:// and gs:// with its manifest job's sealed credentials) and stores it as its text.
  * The body must be UTF-8 of 1 to MAX_TEXT_CODE_POINTS code points (MAX_ITEM_BYTES bytes at most, read no
  * further). A body that cannot be a text (not found, refused, too long, not UTF-8, empty) cancels the task with
  * the reason at once; a transient failure (5xx, timeout, connection) is retried by the queue and cancels the
  * task on the last attempt. Safe to run twice: both writes apply only while the task still waits for its item.
+ * A loopback URL naming one of the repository's sample texts (`http://127.0.0.1:3000/samples/texts/…`,
+ * docs/decisions/0221) is read from data/samples, not over the network the outbound URL policy closes.
  */
+import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { codePointLength, MAX_TEXT_CODE_POINTS } from "@labelgate/api";
-import type { Logger, SecretBox } from "@labelgate/core";
-import { dispatch, type JobContext, type QueueClient } from "@labelgate/queue";
+import { type Logger, type SecretBox, sampleFileOf } from "@labelgate/core";
+import type { FollowUpNudge, JobContext } from "@labelgate/queue";
 import { openRead, PermanentStorageError, type StorageCredentials, type StorageOptions } from "@labelgate/storage";
 import type { Store } from "@labelgate/store";
 
@@ -19,7 +22,8 @@ export const MAX_ITEM_BYTES = 4 * MAX_TEXT_CODE_POINTS;
 
 export interface ItemDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a commit that wrote follow-up rows (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   secretBox: SecretBox;
   logger: Logger;
   storage: StorageOptions;
@@ -80,8 +84,8 @@ export async function fetchItem(
     const { outcome, followUps } = await deps.store.items.fail(taskId, reason);
     if (outcome === "canceled")
       deps.logger.warn({ task_id: taskId, job_id: item.jobId, reason }, "task canceled: its item could not be fetched");
-    // the job it completed: its export
-    await dispatch(deps.queue, followUps, deps.logger);
+    // its task.canceled event and the job it completed (its export): follow_up rows of the cancellation
+    if (Object.values(followUps).some((p) => p && p.length > 0)) deps.relay?.nudge();
     return outcome;
   };
   let credentials: StorageCredentials | undefined;
@@ -95,7 +99,8 @@ export async function fetchItem(
   }
   let text: string;
   try {
-    const stream = await openRead(item.dataUrl, credentials, deps.storage);
+    const sample = sampleFileOf(item.dataUrl);
+    const stream = sample ? createReadStream(sample) : await openRead(item.dataUrl, credentials, deps.storage);
     text = await readItemText(stream);
   } catch (err) {
     if (err instanceof PermanentStorageError || err instanceof ItemTextError) return cancel(reasonOf(err));

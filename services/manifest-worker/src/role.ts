@@ -17,7 +17,7 @@ export const manifestRole = defineWorkerRole("manifest-worker", (ctx, env) => {
   return {
     handlers: manifestHandlers({
       store: ctx.store,
-      queue: ctx.queue,
+      relay: ctx.relay,
       secretBox: ctx.secretBox(),
       logger: ctx.logger,
       storage,

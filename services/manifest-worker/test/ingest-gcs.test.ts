@@ -32,7 +32,7 @@ const CREDENTIALS = {
 
 beforeAll(async () => {
   gcs = await startFakeGcs({ buckets: ["gt-manifests", "gt-exports"] });
-  sys = await startSystem({ isolatedDatabase: true, gcsApiEndpoint: gcs.url, logger: logs.logger });
+  sys = await startSystem({ gcsApiEndpoint: gcs.url, logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();

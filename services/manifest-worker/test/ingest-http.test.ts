@@ -1,7 +1,7 @@
 /**
  * Manifest jobs over http (a local node:http server; ALLOW_PRIVATE_URLS=true): the whole lifecycle with
  * the export checked line by line, failures of the manifest (404, redirects, malformed lines) and quota.
- * Every failure must leave no task behind and give the reserved quota back (docs/contract.md, DESIGN §8).
+ * Every failure must leave no task behind and give the reserved quota back (contract §jobs).
  * Chunks of 5 lines, so that a failing manifest has committed tasks before it fails.
  */
 import type http from "node:http";
@@ -24,7 +24,7 @@ import {
 
 let sys: System;
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true, manifestChunkSize: 5 });
+  sys = await startSystem({ manifestChunkSize: 5 });
 });
 afterAll(() => sys.close());
 

@@ -27,7 +27,7 @@ const logs = captureLogs();
 
 beforeAll(async () => {
   s3 = await startS3WithClient(["manifests", "exports"]);
-  sys = await startSystem({ isolatedDatabase: true, logger: logs.logger });
+  sys = await startSystem({ logger: logs.logger });
 });
 afterAll(async () => {
   await sys.close();

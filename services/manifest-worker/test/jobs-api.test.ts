@@ -1,6 +1,6 @@
 /**
- * POST /v1/jobs validation, sealed credentials, GET /v1/jobs/{id} and GET /v1/jobs (docs/contract.md, SPEC §4 Batch jobs,
- * docs/contract.md (DESIGN §8)). No workers: every job created here stays `queued`, which keeps these checks deterministic.
+ * POST /v1/jobs validation, sealed credentials, GET /v1/jobs/{id} and GET /v1/jobs (contract §routes Batch jobs,
+ * contract §jobs). No workers: every job created here stays `queued`, which keeps these checks deterministic.
  */
 import { registerCustomer, type System, startSystem, TEST_SECRET_BOX } from "../../../test/system";
 import { captureLogs, getJob, postJob, SPEC } from "./helpers";
@@ -11,7 +11,7 @@ let customer: { id: string; key: string };
 let other: { id: string; key: string };
 
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true, workers: false, logger: logs.logger });
+  sys = await startSystem({ workers: false, logger: logs.logger });
   customer = await registerCustomer(sys);
   other = await registerCustomer(sys);
 });

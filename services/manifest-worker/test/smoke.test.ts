@@ -4,7 +4,7 @@ import { createLabeler, eventually, label, registerCustomer, type System, startS
 
 let sys: System;
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
 });
 afterAll(() => sys.close());
 

@@ -1,5 +1,5 @@
 /**
- * Manifest jobs of the reserved task types (DESIGN §12) and the item fetch of text_span tasks created without
+ * Manifest jobs of the reserved task types (contract §task-types) and the item fetch of text_span tasks created without
  * their text (docs/decisions/0194), against this run's Postgres and Redis with every worker, manifests and
  * texts served by a local http server (ALLOW_PRIVATE_URLS=true): a job of each type ingests tasks of its type
  * (label_spec, options, label space, claim cap), claimable with its label_spec, labeled to settlement and
@@ -42,7 +42,7 @@ const routes = new Map<string, string | number | Buffer>();
 let held = gate();
 
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true });
+  sys = await startSystem();
   labelers = await createLabelers(sys, 2, "typed-jobs");
   server = await serveManifest((req: http.IncomingMessage, res: http.ServerResponse) => {
     const path = (req.url ?? "").split("?")[0] as string;
@@ -324,10 +324,10 @@ describe("the item fetch of a text_span task created without data_text", () => {
     expect(await sys.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({ itemPending: true, dataText: null });
     expect(await claim(labelers[0] as Labeler, taskId)).toBeUndefined();
     expect(await task(c.key, taskId)).not.toHaveProperty("data_text");
-    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetches).toContain(taskId);
+    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetch.map((p) => p.taskId)).toContain(taskId);
     held.open();
     await eventually(async () => ((await task(c.key, taskId)).data_text === "Ada met Grace." ? true : undefined));
-    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetches).not.toContain(taskId);
+    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetch.map((p) => p.taskId)).not.toContain(taskId);
     const claimed = await answer(labelers[0] as Labeler, taskId, { spans: [{ start: 0, end: 3, label: "PERSON" }] });
     expect(claimed.data_text).toBe("Ada met Grace.");
     expect(await eventually(async () => ((await task(c.key, taskId)).status === "settled" ? true : undefined))).toBe(true);
@@ -393,7 +393,7 @@ describe("the item fetch of a text_span task created without data_text", () => {
     const policy = { consensus_threshold: 1, max_labels: 1, confidence_target: null, min_labels: null };
     const created = await sys.store.tasks.create(c.id, { input, policy }, undefined);
     expect(created.followUps).toEqual({ itemFetch: [{ taskId: created.task.id }] });
-    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetches).toContain(created.task.id);
+    expect((await sys.store.reconcile.lostWork(0, 3_600_000, 1000)).itemFetch.map((p) => p.taskId)).toContain(created.task.id);
     // the system's consensus worker runs the reconciliation as production schedules it (grace 1 s)
     await sys.queue.schedule("reconcile", 500, {});
     await eventually(async () => ((await task(c.key, created.task.id)).data_text === "Lost and found." ? true : undefined));

@@ -26,7 +26,7 @@ let sys: System;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true, workers: false });
+  sys = await startSystem({ workers: false });
 });
 afterAll(async () => {
   for (const child of children) await stop(child, "SIGTERM");

@@ -1,9 +1,9 @@
 /**
- * One HTTP attempt of a delivery (docs/contract.md, DESIGN §7): POST the signed body; success is any 2xx within
+ * One HTTP attempt of a delivery (contract §events): POST the signed body; success is any 2xx within
  * the timeout (connect, headers and body); redirects are not followed (a 3xx is a failure). The URL's form is
  * checked before sending and every address the connection uses by the dispatcher (core's `outboundDispatcher`),
  * so a callback host that starts resolving to a private address is refused at connect time (DNS rebinding,
- * docs/contract.md (DESIGN §9)).
+ * contract §outbound-calls).
  */
 import { checkUrlForm } from "@labelgate/core";
 import { type Dispatcher, request } from "undici";

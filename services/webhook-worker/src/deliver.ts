@@ -1,5 +1,5 @@
 /**
- * The attempts of a delivery (docs/contract.md, SPEC §6; DESIGN §7): each POSTs the `task.settled` payload with a
+ * The attempts of a delivery (contract §events): each POSTs the `task.settled` payload with a
  * fresh `timestamp`, signed (signing.ts), with `X-SVC-Event-Id` and `X-SVC-Delivery-Attempt` (attempt.ts);
  * every attempt is stored (the store's `deliveries`). The first attempt is made by the routing job
  * (`deliverInline`); a failure with attempts left becomes a `webhookDelivery` job that BullMQ retries with
@@ -9,7 +9,7 @@
  * delivery, its failure leaves it as the schedule has it.
  */
 import { type Logger, newId, type SecretBox } from "@labelgate/core";
-import { DeferJob, type JobContext, type QueueClient } from "@labelgate/queue";
+import { DeferJob, type FollowUpNudge, type JobContext } from "@labelgate/queue";
 import type { AttemptRecord, DeliveryRow, PendingDelivery, Store } from "@labelgate/store";
 import { type AttemptOutcome, type HttpTarget, postEvent } from "./attempt";
 import type { InFlightLimit } from "./in-flight";
@@ -168,28 +168,29 @@ export async function deliver(
  * read of its own: half the queue work and one statement fewer for a delivery that succeeds at once). When it fails with attempts left, or the webhook is at its
  * in-flight cap, the rest of the schedule becomes a `webhookDelivery` job, delayed by the backoff
  * (4^(k−1) s after attempt k) or the deferral, with `after` = attempts made so far.
- * @param retryMax WEBHOOK_RETRY_MAX: attempts in total. @throws QueueUnavailableError when the follow-up
- * job cannot be enqueued (the routing job is retried: routing is idempotent and re-reads the delivery).
+ * The job is a `follow_up` row the relay enqueues (docs/decisions/0300): a queue outage delays it, never loses it.
+ * @param retryMax WEBHOOK_RETRY_MAX: attempts in total. @throws the database's error when the row cannot be
+ * written (the routing job is retried: routing is idempotent and re-reads the delivery).
  */
 export async function deliverInline(
-  deps: DeliverDeps & { queue: QueueClient; webhookRetryMax: number },
+  deps: DeliverDeps & { relay?: FollowUpNudge; webhookRetryMax: number },
   delivery: PendingDelivery,
 ): Promise<AttemptResult["result"]> {
   const retryMax = deps.webhookRetryMax;
   const deliveryId = delivery.id;
   const r = await attemptDelivery(deps, { deliveryId }, (n) => n >= retryMax, delivery);
   if (r.result === "deferred") {
-    await deps.queue.enqueue(
-      "webhookDelivery",
-      { deliveryId, after: r.attemptsMade },
-      { attempts: Math.max(1, retryMax - r.attemptsMade), delay: r.delayMs },
+    await deps.store.followUps.add(
+      { webhookDelivery: [{ deliveryId, after: r.attemptsMade }] },
+      { webhookDelivery: { attempts: Math.max(1, retryMax - r.attemptsMade), delayMs: r.delayMs } },
     );
+    deps.relay?.nudge();
   } else if (r.result === "retrying") {
-    await deps.queue.enqueue(
-      "webhookDelivery",
-      { deliveryId, after: r.auto },
-      { attempts: Math.max(1, retryMax - r.auto), delay: webhookBackoffMs(r.auto) },
+    await deps.store.followUps.add(
+      { webhookDelivery: [{ deliveryId, after: r.auto }] },
+      { webhookDelivery: { attempts: Math.max(1, retryMax - r.auto), delayMs: webhookBackoffMs(r.auto) } },
     );
+    deps.relay?.nudge();
   }
   return r.result;
 }

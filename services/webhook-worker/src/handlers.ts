@@ -1,15 +1,16 @@
 /**
- * The webhook worker's queue handlers: `taskSettled` routes an event to its webhooks (the store's routing
+ * The webhook worker's queue handlers: `routeEvent` routes an event to its webhooks (the store's routing
  * statement) and makes each pending delivery's first attempt itself; `webhookDelivery` runs one scheduled
  * attempt (a retry, a deferral, a manual redelivery).
  */
 import type { Metrics } from "@labelgate/metrics";
-import { DeferJob, type HandlersFor, type QueueClient } from "@labelgate/queue";
+import { DeferJob, type FollowUpNudge, type HandlersFor } from "@labelgate/queue";
 import { type DeliverDeps, DeliveryAttemptFailed, deliver, deliverInline } from "./deliver";
 import { InFlightLimit } from "./in-flight";
 
 export type WebhookDeps = DeliverDeps & {
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a retry's row is written (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   /** WEBHOOK_RETRY_MAX: automatic attempts of each delivery (a manual redelivery is one more, outside them) */
   webhookRetryMax: number;
   /** WEBHOOK_MAX_IN_FLIGHT_PER_WEBHOOK: requests in flight per webhook in this process (default 16) */
@@ -21,7 +22,7 @@ export type WebhookDeps = DeliverDeps & {
 /**
  * Records the event, creates its deliveries and makes each pending one's first attempt (`deliverInline`).
  * Idempotent: routing twice creates nothing new, and a delivered delivery is not sent again.
- * @throws when the event (or its task) does not exist, or when a follow-up job cannot be enqueued
+ * @throws when the event (or its task) does not exist, or when a retry's follow-up row cannot be written
  */
 export async function routeEvent(deps: WebhookDeps, eventId: string): Promise<{ recorded: boolean; deliveries: string[] }> {
   const { recorded, pending } = await deps.store.deliveries.route(eventId);
@@ -39,7 +40,7 @@ export function webhookHandlers(deps: WebhookDeps): HandlersFor<"webhook-worker"
   const full: WebhookDeps = { ...deps, inFlight: deps.inFlight ?? new InFlightLimit(deps.maxInFlightPerWebhook ?? 16) };
   return {
     // routing makes each delivery's first attempt itself; only retries and deferrals become jobs
-    taskSettled: async ({ eventId }) => void (await routeEvent(full, eventId)),
+    routeEvent: async ({ eventId }) => void (await routeEvent(full, eventId)),
     webhookDelivery: async (payload, ctx) => {
       try {
         const outcome = await deliver(full, payload, ctx);

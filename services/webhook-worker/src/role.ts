@@ -17,7 +17,7 @@ export const webhookRole = defineWorkerRole("webhook-worker", (ctx, env) => {
   return {
     handlers: webhookHandlers({
       store: ctx.store,
-      queue: ctx.queue,
+      relay: ctx.relay,
       logger: ctx.logger,
       secretBox: ctx.secretBox(),
       http: { dispatcher, allowPrivateUrls: env.ALLOW_PRIVATE_URLS, timeoutMs: env.WEBHOOK_TIMEOUT_MS },
@@ -26,7 +26,7 @@ export const webhookRole = defineWorkerRole("webhook-worker", (ctx, env) => {
       metrics: ctx.metrics,
     }),
     workers: {
-      concurrency: { taskSettled: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
+      concurrency: { routeEvent: env.WEBHOOK_CONCURRENCY, webhookDelivery: env.WEBHOOK_CONCURRENCY },
       backoffStrategy: { webhookDelivery: webhookJobBackoffMs },
     },
     // returned deliveries may still wait on their receivers: abort their requests rather than wait

@@ -1,5 +1,5 @@
 /**
- * The signature of a delivery (docs/contract.md, SPEC §6): `X-SVC-Signature: sha256=<hex>`, the lowercase hexadecimal
+ * The signature of a delivery (contract §events): `X-SVC-Signature: sha256=<hex>`, the lowercase hexadecimal
  * HMAC-SHA256 of the raw JSON body keyed with the webhook's secret. Receivers check it with
  * @labelgate/webhook-verify. Also the cache of opened secrets: an AES-GCM open per attempt costs more than
  * the HMAC.

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery end to end (docs/contract.md, SPEC §6; DESIGN §7): the real gateway and workers, real local receivers.
+ * Webhook delivery end to end (contract §events): the real gateway and workers, real local receivers.
  * The signature is checked by an implementation of our own (HMAC-SHA256 over the raw bytes received),
  * the routing of `task.settled` to the customer's webhooks, and that deleted webhooks receive nothing.
  */
@@ -23,7 +23,7 @@ import {
 } from "../../../test/webhooks";
 
 const { rx, closeAll } = receivers();
-const { sys, labeler } = useSystem({ isolatedDatabase: true }, { beforeClose: closeAll });
+const { sys, labeler } = useSystem({}, { beforeClose: closeAll });
 
 it("delivers a signed task.settled to the webhook of the task's callback_url", async () => {
   const r = await rx();

@@ -21,7 +21,7 @@ import {
 
 const { rx, closeAll } = receivers();
 // one attempt per scheduled delivery: a failing receiver gives a failed delivery at once
-const { sys, labeler } = useSystem({ isolatedDatabase: true, webhookRetryMax: 1 }, { beforeClose: closeAll });
+const { sys, labeler } = useSystem({ webhookRetryMax: 1 }, { beforeClose: closeAll });
 
 /** A customer whose webhook at a new receiver (answering `reply`) has a failed delivery. */
 async function failedDelivery(reply: Answer) {
@@ -131,11 +131,11 @@ it("404 for an unknown delivery and for another customer's webhook or delivery; 
 });
 
 /**
- * A redelivery between automatic attempts (issue 28, docs/contract.md (DESIGN §7)): it is an attempt of its own, and
+ * A redelivery between automatic attempts (issue 28, contract §events): it is an attempt of its own, and
  * the automatic schedule (WEBHOOK_RETRY_MAX=3: attempts 1 s and 4 s apart) is neither used up nor restarted.
  */
 describe("a redelivery while the automatic schedule runs", () => {
-  const own = useSystem({ isolatedDatabase: true, webhookRetryMax: 3 });
+  const own = useSystem({ webhookRetryMax: 3 });
 
   /** Attempts 1 and 2 fail automatically; then the redelivery is asked for (attempt 3 is 4 s away). */
   async function afterTwoAutomaticFailures(reply: Answer) {

@@ -1,5 +1,5 @@
 /**
- * Webhook retries (docs/contract.md, SPEC §6; DESIGN §7): the schedule (delay before attempt k+1 is 4^(k−1) s), exactly
+ * Webhook retries (contract §events): the schedule (delay before attempt k+1 is 4^(k−1) s), exactly
  * WEBHOOK_RETRY_MAX attempts then `failed` for every kind of failure (5xx, timeout, connection reset, 3xx
  * not followed), nothing after that, and other customers' deliveries flowing while one receiver hangs.
  */
@@ -48,7 +48,7 @@ const defaultSystem = () => {
   return defaults;
 };
 async function system(options: Parameters<typeof startSystem>[0]): Promise<{ sys: System; labelerKey: string }> {
-  const sys = await startSystem({ isolatedDatabase: true, ...options });
+  const sys = await startSystem({ ...options });
   systems.push(sys);
   return { sys, labelerKey: (await createLabeler(sys)).key };
 }

@@ -1,5 +1,5 @@
 /**
- * Webhook secrets (docs/contract.md, DESIGN §7): write-only. Never in a response, never in a log line (the system logs at
+ * Webhook secrets (contract §events): write-only. Never in a response, never in a log line (the system logs at
  * `trace` into memory here), never in plaintext in Postgres or Redis; sealed as `v1.` AES-256-GCM bound to
  * the webhook id. The requests sent to the receiver carry only the signature.
  */
@@ -38,7 +38,7 @@ const sink = new Writable({
 let sys: System;
 let r: Receiver;
 beforeAll(async () => {
-  sys = await startSystem({ isolatedDatabase: true, logger: createLogger("test", "trace", sink) });
+  sys = await startSystem({ logger: createLogger("test", "trace", sink) });
   r = await receiver((q) => (q.n === 1 ? 500 : 200));
 });
 afterAll(async () => {

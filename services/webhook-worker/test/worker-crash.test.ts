@@ -1,5 +1,5 @@
 /**
- * A webhook-worker replica killed mid-retry loses no event (docs/contract.md, DESIGN §1, §7): the worker runs as a real child
+ * A webhook-worker replica killed mid-retry loses no event (contract §shape, §events): the worker runs as a real child
  * process (`tsx services/webhook-worker/src/main.ts`), is SIGKILLed after a failed first attempt while the retry
  * waits in the queue, and a new replica delivers the retry. The gateway and the consensus worker run in-process.
  */
@@ -85,7 +85,7 @@ let r: Receiver;
 
 beforeAll(async () => {
   // no in-process workers: consensus workers are started here, the webhook worker is the child process
-  sys = await startSystem({ isolatedDatabase: true, workers: false });
+  sys = await startSystem({ workers: false });
   consensus = await startConsensusWorkers(sys, 4);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   deliveryQueue = new Queue(catalog.webhookDelivery.name, { connection: redis, prefix: sys.prefix });

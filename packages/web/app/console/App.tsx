@@ -1,5 +1,5 @@
 /**
- * The customer console: sign in with a customer key (kept in sessionStorage), then the pages of DESIGN §11
+ * The customer console: sign in with a customer key (kept in sessionStorage), then the pages of contract §web-apps
  * under a shared layout (header, navigation, main). Pages read the API through TanStack Query over the
  * SDK's browser client.
  */
@@ -40,7 +40,7 @@ export function App() {
         reason={reason}
         field={{ label: "Customer API key", placeholder: "sk_sandbox_…" }}
         submit="Sign in"
-        shapeError="A customer key starts with sk_sandbox_ or sk_live_."
+        shapeError="A customer key starts with sk_sandbox_ or sk_live_, followed by letters and digits."
         verify={knownKey}
         onSignIn={signIn}
       />
@@ -67,6 +67,7 @@ const NAV = [
   { to: "/webhooks", label: "Webhooks" },
   { to: "/billing", label: "Billing" },
   { to: "/quality", label: "Quality" },
+  { to: "/review", label: "Review" },
 ];
 
 function SignedIn({ apiKey, signOut }: { apiKey: string; signOut: (reason?: string) => void }) {

@@ -16,6 +16,9 @@ const SECTIONS = {
   webhooks: ["Webhooks", "Webhook"],
   billing: ["Billing"],
   quality: ["Quality"],
+  review: ["Review", "Review"],
+  // a batch's or a job's ranking (`/ranking/:id`); no list of its own
+  ranking: ["NotFound", "Ranking"],
 } as const;
 
 export type PageName = (typeof SECTIONS)[keyof typeof SECTIONS][number] | "NotFound";

@@ -1,11 +1,11 @@
 /**
- * What the console reads from a settled result beyond today's SDK types: the posterior (DESIGN §10) and the
- * EVM settlement proof (DESIGN §5). Both are optional: a gateway on the local ledger sends neither, and the
+ * What the console reads from a settled result beyond today's SDK types: the posterior (contract §quality) and the
+ * EVM settlement proof (contract §settlement). Both are optional: a gateway on the local ledger sends neither, and the
  * task page shows what is there.
  */
 import type { SettledResult } from "@labelgate/sdk/browser";
 
-/** The Merkle proof of an anchored settlement (DESIGN §5, `LEDGER=evm`). */
+/** The Merkle proof of an anchored settlement (contract §settlement, `LEDGER=evm`). */
 export interface EvmSettlement {
   ledger: "evm";
   ledger_txid: string;
@@ -21,7 +21,7 @@ export interface EvmSettlement {
   prev_hash: string;
 }
 
-/** A settled result (`posterior` is part of it since DESIGN §10). */
+/** A settled result (`posterior` is part of it since contract §quality). */
 export type ResultView = SettledResult;
 
 /** The EVM proof of a result, when its settlement has one. */

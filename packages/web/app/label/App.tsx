@@ -5,12 +5,13 @@
  */
 import type { AnswerBody } from "@labelgate/sdk/browser";
 import { Alert, Button, Group, Loader, Stack, Text, TextInput, Title } from "@mantine/core";
-import { type FormEvent, useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { type FormEvent, useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { ROUTE, useCapabilities } from "../shared/capabilities";
-import { createClient } from "../shared/client";
+import { createClient, errorMessage } from "../shared/client";
 import { SignIn, useStoredKey } from "../shared/SignIn";
-import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, isTextEntry, loadHotkeys, saveHotkeys } from "./hotkeys";
-import { LabelQueue, type QueueItem } from "./queue";
+import { DEFAULT_HOTKEYS, type Hotkeys, hotkeysProblem, INSTRUCTIONS_KEY, isTextEntry, loadHotkeys, saveHotkeys } from "./hotkeys";
+import { InstructionsPanel, type InstructionsState, instructionsDue, markSeen } from "./Instructions";
+import { LabelQueue, type QueueItem, type TrainingShown } from "./queue";
 import { widgetOf } from "./widgets/registry";
 import type { KeyHandler } from "./widgets/types";
 
@@ -37,7 +38,8 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   const caps = useCapabilities();
   const canRelease = useRef(false);
   canRelease.current = caps.has(ROUTE.releaseClaim);
-  const [queue] = useState(() => new LabelQueue(createClient({ labelerKey }), () => canRelease.current));
+  const [client] = useState(() => createClient({ labelerKey }));
+  const [queue] = useState(() => new LabelQueue(client, () => canRelease.current));
   const snap = useSyncExternalStore(queue.subscribe, queue.getSnapshot);
 
   useEffect(() => {
@@ -66,11 +68,52 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
   const [editingKeys, setEditingKeys] = useState(false);
   // the current widget's key handler: one window listener, the skip key first
   const widgetKeys = useRef<KeyHandler | null>(null);
+  // the instructions panel: shown before the first task of a space and when its version changes, or on demand
+  const [panel, setPanel] = useState<{ claimId: string; first: boolean } | null>(null);
+  const [instructions, setInstructions] = useState<InstructionsState>({ kind: "loading" });
+  const panelKeys = useRef<KeyHandler | null>(null);
+  const currentClaim = current?.claim ?? null;
+  const openInstructions = useCallback(
+    (first: boolean) => {
+      if (!currentClaim || currentClaim.instructions_version === null) return;
+      const version = currentClaim.instructions_version;
+      setPanel({ claimId: currentClaim.claim_id, first });
+      setInstructions((was) =>
+        was.kind === "loaded" && was.instructions.label_space === currentClaim.label_space && was.instructions.version === version
+          ? was
+          : { kind: "loading" },
+      );
+      client.labeling.instructions(currentClaim.label_space).then(
+        (loaded) => setInstructions({ kind: "loaded", instructions: loaded }),
+        (err: unknown) => setInstructions({ kind: "failed", message: errorMessage(err) }),
+      );
+    },
+    [client, currentClaim],
+  );
+  const closeInstructions = useCallback(() => {
+    if (currentClaim && currentClaim.instructions_version !== null) markSeen(currentClaim.label_space, currentClaim.instructions_version);
+    setPanel(null);
+  }, [currentClaim]);
+  // due instructions show from the claim's first render (before the effect below has opened the panel)
+  const panelOpen =
+    (panel !== null && panel.claimId === currentClaim?.claim_id) || (currentClaim !== null && instructionsDue(currentClaim));
+  useEffect(() => {
+    if (currentClaim && instructionsDue(currentClaim)) openInstructions(true);
+  }, [currentClaim, openInstructions]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.altKey || e.ctrlKey || e.metaKey) return;
       if (isTextEntry(e.target)) return;
+      if (panelOpen) {
+        panelKeys.current?.(e);
+        return;
+      }
+      if (e.key.toLowerCase() === INSTRUCTIONS_KEY && currentClaim?.instructions_version != null) {
+        e.preventDefault();
+        if (!e.repeat) openInstructions(false);
+        return;
+      }
       if (e.key.toLowerCase() === hotkeys.skip.toLowerCase()) {
         if (skippable && !e.repeat) {
           e.preventDefault();
@@ -82,7 +125,7 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [queue, skippable, hotkeys]);
+  }, [queue, skippable, hotkeys, panelOpen, currentClaim, openInstructions]);
 
   return (
     <div className="label-page">
@@ -97,6 +140,11 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             <Text c="dimmed" size="sm">
               {snap.ahead} ready ahead
             </Text>
+            {currentClaim?.instructions_version != null && (
+              <Button variant="default" size="xs" onClick={() => (panelOpen ? closeInstructions() : openInstructions(false))}>
+                Instructions
+              </Button>
+            )}
             <Button variant="default" size="xs" onClick={() => setEditingKeys((v) => !v)} aria-expanded={editingKeys}>
               Keys
             </Button>
@@ -117,6 +165,7 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             }}
           />
         )}
+        {snap.training && <TrainingFeedback shown={snap.training} onClose={() => queue.dismissTraining()} />}
         <div role="status" aria-live="polite" className="label-notices">
           {snap.notices.map((n) => (
             <Alert
@@ -130,7 +179,16 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             </Alert>
           ))}
         </div>
-        {current ? (
+        {current && panelOpen ? (
+          <InstructionsPanel
+            key={`${current.claim.label_space} ${current.claim.instructions_version}`}
+            claim={current.claim}
+            state={instructions}
+            first={panel?.claimId === current.claim.claim_id ? panel.first : true}
+            keys={panelKeys}
+            onClose={closeInstructions}
+          />
+        ) : current ? (
           <Item
             key={current.claim.claim_id}
             item={current}
@@ -140,6 +198,19 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             onAnswer={(a) => queue.answer(a)}
             onSkip={() => queue.skip()}
           />
+        ) : snap.nothingToLabel && snap.idleReason === "failed_qualification" ? (
+          <Stack align="center" py="xl">
+            <Title order={1} size="h2">
+              Qualification not passed
+            </Title>
+            <Text>
+              You did not reach the accuracy the customer asks for on the qualification tasks of a label space, so its tasks are not served
+              to you. Tasks of other label spaces appear here when they open; this page asks again every few seconds.
+            </Text>
+            <Button variant="light" onClick={() => queue.retry()}>
+              Check again now
+            </Button>
+          </Stack>
         ) : snap.nothingToLabel ? (
           <Stack align="center" py="xl">
             <Title order={1} size="h2">
@@ -149,6 +220,7 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
             <Button variant="light" onClick={() => queue.retry()}>
               Check again now
             </Button>
+            <SampleItem />
           </Stack>
         ) : (
           <Stack align="center" py="xl">
@@ -158,6 +230,60 @@ function Labeler({ labelerKey, onSignOut }: { labelerKey: string; onSignOut: (re
         )}
       </main>
     </div>
+  );
+}
+
+/** A training answer's feedback (contract §qualification): right or wrong, the right answer, the explanation, the exam's state. */
+function TrainingFeedback({ shown, onClose }: { shown: TrainingShown; onClose: () => void }) {
+  const f = shown.feedback;
+  const right = "label" in f.right_answer ? f.right_answer.label : JSON.stringify(f.right_answer);
+  const state =
+    f.status === "training"
+      ? `Qualification: ${f.gold_answers} of ${f.gold_tasks} answered, ${f.gold_correct} right.`
+      : f.status === "qualified"
+        ? "Qualification passed: the label space's other tasks are open to you now."
+        : "Qualification not passed: this label space's tasks will not be served to you.";
+  return (
+    <Alert
+      role="status"
+      data-testid="training-feedback"
+      color={f.correct ? "green" : "orange"}
+      title={f.correct ? "Right" : "Not quite"}
+      withCloseButton
+      closeButtonLabel="Close feedback"
+      onClose={onClose}
+      className="label-training"
+    >
+      <Text size="sm">
+        Task {shown.taskId}: the right answer is <strong data-testid="training-answer">{right}</strong>.
+      </Text>
+      {f.explanation && (
+        <Text size="sm" data-testid="training-explanation">
+          {f.explanation}
+        </Text>
+      )}
+      <Text size="sm" c="dimmed">
+        {state}
+      </Text>
+    </Alert>
+  );
+}
+
+/**
+ * What an item looks like, while there is none: a sample picture the gateway serves (data/samples), and the
+ * data_url a task would give to show it here.
+ */
+function SampleItem() {
+  const url = `${window.location.origin}/samples/cat.svg`;
+  return (
+    <figure className="label-sample">
+      <img src="/samples/cat.svg" alt="A sample item: a drawn cat" className="item-image" width={240} height={180} />
+      <figcaption>
+        <Text size="sm" c="dimmed">
+          A sample item. A task with <code className="label-link">data_url: {url}</code> shows this picture here, with its question.
+        </Text>
+      </figcaption>
+    </figure>
   );
 }
 

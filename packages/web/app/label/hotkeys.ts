@@ -10,6 +10,8 @@ export interface Hotkeys {
 }
 
 export const DEFAULT_HOTKEYS: Hotkeys = { options: "123456789", skip: "s" };
+/** The key that opens and closes a label space's instructions (Instructions.tsx): no layout may use it. */
+export const INSTRUCTIONS_KEY = "i";
 const ENTRY = "labelgate.hotkeys";
 
 /** Why a layout cannot be used, or null when it can: single printable characters, none used twice. */
@@ -19,6 +21,7 @@ export function hotkeysProblem(h: Hotkeys): string | null {
   if ([...h.skip].length !== 1) return "Give one skip key.";
   if (keys.some((k) => !/^[\p{L}\p{N}\p{P}\p{S}]$/u.test(k))) return "Use letters, digits or punctuation (no spaces).";
   if (new Set(keys.map((k) => k.toLowerCase())).size !== keys.length) return "Each key may be used once.";
+  if (keys.some((k) => k.toLowerCase() === INSTRUCTIONS_KEY)) return `${INSTRUCTIONS_KEY} opens the instructions: choose another key.`;
   return null;
 }
 

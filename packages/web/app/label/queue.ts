@@ -16,7 +16,14 @@
  * Labels are posted in the background: the next item is shown first, and a label the gateway refuses
  * (claim expired, task completed by others) is reported as a notice.
  */
-import { type AnswerBody, type Claim, ConflictError, type LabelgateClient, NotFoundError } from "@labelgate/sdk/browser";
+import {
+  type AnswerBody,
+  type Claim,
+  ConflictError,
+  type LabelgateClient,
+  NotFoundError,
+  type RecordedLabel,
+} from "@labelgate/sdk/browser";
 import { errorMessage, isAuthError } from "../shared/client";
 
 /** Claims held beyond the current one (the items preloaded). */
@@ -63,6 +70,16 @@ export interface QueueSnapshot {
   notices: Notice[];
   /** the key was refused (401): the app signs out */
   signedOut: boolean;
+  /** why the last claim found nothing, when the gateway says (contract §qualification) */
+  idleReason: "failed_qualification" | null;
+  /** the feedback of the latest qualification training answer (the right answer, the explanation), until dismissed */
+  training: TrainingShown | null;
+}
+
+/** A training answer's feedback as the app shows it: the task and the label response's `training`. */
+export interface TrainingShown {
+  taskId: string;
+  feedback: NonNullable<RecordedLabel["training"]>;
 }
 
 /** The URL a browser can load for a claim: its presigned `view_url`, else its http(s) `data_url`. */
@@ -92,6 +109,30 @@ function looksLikeImage(claim: Claim, url: string): "yes" | "no" | "maybe" {
   return "maybe";
 }
 
+/**
+ * The view of a claim's item, prepared at once: a link or an unviewable URL, or an image element that starts
+ * loading now (so it is decoded before it is shown); `onChange` gets the image's view again when it has loaded
+ * or failed (a failed "maybe" image becomes a link). The console's review page (contract §review) prepares its
+ * items the same way.
+ */
+export function itemViewOf(claim: Claim, onChange: (view: ItemView) => void): ItemView {
+  const url = viewUrlOf(claim);
+  if (url === null) return { kind: "unviewable", url: claim.data_url };
+  const guess = looksLikeImage(claim, url);
+  if (guess === "no") return { kind: "link", url };
+  const image = new Image();
+  image.alt = `Item of task ${claim.task_id}`;
+  image.decoding = "async";
+  image.setAttribute("elementtiming", "label-item");
+  image.className = "item-image";
+  image.src = url;
+  image.decode().then(
+    () => onChange({ kind: "image", url, image, state: "ready" }),
+    () => onChange(guess === "maybe" ? { kind: "link", url } : { kind: "image", url, image, state: "error" }),
+  );
+  return { kind: "image", url, image, state: "loading" };
+}
+
 export class LabelQueue {
   private items: QueueItem[] = [];
   private claiming = false;
@@ -102,6 +143,8 @@ export class LabelQueue {
   private signedOut = false;
   private disposed = false;
   private notices: Notice[] = [];
+  private idleReason: QueueSnapshot["idleReason"] = null;
+  private training: TrainingShown | null = null;
   private noticeId = 0;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private listeners = new Set<() => void>();
@@ -139,9 +182,10 @@ export class LabelQueue {
     this.changed();
     void this.fill();
     this.client.labeling.label(item.claim.claim_id, answer).then(
-      () => {
+      (recorded) => {
         this.sending--;
         this.labeled++;
+        if (recorded.training) this.training = { taskId: recorded.task_id, feedback: recorded.training };
         this.changed();
       },
       (err: unknown) => {
@@ -166,6 +210,12 @@ export class LabelQueue {
     void this.fill();
   }
 
+  /** Closes the training feedback. */
+  dismissTraining(): void {
+    this.training = null;
+    this.changed();
+  }
+
   dismiss(id: number): void {
     this.notices = this.notices.filter((n) => n.id !== id);
     this.changed();
@@ -188,8 +238,9 @@ export class LabelQueue {
       this.dropExpiring();
       while (!this.disposed && this.items.length < 1 + AHEAD) {
         if (this.exhaustedAt > 0 && Date.now() - this.exhaustedAt < IDLE_POLL_MS) break;
-        const claim = await this.client.labeling.claim();
+        const { claim, idleReason } = await this.client.labeling.claimOrIdle();
         this.started = true;
+        this.idleReason = idleReason ?? null;
         if (this.disposed) {
           if (claim) void this.release({ claim, view: { kind: "unviewable", url: claim.data_url } }, false);
           break;
@@ -236,21 +287,7 @@ export class LabelQueue {
 
   /** The item of a claim, its image requested and decoded in the background. */
   private prepare(claim: Claim): QueueItem {
-    const url = viewUrlOf(claim);
-    if (url === null) return { claim, view: { kind: "unviewable", url: claim.data_url } };
-    const guess = looksLikeImage(claim, url);
-    if (guess === "no") return { claim, view: { kind: "link", url } };
-    const image = new Image();
-    image.alt = `Item of task ${claim.task_id}`;
-    image.decoding = "async";
-    image.setAttribute("elementtiming", "label-item");
-    image.className = "item-image";
-    const item: QueueItem = { claim, view: { kind: "image", url, image, state: "loading" } };
-    image.src = url;
-    image.decode().then(
-      () => this.setView(item, { kind: "image", url, image, state: "ready" }),
-      () => this.setView(item, guess === "maybe" ? { kind: "link", url } : { kind: "image", url, image, state: "error" }),
-    );
+    const item: QueueItem = { claim, view: itemViewOf(claim, (view) => this.setView(item, view)) };
     return item;
   }
 
@@ -318,6 +355,8 @@ export class LabelQueue {
       starting: !this.started,
       notices: this.notices,
       signedOut: this.signedOut,
+      idleReason: this.idleReason,
+      training: this.training,
     };
   }
 

@@ -1,15 +1,17 @@
 /**
- * A task's label_spec of any type (DESIGN §12): `{question, options}` (single choice,
- * multi_label_classification), `{question, classes}` (bounding_box), `{question, entity_types}` (text_span).
+ * The names a task's label_spec offers, by its `type` (contract §task-types): options (single choice,
+ * multi_label_classification), classes (bounding_box), entity types (text_span), a, b[, tie] (pairwise), none
+ * (free text). The type is given, never guessed from the spec's fields.
  */
-import type { AnyLabelSpec } from "@labelgate/sdk/browser";
+import { choicesFieldOf } from "@labelgate/sdk/browser";
 
-/** The names a label_spec offers: its options, classes or entity types, in the spec's order (the contract's `choicesOf`). */
+/** The names a task of `type` offers in its label_spec, in the spec's order (the contract's `choicesOf(type, spec)`). */
 export { choicesOf as specChoices } from "@labelgate/sdk/browser";
 
-/** What the names of a label_spec are called: "Options", "Classes" or "Entity types". */
-export function specChoicesName(spec: AnyLabelSpec): string {
-  if ("classes" in spec) return "Classes";
-  if ("entity_types" in spec) return "Entity types";
+/** What the names of a task type's label_spec are called: "Classes", "Entity types" or "Options". */
+export function specChoicesName(type: string): string {
+  const field = choicesFieldOf(type);
+  if (field === "classes") return "Classes";
+  if (field === "entity_types") return "Entity types";
   return "Options";
 }

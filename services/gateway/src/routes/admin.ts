@@ -56,9 +56,9 @@ export function adminHandlers(
     },
 
     /**
-     * Upgrade to production (docs/contract.md, SPEC §5.3): issues an `sk_live_` key (returned once), raises the quota to the
+     * Upgrade to production (contract §authentication): issues an `sk_live_` key (returned once), raises the quota to the
      * production default if below it, and revokes the sandbox key(s) unless `keep_sandbox_key` is true.
-     * 409 when the customer is already on production (live-key rotation is a support matter, docs/contract.md (SPEC §5.7)).
+     * 409 when the customer is already on production (live-key rotation is a support matter, contract §authentication).
      */
     upgradeCustomer: async (req, res) => {
       const id = customerId(req);

@@ -1,5 +1,5 @@
 /**
- * Billing routes (docs/contract.md, SPEC §4 Billing; DESIGN §6): monthly usage and invoices, computed by the
+ * Billing routes (contract §routes Billing; contract §accounts): monthly usage and invoices, computed by the
  * store (packages/store/src/billing.ts). Money is integer cents.
  */
 import { invoicesQuery, usageQuery } from "@labelgate/api";

@@ -1,6 +1,6 @@
 /**
- * Customer routes (docs/contract.md, SPEC §4 Customers): self-registration (no auth), the caller's profile and
- * its settings (docs/contract.md, DESIGN §10: task defaults and quality settings).
+ * Customer routes (contract §routes Customers): self-registration (no auth), the caller's profile and
+ * its settings (contract §quality: task defaults and quality settings).
  */
 import { registrationBody, settingsPatchBody } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
@@ -13,7 +13,7 @@ import { customerView, settingsView } from "../views";
 
 export interface CustomerRouteDeps {
   store: Store;
-  /** label quota of a new sandbox customer (docs/contract.md, SPEC §8: 500) */
+  /** label quota of a new sandbox customer (contract §limits: 500) */
   sandboxLabelQuota: number;
 }
 

@@ -1,18 +1,20 @@
 /**
- * Dashboard routes (docs/contract.md, SPEC §4 Dashboard): overview, the task list, quality and daily usage of the calling
+ * Dashboard routes (contract §routes Dashboard): overview, the task list, quality and daily usage of the calling
  * customer, read by the store (packages/store/src/dashboard.ts: every statement an index range of that
  * customer, periods bounded so their cost does not grow with the customer's history).
  */
 import { ApiError, noQuery, TASK_STATUSES, tasksQuery, zeroTaskCounts } from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
-import { QUALITY_WINDOW_DAYS, type Store } from "@labelgate/store";
+import { QUALITY_WINDOW_DAYS, reviewedQuality, type Store } from "@labelgate/store";
 import { customerOf } from "../auth";
 import { parse } from "../errors";
 import type { Handlers } from "../operations";
-import { taskView } from "../views";
+import { type ChainState, taskView, waitingFor } from "../views";
 
 export interface DashboardRouteDeps {
   store: Store;
+  /** the chain settlements wait for (LEDGER=evm), for a settling task's `waiting_for`; undefined = the local ledger */
+  chain?: ChainState;
 }
 
 /** A share in 0..1 rounded to 4 decimals, or null without a denominator. */
@@ -60,13 +62,20 @@ export function dashboardHandlers(
         limit: q.per_page,
         offset: (q.page - 1) * q.per_page,
       });
-      res.json({ page: q.page, per_page: q.per_page, total, items: items.map(taskView) });
+      // each item is the task body of GET /v1/tasks/{id}: its reviews (one statement for the page) and waiting_for
+      const reviews = await store.reviews.reviewsOfTasks(items.map((t) => t.id));
+      const page = items.map((t) => ({ ...taskView(t, reviews.get(t.id)), waiting_for: waitingFor(t, deps.chain) }));
+      res.json({ page: q.page, per_page: q.per_page, total, items: page });
     },
 
     getDashboardQuality: async (req, res) => {
       const { customerId } = customerOf(res);
       parse(noQuery, req.query);
-      const [row, calibration] = await Promise.all([store.dashboard.quality(customerId), store.spaces.calibration(customerId)]);
+      const [row, calibration, reviewed] = await Promise.all([
+        store.dashboard.quality(customerId),
+        store.spaces.calibration(customerId),
+        store.reviews.reviewedBins(customerId),
+      ]);
       const body: wire.DashboardQuality = {
         window_days: QUALITY_WINDOW_DAYS,
         tasks_settled: row.tasks_settled,
@@ -79,6 +88,7 @@ export function dashboardHandlers(
         labels_per_task: row.labels_per_task,
         agreement_rate: share(row.agreeing, row.labels),
         calibration,
+        reviewed: reviewedQuality(reviewed),
       };
       res.json(body);
     },

@@ -1,18 +1,22 @@
 /**
- * Manifest batch jobs (docs/contract.md, SPEC §4 Batch jobs; DESIGN §8): create (validate, seal the credentials, enqueue the
- * ingestion), list, status, and the JSONL export streamed from Postgres with a keyset cursor (constant
+ * Manifest batch jobs (contract §routes Batch jobs; contract §jobs): create (validate, seal the credentials, enqueue the
+ * ingestion), list, status, and the export in a format (../exports.ts), streamed from Postgres with a keyset cursor (constant
  * memory at any size). Reading the manifest itself is the manifest worker's job: nothing slow here.
  */
 
-import { ApiError, choicesOf, isReservedTaskType, jobBody, jobsQuery, pathId, resolvePolicy, type TaskPolicy } from "@labelgate/api";
+import { ApiError, choicesOf, isReservedTaskType, jobBody, jobsQuery, pathId, splitGuide } from "@labelgate/api";
 import { checkUrlForm, type Logger, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import { dispatch, type QueueClient } from "@labelgate/queue";
-import type { Store } from "@labelgate/store";
+import { resolvePolicy } from "@labelgate/quality";
+import type { FollowUpNudge } from "@labelgate/queue";
+import { policyColumns, type Store } from "@labelgate/store";
 import type { Request } from "express";
 import { customerOf } from "../auth";
 import { requireWebhooksFor } from "../callbacks";
 import { parse } from "../errors";
+import { exportFormatOf, sendExport } from "../exports";
+import { recordGuides } from "../guides";
 import type { Handlers } from "../operations";
+import { rankingOf, requireRankedJob } from "../ranking";
 import { jobView } from "../views";
 
 /** The storage scheme of a manifest or output URL; `http` only when private URLs are allowed. */
@@ -36,14 +40,15 @@ export function storageScheme(raw: string, allowPrivate: boolean): "s3" | "gs" |
 
 export interface JobRouteDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a job is created (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
   logger: Logger;
 }
 
-export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "listJobs" | "getJob" | "exportJob"> {
-  const { store, queue, secretBox } = deps;
+export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "listJobs" | "getJob" | "exportJob" | "getJobRanking"> {
+  const { store, relay, secretBox } = deps;
 
   const ownJob = async (req: Request, customerId: string) => {
     const id = req.params.id;
@@ -85,36 +90,37 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
           details.push({ path: "credentials.endpoint", message: err.message });
         }
       }
-      // the job body, then the customer's task defaults (docs/contract.md, DESIGN §10): every task of the job gets this policy
-      let policy: TaskPolicy | undefined;
-      try {
-        policy = resolvePolicy([body, settings.task_defaults]);
-      } catch (err) {
-        if (!(err instanceof ApiError && err.details)) throw err;
-        details.push(...err.details);
-      }
-      if (details.length > 0 || !policy) throw new ApiError("validation", details);
+      // the job body, then the customer's task defaults (contract §quality): every task of the job gets this policy
+      const resolved = resolvePolicy([body, settings.task_defaults]);
+      if ("issues" in resolved) details.push(...resolved.issues);
+      if (details.length > 0 || !("policy" in resolved)) throw new ApiError("validation", details);
+      const policy = policyColumns(resolved.policy);
       await requireWebhooksFor(store, customerId, body.callback_url ? [{ path: "callback_url", url: body.callback_url }] : []);
 
       const id = newId("job");
+      // the guide (instructions, examples) is the label space's: recorded apart, not part of the job's spec
+      const { spec } = splitGuide(body.label_spec);
       const { job, followUps } = await store.jobs.create({
         id,
         customerId,
         manifestUrl: body.manifest_url,
         taskType: body.type,
-        question: body.label_spec.question,
-        options: choicesOf(body.label_spec),
-        labelSpec: isReservedTaskType(body.type) ? body.label_spec : undefined,
+        question: spec.question,
+        options: choicesOf(body.type, spec),
+        labelSpec: isReservedTaskType(body.type) ? spec : undefined,
         consensusThreshold: policy.consensus_threshold,
         maxLabels: policy.max_labels,
         confidenceTarget: policy.confidence_target,
         minLabels: policy.min_labels,
+        minGain: policy.min_gain ?? null,
+        showPrelabel: body.label_spec.show_prelabel === true,
         callbackUrl: body.callback_url ?? null,
         outputUrl: body.output_url ?? null,
         credentialsCiphertext: credentials ? secretBox.seal(JSON.stringify(credentials), id) : null,
       });
-      // If the queue is down the job stays `queued`; the reconciliation enqueues it later.
-      await dispatch(queue, followUps, deps.logger);
+      await recordGuides(store, customerId, [body]);
+      // Its ingestion is a follow_up row of the job's insert: the relay enqueues it, now or once the queue is back.
+      if (followUps.manifestIngest?.length) relay?.nudge();
       res.status(202).json({ job_id: job.id, status: job.status, created_at: job.createdAt.toISOString() });
     },
 
@@ -131,20 +137,21 @@ export function jobHandlers(deps: JobRouteDeps): Pick<Handlers, "createJob" | "l
       res.json(jobView(job, tasksSettled));
     },
 
-    exportJob: async (req, res) => {
+    getJobRanking: async (req, res) => {
       const { customerId } = customerOf(res);
       const { job } = await ownJob(req, customerId);
+      requireRankedJob(job);
+      const ranking = await rankingOf(store, customerId, { kind: "job", id: job.id });
+      if (!ranking) throw new ApiError("jobNotFound");
+      res.json(ranking);
+    },
+
+    exportJob: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const format = exportFormatOf(req);
+      const { job } = await ownJob(req, customerId);
       if (job.status !== "completed") throw new ApiError("jobNotCompleted", undefined, { status: job.status });
-      res.status(200);
-      res.setHeader("Content-Type", "application/x-ndjson; charset=utf-8");
-      res.setHeader("Content-Disposition", `attachment; filename="${job.id}.jsonl"`);
-      const stream = store.jobs.exportStream(job.id);
-      stream.on("error", (err) => {
-        // Headers are sent: the only honest signal left is to cut the response short.
-        deps.logger.error({ err, job_id: job.id }, "export failed mid-stream");
-        res.destroy(err);
-      });
-      stream.pipe(res);
+      await sendExport(deps, res, { kind: "job", id: job.id }, format);
     },
   };
 }

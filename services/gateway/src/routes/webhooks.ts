@@ -1,12 +1,12 @@
 /**
- * Webhook routes (docs/contract.md, SPEC §4 Webhooks; DESIGN §7): register (secret sealed with AES-256-GCM, never returned),
- * list, soft delete, the delivery log of every attempt, and manual redelivery. No outbound HTTP happens
- * here: the URL is checked (docs/contract.md, DESIGN §9, including DNS) and deliveries are enqueued for the webhook worker.
+ * Webhook routes (contract §routes Webhooks; contract §events): register (secret sealed with AES-256-GCM, never returned),
+ * list, change the events subscribed to, soft delete, the delivery log of every attempt, and manual redelivery. No outbound HTTP happens
+ * here: the URL is checked (contract §outbound-calls, including DNS) and deliveries are enqueued for the webhook worker.
  */
 
-import { ApiError, deliveriesQuery, pathId, webhookBody } from "@labelgate/api";
+import { ApiError, deliveriesQuery, pathId, webhookBody, webhookPatchBody } from "@labelgate/api";
 import { checkOutboundUrl, newId, OutboundUrlError, type SecretBox } from "@labelgate/core";
-import type { QueueClient } from "@labelgate/queue";
+import type { FollowUpNudge } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import type { Request } from "express";
 import { customerOf } from "../auth";
@@ -16,7 +16,8 @@ import { deliveryView, webhookView } from "../views";
 
 export interface WebhookRouteDeps {
   store: Store;
-  queue: QueueClient;
+  /** the process's follow-up relay, nudged after a redelivery is asked for (docs/decisions/0300) */
+  relay?: FollowUpNudge;
   secretBox: SecretBox;
   allowPrivateUrls: boolean;
   webhookRetryMax: number;
@@ -33,8 +34,11 @@ function idParam(req: Request, name: string, prefix: string, notFound: "webhookN
 /** Handlers of the operations under /v1/webhooks (authentication and body parsing are done before them, operations.ts). */
 export function webhookHandlers(
   deps: WebhookRouteDeps,
-): Pick<Handlers, "createWebhook" | "listWebhooks" | "deleteWebhook" | "listWebhookDeliveries" | "redeliverWebhookDelivery"> {
-  const { store, queue, secretBox } = deps;
+): Pick<
+  Handlers,
+  "createWebhook" | "listWebhooks" | "updateWebhook" | "deleteWebhook" | "listWebhookDeliveries" | "redeliverWebhookDelivery"
+> {
+  const { store, relay, secretBox } = deps;
 
   const ownWebhook = async (req: Request, customerId: string) => {
     const id = idParam(req, "id", "whk_", "webhookNotFound");
@@ -69,6 +73,13 @@ export function webhookHandlers(
       res.json((await store.webhooks.list(customerId)).map(webhookView));
     },
 
+    updateWebhook: async (req, res) => {
+      const { customerId } = customerOf(res);
+      const hook = await ownWebhook(req, customerId);
+      const body = parse(webhookPatchBody, req.body);
+      res.json(webhookView(await store.webhooks.updateEvents(hook, body.events)));
+    },
+
     deleteWebhook: async (req, res) => {
       const { customerId } = customerOf(res);
       const hook = await ownWebhook(req, customerId);
@@ -101,7 +112,9 @@ export function webhookHandlers(
       if (!hook.active) throw new ApiError("webhookInactive");
       // The attempt id is reserved now so the job id is unique per redelivery request.
       const attemptId = newId("attempt");
-      await queue.enqueue("webhookDelivery", { deliveryId, redelivery: attemptId }, { attempts: 1 });
+      // a follow_up row the relay enqueues (its job id is the attempt's): one attempt
+      await store.followUps.add({ webhookDelivery: [{ deliveryId, redelivery: attemptId }] }, { webhookDelivery: { attempts: 1 } });
+      relay?.nudge();
       res.status(202).json({ delivery_id: deliveryId, attempt_id: attemptId, status: "queued" });
     },
   };

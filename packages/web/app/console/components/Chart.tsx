@@ -28,6 +28,10 @@ export interface PointSeries {
   yLabel: string;
   /** fixed ranges of both axes, e.g. [0, 1] */
   range?: [number, number];
+  /** an interval around each y, drawn as a vertical bar (e.g. a 95% interval), and its name in the data table */
+  interval?: { low: number[]; high: number[]; label: string };
+  /** false: the points alone, not joined by a line (default true) */
+  connect?: boolean;
 }
 
 /** Bars of `rows`, one a row: at `bar.x(row)` (Unix seconds if `bar.time`), `bar.y(row)` high. */
@@ -68,6 +72,7 @@ function options(spec: BarSeries | PointSeries, width: number, height: number): 
       width: 2,
       spanGaps: true,
       points: { show: true, size: 8, fill: "rgb(28, 126, 214)" },
+      ...(spec.connect === false ? { paths: () => null } : {}),
     },
   ];
   if (spec.diagonal) series.push({ label: "perfect calibration", stroke: "rgba(0, 0, 0, 0.35)", dash: [6, 4], points: { show: false } });
@@ -76,9 +81,50 @@ function options(spec: BarSeries | PointSeries, width: number, height: number): 
     height,
     legend: { show: false },
     cursor: { show: false },
-    scales: range ? { x: { time: false, range: () => range }, y: { range: () => range } } : { x: { time: false } },
+    scales: range
+      ? { x: { time: false, range: () => range }, y: { range: () => range } }
+      : spec.interval
+        ? { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, y: { range: intervalRange(spec.interval) } }
+        : { x: { time: false } },
     axes,
     series,
+    ...(spec.interval ? { hooks: { draw: [drawIntervals(spec)] } } : {}),
+  };
+}
+
+/** The y range that holds every interval, with a tenth of room on each side. */
+function intervalRange(interval: { low: number[]; high: number[] }): uPlot.Range.Function {
+  return () => {
+    const lo = Math.min(...interval.low);
+    const hi = Math.max(...interval.high);
+    const pad = (hi - lo || 1) / 10;
+    return [lo - pad, hi + pad];
+  };
+}
+
+/** A draw hook: each point's interval as a vertical bar with end caps, under the points' colour. */
+function drawIntervals(spec: PointSeries): (u: uPlot) => void {
+  return (u) => {
+    const { low, high } = spec.interval ?? { low: [], high: [] };
+    const ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = "rgb(28, 126, 214)";
+    ctx.lineWidth = 2 * uPlot.pxRatio;
+    const cap = 5 * uPlot.pxRatio;
+    spec.x.forEach((x, i) => {
+      const cx = u.valToPos(x, "x", true);
+      const y0 = u.valToPos(low[i] ?? 0, "y", true);
+      const y1 = u.valToPos(high[i] ?? 0, "y", true);
+      ctx.beginPath();
+      ctx.moveTo(cx, y0);
+      ctx.lineTo(cx, y1);
+      ctx.moveTo(cx - cap, y0);
+      ctx.lineTo(cx + cap, y0);
+      ctx.moveTo(cx - cap, y1);
+      ctx.lineTo(cx + cap, y1);
+      ctx.stroke();
+    });
+    ctx.restore();
   };
 }
 
@@ -116,6 +162,7 @@ export function Chart({ spec, title, height = 220 }: { spec: BarSeries | PointSe
           <tr>
             <th scope="col">{spec.xLabel}</th>
             <th scope="col">{spec.yLabel}</th>
+            {spec.kind === "points" && spec.interval && <th scope="col">{spec.interval.label}</th>}
           </tr>
         </thead>
         <tbody>
@@ -123,6 +170,11 @@ export function Chart({ spec, title, height = 220 }: { spec: BarSeries | PointSe
             <tr key={`${x}`}>
               <td>{spec.kind === "bars" && spec.time ? new Date(x * 1000).toISOString().slice(0, 10) : x}</td>
               <td>{spec.y[i]}</td>
+              {spec.kind === "points" && spec.interval && (
+                <td>
+                  {spec.interval.low[i]} to {spec.interval.high[i]}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

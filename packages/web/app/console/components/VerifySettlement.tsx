@@ -1,5 +1,5 @@
 /**
- * The "verify" button of a settled result (DESIGN §5, §11): runs the SDK's `verifySettlement` in the browser
+ * The "verify" button of a settled result (contract §settlement, §web-apps): runs the SDK's `verifySettlement` in the browser
  * against the chain's JSON-RPC URL, which the gateway publishes at `/console/config.json` (EVM_RPC_URL; its
  * origin is in the console's connect-src). It recomputes the leaf from the result, folds the Merkle proof to
  * the root, and reads the anchor transaction's receipt and `Anchored` event from the chain: nothing the

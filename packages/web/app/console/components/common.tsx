@@ -37,6 +37,7 @@ const STATUS_COLOR: Record<string, string> = {
   delivered: "green",
   active: "green",
   excluded: "red",
+  failed_qualification: "red",
   open: "blue",
   finalized: "green",
 };
@@ -45,7 +46,7 @@ const STATUS_COLOR: Record<string, string> = {
 export function StatusBadge({ status }: { status: string }) {
   return (
     <Badge color={STATUS_COLOR[status] ?? "gray"} variant="light">
-      {status.replace("_", " ")}
+      {status.replaceAll("_", " ")}
     </Badge>
   );
 }
@@ -170,7 +171,7 @@ export function FormCard({
 /** An item's id as a link to its page, `/<section>/<id>`. */
 export function IdLink({ section, id }: { section: string; id: string }) {
   return (
-    <Link to={`/${section}/${encodeURIComponent(id)}`} className="mono">
+    <Link to={`/${section}/${encodeURIComponent(id)}`} className="mono id-link" title={id}>
       {id}
     </Link>
   );
@@ -191,12 +192,38 @@ export function ColumnHeads({ names }: { names: string[] }) {
   );
 }
 
-/** A figure on a card. */
-export function Stat({ label, value, hint }: { label: string; value: ReactNode; hint?: string }) {
+/**
+ * A term with its definition a hover away (`title`, dotted underline; `data-definition` for tests): every
+ * figure of the console says what it counts.
+ */
+export function Defined({ term, definition }: { term: ReactNode; definition: string }) {
   return (
-    <Card withBorder padding="sm">
+    <span className="defined" title={definition} data-definition={definition}>
+      {term}
+    </span>
+  );
+}
+
+/** One figure: a dimmed label (its definition a hover away, `Defined`) over a large value. */
+export function Fact({ label, testId, definition, children }: { label: string; testId?: string; definition: string; children: ReactNode }) {
+  return (
+    <div data-figure={label}>
+      <Text size="xs" c="dimmed">
+        <Defined term={label} definition={definition} />
+      </Text>
+      <Text fw={700} size="lg" data-testid={testId}>
+        {children}
+      </Text>
+    </div>
+  );
+}
+
+/** A figure on a card: its label (with its definition a hover away), its value, an optional line under it. */
+export function Stat({ label, value, hint, definition }: { label: string; value: ReactNode; hint?: string; definition: string }) {
+  return (
+    <Card withBorder padding="sm" data-figure={label}>
       <Text size="xs" c="dimmed" tt="uppercase" fw={700}>
-        {label}
+        <Defined term={label} definition={definition} />
       </Text>
       <Text size="xl" fw={700}>
         {value}
@@ -210,12 +237,21 @@ export function Stat({ label, value, hint }: { label: string; value: ReactNode; 
   );
 }
 
+/** What each status count counts. */
+const STATUS_DEFINITION: Record<keyof TaskCounts, string> = {
+  pending: "tasks with no label yet",
+  labeling: "tasks with at least one label, not yet decided",
+  settling: "tasks decided, their ledger record being written",
+  settled: "tasks whose result is ready: consensus decided and recorded on the ledger",
+  canceled: "tasks canceled before they were decided",
+};
+
 /** Tasks by status, one figure a status. */
 export function StatusCounts({ counts }: { counts: TaskCounts }) {
   return (
     <div className="cards">
       {(["pending", "labeling", "settling", "settled", "canceled"] as const).map((s) => (
-        <Stat key={s} label={s} value={formatCount(counts[s])} />
+        <Stat key={s} label={s} value={formatCount(counts[s])} definition={STATUS_DEFINITION[s]} />
       ))}
     </div>
   );

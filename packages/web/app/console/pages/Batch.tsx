@@ -1,5 +1,6 @@
 /** A batch: its tasks by status as a live progress bar until every task is settled or canceled. */
-import { Stack, Text } from "@mantine/core";
+import { Button, Stack, Text } from "@mantine/core";
+import { Link } from "react-router";
 import { formatCount } from "../../shared/format";
 import { StatusCounts, StatusProgress } from "../components/common";
 import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
@@ -23,6 +24,9 @@ export function BatchPage() {
             </div>
           </StatusCard>
           <StatusCounts counts={b.counts} />
+          <Button component={Link} to={`/ranking/${b.batch_id}`} variant="light" w="fit-content" data-testid="ranking-link">
+            Ranking of its pairwise comparisons
+          </Button>
         </Stack>
       )}
     </ItemPage>

@@ -64,9 +64,14 @@ export function BillingPage() {
             {(u) => (
               <Stack gap="sm">
                 <div className="cards">
-                  <Stat label="Labels collected" value={formatCount(u.labels_collected)} />
-                  <Stat label="Tasks settled" value={formatCount(u.tasks_settled)} />
                   <Stat
+                    label="Labels collected"
+                    value={formatCount(u.labels_collected)}
+                    definition="answers labelers sent to your tasks in the month shown (UTC): what you are billed for"
+                  />
+                  <Stat label="Tasks settled" value={formatCount(u.tasks_settled)} definition="tasks settled in the month shown (UTC)" />
+                  <Stat
+                    definition="the month's labels, each at the price of the tier you had when it was recorded"
                     label="Amount"
                     value={formatCents(u.amount_cents, u.currency)}
                     hint={`tier ${u.tier}, ${formatCents(u.price_per_label_cents, u.currency)} per label now`}

@@ -1,10 +1,12 @@
 /** A manifest job: status, progress (live while open), error, and the streamed export download. */
-import type { Job } from "@labelgate/sdk/browser";
+import { type Job, taskTypeNameOf } from "@labelgate/sdk/browser";
 import { Alert, Button, Card, Group, Stack, Table, Text } from "@mantine/core";
 import { useState } from "react";
+import { Link } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { specChoices } from "../../shared/label-spec";
+import { CONSENSUS_VIEWS } from "../../types/views";
 import { useSession } from "../auth";
 import { LabeledProgress } from "../components/common";
 import { ItemPage, StatusCard, useItem } from "../components/ItemPage";
@@ -36,6 +38,11 @@ export function JobPage() {
             )}
           </StatusCard>
           <JobDetails job={j} />
+          {CONSENSUS_VIEWS[taskTypeNameOf(j.type)]?.ranking && (
+            <Button component={Link} to={`/ranking/${j.job_id}`} variant="light" w="fit-content" data-testid="ranking-link">
+              Ranking of the compared items
+            </Button>
+          )}
           <ExportCard job={j} />
         </Stack>
       )}
@@ -47,7 +54,7 @@ function JobDetails({ job }: { job: Job }) {
   const rows: [string, string][] = [
     ["Manifest", job.manifest_url],
     ["Question", job.label_spec.question],
-    ["Options", specChoices(job.label_spec).join(", ")],
+    ["Options", specChoices(job.type, job.label_spec).join(", ")],
     ["Type", job.type],
     ["Consensus threshold", String(job.consensus_threshold)],
     ["Lines ingested", formatCount(job.lines_ingested)],

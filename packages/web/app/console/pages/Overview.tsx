@@ -42,13 +42,23 @@ export function OverviewPage() {
                 />
               </Card>
               <div className="cards">
-                <Stat label="Labels this month" value={formatCount(o.labels_this_month)} />
+                <Stat
+                  label="Labels this month"
+                  value={formatCount(o.labels_this_month)}
+                  definition="answers labelers sent to your tasks since the 1st of this month (UTC), one per labeler and task"
+                />
                 <Stat
                   label="Median time to settle"
                   value={formatSeconds(o.median_seconds_to_settle)}
                   hint="tasks settled in the last 30 days"
+                  definition="half the tasks settled in the last 30 days took less than this from creation to settlement"
                 />
-                <Stat label="Webhook deliveries OK" value={formatShare(o.webhook_delivery_success_rate)} hint="last 30 days" />
+                <Stat
+                  label="Webhook deliveries OK"
+                  value={formatShare(o.webhook_delivery_success_rate)}
+                  hint="last 30 days"
+                  definition="share of the webhook deliveries of the last 30 days that your endpoint accepted (2xx), among those delivered or failed"
+                />
               </div>
             </Stack>
           );

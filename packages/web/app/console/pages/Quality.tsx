@@ -1,12 +1,13 @@
 /**
- * Quality (DESIGN §10): the settled tasks of the last 90 days (confidence, resolution, agreement, labels per
+ * Quality (contract §quality): the settled tasks of the last 90 days (confidence, resolution, agreement, labels per
  * task), the calibration plot of `confidence` against gold answers (mean confidence against accuracy per
- * bin, the diagonal of perfect calibration, the ECE), the labelers table (GET /v1/dashboard/labelers) and
+ * bin, the diagonal of perfect calibration, the ECE) and beside it the same diagram of reviewed results with their
+ * figures per label space, the labelers table (GET /v1/dashboard/labelers) and
  * the settings form (GET/PATCH /v1/customers/me/settings) with the API's 400 details shown at their fields.
  * The labelers table and the settings are shown when the gateway has their routes (capabilities.ts).
  */
 import { type DashboardQuality, type LabelerQualityList, type Settings, ValidationError } from "@labelgate/sdk/browser";
-import { Alert, Button, Card, Group, NumberInput, Stack, Text } from "@mantine/core";
+import { Alert, Badge, Button, Card, Group, NumberInput, Stack, Table, Text } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { type FormEvent, useMemo, useState } from "react";
@@ -14,10 +15,11 @@ import { ROUTE, useCapabilities } from "../../shared/capabilities";
 import { formatCount, formatShare } from "../../shared/format";
 import { useSession } from "../auth";
 import { barSeries, Chart, type PointSeries } from "../components/Chart";
-import { ErrorAlert, Mono, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
+import { ColumnHeads, Defined, ErrorAlert, Mono, PageHeader, QueryView, SectionCard, Stat, StatusBadge } from "../components/common";
 import { type CoreFeatures, QueryTable } from "../components/DataTable";
 
 type Calibration = NonNullable<DashboardQuality["calibration"]>;
+type Reviewed = DashboardQuality["reviewed"];
 type LabelerRow = LabelerQualityList["items"][number];
 
 export function QualityPage() {
@@ -34,38 +36,67 @@ export function QualityPage() {
           {(q) => (
             <Stack>
               <div className="cards">
-                <Stat label="Tasks settled" value={formatCount(q.tasks_settled)} hint={`last ${q.window_days} days`} />
-                <Stat label="Mean confidence" value={formatShare(q.mean_confidence)} />
-                <Stat label="Agreement" value={formatShare(q.agreement_rate)} hint="labels equal to the consensus" />
+                <Stat
+                  label="Tasks settled"
+                  value={formatCount(q.tasks_settled)}
+                  hint={`last ${q.window_days} days`}
+                  definition={`tasks settled in the last ${q.window_days} days: the tasks every other figure here is about`}
+                />
+                <Stat
+                  label="Mean confidence"
+                  value={formatShare(q.mean_confidence)}
+                  definition="mean of the settled tasks' confidence: for a single choice, the probability its label is right; for a box, span or multi-label task, the probability its whole answer is right"
+                />
+                <Stat
+                  label="Agreement"
+                  value={formatShare(q.agreement_rate)}
+                  hint={q.agreement_rate === null ? "no task with 2 labels or more" : "labels equal to their task's consensus"}
+                  definition="share of the labels of settled single-choice tasks with at least 2 labels that equal their task's consensus (a lone label agrees with itself, so those tasks are left out)"
+                />
                 <Stat
                   label="By consensus"
                   value={formatShare(q.resolution.consensus.share)}
                   hint={`${formatCount(q.resolution.consensus.tasks)} tasks`}
+                  definition="share of settled tasks decided by the threshold rule: enough labels agreed"
                 />
                 <Stat
                   label="By confidence"
                   value={formatShare(q.resolution.confidence.share)}
                   hint={`${formatCount(q.resolution.confidence.tasks)} tasks`}
+                  definition="share of settled tasks decided when their confidence reached the confidence target"
                 />
                 <Stat
                   label="At max labels"
                   value={formatShare(q.resolution.max_labels.share)}
                   hint={`${formatCount(q.resolution.max_labels.tasks)} tasks`}
+                  definition="share of settled tasks that reached max_labels undecided and settled on their leading answer"
                 />
               </div>
               <Card withBorder>
                 <LabelsPerTask quality={q} />
               </Card>
-              <SectionCard title="Calibration">
-                {q.calibration ? (
-                  <CalibrationPlot calibration={q.calibration} />
-                ) : (
-                  <Text size="sm" c="dimmed">
-                    No gold answers yet: calibration compares the confidence of decisions with the gold label of gold tasks. Add tasks with
-                    a <code>gold_label</code> to measure it.
-                  </Text>
-                )}
-              </SectionCard>
+              <div className="reliability-pair">
+                <SectionCard title="Calibration">
+                  {q.calibration ? (
+                    <ReliabilityPlot
+                      bins={q.calibration.bins}
+                      ece={q.calibration.ece}
+                      measured={`${formatCount(q.calibration.gold_tasks)} gold tasks`}
+                      testId="ece"
+                      yLabel="accuracy on gold"
+                      title="Calibration: accuracy on gold against mean confidence, per bin"
+                    />
+                  ) : (
+                    <Text size="sm" c="dimmed">
+                      No gold answers yet: calibration compares the confidence of decisions with the gold label of gold tasks. Add tasks
+                      with a <code>gold_label</code> to measure it.
+                    </Text>
+                  )}
+                </SectionCard>
+                <SectionCard title="Reviewed results">
+                  <Reviewed reviewed={q.reviewed} />
+                </SectionCard>
+              </div>
             </Stack>
           )}
         </QueryView>
@@ -85,10 +116,28 @@ function LabelsPerTask({ quality }: { quality: DashboardQuality }) {
   return <Chart spec={spec} title="Labels per settled task" />;
 }
 
-/** Mean confidence against accuracy of each non-empty bin, with the diagonal of perfect calibration. */
-function CalibrationPlot({ calibration }: { calibration: Calibration }) {
+/**
+ * A reliability diagram: mean confidence against accuracy of each non-empty bin, with the diagonal of perfect
+ * calibration, under the ECE over `measured` (what the accuracy was measured on). Drawn for gold tasks and for
+ * reviewed results.
+ */
+function ReliabilityPlot({
+  bins,
+  ece,
+  measured,
+  testId,
+  yLabel,
+  title,
+}: {
+  bins: Calibration["bins"];
+  ece: number | null;
+  measured: string;
+  testId: string;
+  yLabel: string;
+  title: string;
+}) {
   const spec = useMemo<PointSeries>(() => {
-    const used = calibration.bins.filter((b) => b.tasks > 0 && b.mean_confidence !== null && b.accuracy !== null);
+    const used = bins.filter((b) => b.tasks > 0 && b.mean_confidence !== null && b.accuracy !== null);
     return {
       kind: "points",
       x: used.map((b) => b.mean_confidence as number),
@@ -96,23 +145,97 @@ function CalibrationPlot({ calibration }: { calibration: Calibration }) {
       diagonal: true,
       range: [0, 1],
       xLabel: "mean confidence",
-      yLabel: "accuracy on gold",
+      yLabel,
     };
-  }, [calibration]);
+  }, [bins, yLabel]);
   return (
     <>
-      <Text size="sm" mb="xs" data-testid="ece">
-        Expected calibration error (ECE): <strong>{formatShare(calibration.ece)}</strong> over {formatCount(calibration.gold_tasks)} gold
-        tasks (10 equal-width bins; 0% is perfect: among decisions at confidence c, a share c is right).
+      <Text size="sm" mb="xs" data-testid={testId}>
+        Expected calibration error (ECE): <strong>{formatShare(ece)}</strong> over {measured} (10 equal-width bins; 0% is perfect: among
+        decisions at confidence c, a share c is right).
       </Text>
-      <Chart spec={spec} title="Calibration: accuracy on gold against mean confidence, per bin" height={280} />
+      <Chart spec={spec} title={title} height={280} />
     </>
+  );
+}
+
+/**
+ * What customers' reviews say of `confidence` (contract §quality): reviewed results are a uniform sample of
+ * what settled (the audit queue), so their reliability diagram is drawn beside the gold one; then each label
+ * space's figures.
+ */
+function Reviewed({ reviewed }: { reviewed: Reviewed }) {
+  if (reviewed.reviews === 0)
+    return (
+      <Text size="sm" c="dimmed" data-testid="no-reviews">
+        No reviewed result yet: set the customer setting <code>quality.audit_rate</code> (PATCH /v1/customers/me/settings) and review the
+        audits (the Review page) to measure the confidence of settled results against your own answers.
+      </Text>
+    );
+  return (
+    <Stack gap="xs">
+      <Text size="sm" data-testid="reviewed-summary">
+        <Defined
+          term="Reviewed accuracy"
+          definition="share of the reviewed results the latest review found right: accepted, or rejected with an answer equal to the result"
+        />
+        : <strong>{formatShare(reviewed.reviewed_accuracy)}</strong> of {formatCount(reviewed.reviews)} reviewed results ·{" "}
+        <Defined term="mean confidence" definition="mean confidence of the reviewed results when they were reviewed" />{" "}
+        {formatShare(reviewed.mean_confidence_reviewed)}
+      </Text>
+      <ReliabilityPlot
+        bins={reviewed.bins}
+        ece={reviewed.ece}
+        measured={`${formatCount(reviewed.reviews)} reviewed results`}
+        testId="reviewed-ece"
+        yLabel="accuracy found by reviews"
+        title="Reviewed results: accuracy found by reviews against mean confidence, per bin"
+      />
+      <div className="table-scroll">
+        <Table captionSide="top" data-testid="reviewed-spaces">
+          <caption>Reviewed results by label space</caption>
+          <ColumnHeads names={["Label space", "Reviews", "Reviewed accuracy", "Mean confidence", "ECE"]} />
+          <Table.Tbody>
+            {reviewed.label_spaces.map((s) => (
+              <Table.Tr key={s.label_space_id}>
+                <Table.Td>
+                  {s.question}
+                  {s.task_type ? ` (${s.task_type})` : ""}
+                </Table.Td>
+                <Table.Td>{formatCount(s.reviews)}</Table.Td>
+                <Table.Td>{formatShare(s.reviewed_accuracy)}</Table.Td>
+                <Table.Td>{formatShare(s.mean_confidence_reviewed)}</Table.Td>
+                <Table.Td>{formatShare(s.ece)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      </div>
+    </Stack>
   );
 }
 
 const helper = createColumnHelper<CoreFeatures, LabelerRow>();
 const labelerColumns = helper.columns([
-  helper.accessor("labeler_id", { header: "Labeler", cell: (info) => <Mono>{info.getValue()}</Mono> }),
+  helper.accessor("labeler_id", {
+    header: "Labeler",
+    cell: (info) => {
+      const model = info.row.original.model;
+      return (
+        <>
+          <Mono>{info.getValue()}</Mono>
+          {model !== null && model !== undefined && (
+            <Text size="xs" data-testid="model-labeler">
+              <Badge size="xs" variant="light" color="grape" mr={4}>
+                model
+              </Badge>
+              <Mono>model:{model}</Mono>
+            </Text>
+          )}
+        </>
+      );
+    },
+  }),
   helper.accessor("question", {
     header: "Label space",
     cell: (info) => (
@@ -137,8 +260,11 @@ function Labelers() {
   return (
     <SectionCard title="Labelers">
       <Text size="sm" c="dimmed" mb="xs">
-        One row per labeler and label space. Gold accuracy: share of gold answers equal to the gold label. Estimated accuracy: from the
-        labeler's Dawid-Skene confusion matrix. Excluded: gold accuracy below the minimum with 95% posterior probability.
+        One row per labeler and label space. Labels: the labeler's answers in the space (one per task, however many boxes or spans it
+        holds), as of the space's last fit. Gold answers: its answers to gold tasks. Gold accuracy: share of gold answers equal to the gold
+        label. Estimated accuracy: from the labeler's Dawid-Skene confusion matrix. Excluded: gold accuracy below the minimum with 95%
+        posterior probability. A row marked model is a model's pre-labels (its labeler model:NAME), weighed like a person's and never
+        charged.
       </Text>
       <QueryTable
         query={labelers}
@@ -162,6 +288,13 @@ const FIELDS = [
     help: "confidence policy: settle when the leading option's posterior reaches this (0.5–0.999); empty: threshold policy",
     decimals: true,
   },
+  {
+    group: "task_defaults",
+    name: "min_gain",
+    label: "Min gain",
+    help: "confidence policy: also settle (no_gain) when one more label cannot raise the confidence by this much (0.001–0.5); empty: off",
+    decimals: true,
+  },
   { group: "task_defaults", name: "min_labels", label: "Min labels", help: "labels before the confidence target may decide (1–50)" },
   {
     group: "quality",
@@ -178,6 +311,13 @@ const FIELDS = [
     decimals: true,
   },
   { group: "quality", name: "min_gold_answers", label: "Min gold answers", help: "gold answers before exclusion may apply (empty: 10)" },
+  {
+    group: "quality",
+    name: "audit_rate",
+    label: "Audit rate",
+    help: "share of settled tasks drawn at random into the audit queue for your review (0–1; empty: 0)",
+    decimals: true,
+  },
 ] as const;
 
 type FieldKey = `${(typeof FIELDS)[number]["group"]}.${(typeof FIELDS)[number]["name"]}`;

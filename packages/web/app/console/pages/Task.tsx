@@ -1,24 +1,26 @@
 /**
- * A task: its question and options, its effective policy (threshold or confidence), progress, the gold
+ * A task: its question and options, a link to review its settled result (pages/Review.tsx), its effective policy (threshold or confidence), progress, the gold
  * fields of a gold task, and once settled the consensus with the label counts, the posterior and
  * confidence, the resolution and the settlement proof (ledger record; Merkle proof and anchor transaction on
  * an EVM ledger) with a "verify" button that checks the proof against the chain from the browser.
  *
- * A task of a reserved type (DESIGN §12) shows its consensus, and a gold one its `gold_answer`, drawn by the
+ * A task of a reserved type (contract §task-types) shows its consensus, and a gold one its `gold_answer`, drawn by the
  * type's entry of CONSENSUS_VIEWS (task-types/views.tsx) instead of the table of labels by option.
  */
 import { ConflictError, type SettledResult, type Task } from "@labelgate/sdk/browser";
 import { Button, Card, Code, Group, Stack, Table, Text, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { ReactNode } from "react";
+import { Link } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatShare, formatTime, safeHttpUrl } from "../../shared/format";
 import { specChoices, specChoicesName } from "../../shared/label-spec";
 import { useSession } from "../auth";
-import { ColumnHeads, Hex, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
+import { ColumnHeads, Fact, Hex, Mono, QueryView, SectionCard, StatusLine } from "../components/common";
 import { ItemPage, useItem } from "../components/ItemPage";
 import { VerifySettlement } from "../components/VerifySettlement";
 import { evmProofOf, type ResultView } from "../settlement";
+import { partConfidences } from "../task-types/summary";
 import { type ConsensusView, consensusViewOf } from "../task-types/views";
 
 const IMAGE = /\.(avif|bmp|gif|jpe?g|png|svg|webp)$/i;
@@ -36,6 +38,19 @@ export function TaskPage() {
       {(t) => (
         <Stack>
           <TaskSummary task={t} />
+          {settled && (
+            <Group>
+              <Button component={Link} to={`/review/${t.task_id}`} variant="light" data-testid="review-link">
+                Review this result
+              </Button>
+              {(t.reviews?.length ?? 0) > 0 && (
+                <Text size="sm" c="dimmed">
+                  Reviewed {t.reviews?.length === 1 ? "once" : `${t.reviews?.length} times`} (latest: {t.reviews?.at(-1)?.verdict}) ·
+                  revision {t.revision}
+                </Text>
+              )}
+            </Group>
+          )}
           <GoldAnswer task={t} />
           {settled && (
             <QueryView query={result}>{(r) => (r.status === "settled" ? <Consensus result={r as ResultView} task={t} /> : null)}</QueryView>
@@ -59,14 +74,16 @@ function TaskSummary({ task }: { task: Task }) {
           <Title order={2} size="h3">
             {task.label_spec.question}
           </Title>
-          <Text size="sm">
-            {specChoicesName(task.label_spec)}:{" "}
-            {specChoices(task.label_spec).map((o) => (
-              <Code key={o} mr={4}>
-                {o}
-              </Code>
-            ))}
-          </Text>
+          {specChoices(task.task_type, task.label_spec).length > 0 && (
+            <Text size="sm">
+              {specChoicesName(task.task_type)}:{" "}
+              {specChoices(task.task_type, task.label_spec).map((o) => (
+                <Code key={o} mr={4}>
+                  {o}
+                </Code>
+              ))}
+            </Text>
+          )}
           <Text size="sm" data-testid="task-policy">
             Labels {task.labels_collected} ·{" "}
             {task.confidence_target !== null
@@ -119,12 +136,12 @@ function TaskSummary({ task }: { task: Task }) {
 }
 
 /**
- * Whether the page draws `task`'s item below with its answer (a bounding_box task settled, whose consensus
- * boxes are drawn over the image, or a gold one with its gold_answer): then the summary shows no preview of
- * the image, so it is shown once.
+ * Whether the page draws `task`'s image below with its answer (a task whose type's view draws the image, e.g.
+ * bounding boxes, settled, or a gold one with its gold_answer): then the summary shows no preview of the image,
+ * so it is shown once.
  */
 function drawsItem(task: Task): boolean {
-  if (task.task_type !== "bounding_box") return false;
+  if (consensusViewOf(task.task_type)?.drawsItem !== "image") return false;
   return task.status === "settled" || (task.gold && task.gold_answer !== undefined);
 }
 
@@ -164,18 +181,24 @@ function GoldAnswer({ task }: { task: Task }) {
 function Consensus({ result, task }: { result: ResultView; task: Task }) {
   const view = consensusViewOf(task.task_type);
   if (view) return <TypedConsensus result={result} task={task} view={view} />;
-  const options = specChoices(task.label_spec);
+  const options = specChoices(task.task_type, task.label_spec);
   const posterior = result.posterior;
   return (
     <>
       <SectionCard title="Consensus">
         <Group gap="xl" mb="sm">
-          <Fact label="Label" testId="consensus-label">
+          <Fact label="Label" testId="consensus-label" definition="the option the labels settled on">
             {result.consensus_label}
           </Fact>
-          <Fact label="Confidence">{formatShare(result.confidence)}</Fact>
-          <Fact label="Resolution">{result.resolution}</Fact>
-          <Fact label="Settled">{formatTime(result.settled_at)}</Fact>
+          <Fact label="Confidence" definition="probability that this label is right, from the labels and what is known of their labelers">
+            {formatShare(result.confidence)}
+          </Fact>
+          <Fact label="Resolution" definition={RESOLUTION_DEFINITION}>
+            {result.resolution}
+          </Fact>
+          <Fact label="Settled" definition="when the consensus was recorded">
+            {formatTime(result.settled_at)}
+          </Fact>
         </Group>
         <Table captionSide="top">
           <caption>Labels by option</caption>
@@ -207,14 +230,34 @@ function Consensus({ result, task }: { result: ResultView; task: Task }) {
 function TypedConsensus({ result, task, view }: { result: ResultView; task: Task; view: ConsensusView }) {
   const value = result.consensus ?? task.consensus ?? null;
   const posterior = Object.keys(result.posterior).length > 0 ? result.posterior : (task.posterior ?? null);
+  const parts = partConfidences(value);
   return (
     <>
       <SectionCard title="Consensus">
         <Group gap="xl" mb="sm">
-          <Fact label="Confidence">{formatShare(result.confidence)}</Fact>
-          <Fact label="Resolution">{result.resolution}</Fact>
-          <Fact label="Labels">{result.labels_collected}</Fact>
-          <Fact label="Settled">{formatTime(result.settled_at)}</Fact>
+          <Fact
+            label="Whole answer right"
+            testId="whole-confidence"
+            definition="the task's confidence: probability that the whole answer is right, every part of it at once (so it is often far lower than any one part's confidence)"
+          >
+            {formatShare(result.confidence)}
+          </Fact>
+          <Fact
+            label="Parts' confidence"
+            testId="parts-confidence"
+            definition="probability that each part (box, span or option) is right on its own: the lowest and the mean over the parts"
+          >
+            {parts ? `lowest ${formatShare(parts.lowest)} · mean ${formatShare(parts.mean)}` : "—"}
+          </Fact>
+          <Fact label="Resolution" definition={RESOLUTION_DEFINITION}>
+            {result.resolution}
+          </Fact>
+          <Fact label="Labels" definition="answers labelers sent to this task, one per labeler">
+            {result.labels_collected}
+          </Fact>
+          <Fact label="Settled" definition="when the consensus was recorded">
+            {formatTime(result.settled_at)}
+          </Fact>
         </Group>
         <div data-testid="typed-consensus" data-task-type={task.task_type}>
           {value ? (
@@ -237,19 +280,9 @@ function TypedConsensus({ result, task, view }: { result: ResultView; task: Task
   );
 }
 
-/** One figure of the consensus: a dimmed label over a large value. */
-function Fact({ label, testId, children }: { label: string; testId?: string; children: ReactNode }) {
-  return (
-    <div>
-      <Text size="xs" c="dimmed">
-        {label}
-      </Text>
-      <Text fw={700} size="lg" data-testid={testId}>
-        {children}
-      </Text>
-    </div>
-  );
-}
+/** What each `resolution` means. */
+const RESOLUTION_DEFINITION =
+  "how the task was decided: consensus (enough labels agreed), confidence (its confidence reached the target) or max_labels (it reached max_labels undecided and settled on its leading answer)";
 
 function ProofRow({ label, children }: { label: string; children: ReactNode }) {
   return (

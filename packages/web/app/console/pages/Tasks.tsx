@@ -2,8 +2,8 @@
  * Tasks: the server-side paginated list of GET /v1/dashboard/tasks (filter by status, sort, page size).
  * The page, filter and sort are in the page's URL (`?page=2&status=settled`), never anything secret.
  */
-import type { Task } from "@labelgate/sdk/browser";
-import { Group, Pagination, Select, Text } from "@mantine/core";
+import { OPERATIONS, type Task } from "@labelgate/sdk/browser";
+import { Card, Code, Group, Pagination, Select, Text } from "@mantine/core";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
 import { useSearchParams } from "react-router";
@@ -55,6 +55,36 @@ const columns = helper.columns([
   helper.accessor("settled_at", { header: "Settled", cell: (info) => formatTime(info.getValue()) }),
 ]);
 
+/**
+ * The list of a customer with no task yet: a sample item the gateway serves (data/samples) and the request
+ * that makes a task of it, to try in a terminal.
+ */
+function FirstTask() {
+  const origin = window.location.origin;
+  const body = JSON.stringify({
+    type: "image_classification",
+    data_url: `${origin}/samples/cat.svg`,
+    label_spec: { question: "What animal is this?", options: ["cat", "dog"] },
+  });
+  return (
+    <Card withBorder data-testid="first-task">
+      <Text fw={600} mb="xs">
+        No task yet. Here is one to try
+      </Text>
+      <Group align="flex-start" wrap="wrap">
+        <img src="/samples/cat.svg" alt="A sample item: a drawn cat" className="sample-image" width={160} height={120} />
+        <Text size="sm" className="first-task-text">
+          A sample picture this gateway serves. Submit it as a task with your API key, then label it in the labeler app (
+          <code>/label/</code>):
+        </Text>
+      </Group>
+      <Code block mt="sm" className="consensus-json">
+        {`curl ${origin}${OPERATIONS.createTask.path} -H "authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body}'`}
+      </Code>
+    </Card>
+  );
+}
+
 export function TasksPage() {
   const { client } = useSession();
   const [params, setParams] = useSearchParams();
@@ -101,7 +131,13 @@ export function TasksPage() {
         />
       </Group>
       <QueryView query={query}>
-        {(data) => <DataTable columns={columns} data={data.items} caption="Tasks" rowKey={(t) => t.task_id} empty="No task matches." />}
+        {(data) =>
+          data.total === 0 && !status ? (
+            <FirstTask />
+          ) : (
+            <DataTable columns={columns} data={data.items} caption="Tasks" rowKey={(t) => t.task_id} empty="No task matches." />
+          )
+        }
       </QueryView>
       <Group justify="space-between" mt="md">
         <Text size="sm" c="dimmed">

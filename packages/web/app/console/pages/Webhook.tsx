@@ -82,10 +82,21 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
           <Group gap="xs">
             <StatusBadge status={delivery.status} />
             <Text size="sm">
-              {delivery.event} of task{" "}
-              <Link to={`/tasks/${encodeURIComponent(delivery.task_id)}`} className="mono">
-                {delivery.task_id}
-              </Link>
+              {delivery.task_id !== null ? (
+                <>
+                  {delivery.event} of task{" "}
+                  <Link to={`/tasks/${encodeURIComponent(delivery.task_id)}`} className="mono">
+                    {delivery.task_id}
+                  </Link>
+                </>
+              ) : (
+                <>
+                  {delivery.event} of job{" "}
+                  <Link to={`/jobs/${encodeURIComponent(delivery.job_id ?? "")}`} className="mono">
+                    {delivery.job_id}
+                  </Link>
+                </>
+              )}
             </Text>
           </Group>
           <Text size="xs" c="dimmed">
@@ -100,7 +111,7 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
           onClick={() => redeliver.mutate()}
           loading={redeliver.isPending}
           disabled={!active}
-          aria-label={`Redeliver the event of task ${delivery.task_id}`}
+          aria-label={`Redeliver the event of ${delivery.task_id !== null ? `task ${delivery.task_id}` : `job ${delivery.job_id}`}`}
         >
           Redeliver
         </Button>
@@ -112,7 +123,9 @@ function DeliveryCard({ webhookId, delivery, active }: { webhookId: string; deli
         </Text>
       )}
       <Table mt="xs" captionSide="top" verticalSpacing={4}>
-        <caption className="visually-hidden">Attempts of the delivery of task {delivery.task_id}</caption>
+        <caption className="visually-hidden">
+          Attempts of the delivery of {delivery.task_id !== null ? `task ${delivery.task_id}` : `job ${delivery.job_id}`}
+        </caption>
         <ColumnHeads names={["Attempt", "Result", "Status code", "Latency", "Error", "Started"]} />
         <Table.Tbody>
           {delivery.attempt_log.map((a) => (

@@ -1,5 +1,9 @@
-/** Webhooks: register (URL, signing secret, events), list, delete; each links to its delivery log. */
-import type { Webhook } from "@labelgate/sdk/browser";
+/**
+ * Webhooks: register (URL, signing secret, events), list with the events each subscribes to, change those events
+ * (PATCH /v1/webhooks/{id}), delete; each links to its delivery log. The events offered are the event catalog's
+ * (contract §events), each described.
+ */
+import { DEFAULT_WEBHOOK_EVENTS, EVENT_CATALOG, WEBHOOK_EVENTS, type Webhook } from "@labelgate/sdk/browser";
 import { Button, Checkbox, Group, PasswordInput, Stack, Text, TextInput } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createColumnHelper } from "@tanstack/react-table";
@@ -27,7 +31,7 @@ export function WebhooksPage() {
             </Link>
           ),
         }),
-        helper.accessor("events", { header: "Events", cell: (info) => info.getValue().join(", ") }),
+        helper.accessor("events", { header: "Events", cell: (info) => <WebhookEvents hook={info.row.original} /> }),
         helper.accessor("active", { header: "State", cell: (info) => <StatusBadge status={info.getValue() ? "active" : "deleted"} /> }),
         helper.accessor("created_at", { header: "Created", cell: (info) => formatTime(info.getValue()) }),
         helper.display({ id: "actions", header: "Actions", cell: (info) => <WebhookActions hook={info.row.original} /> }),
@@ -36,7 +40,7 @@ export function WebhooksPage() {
   );
   return (
     <>
-      <PageHeader title="Webhooks">Signed task.settled deliveries, with every attempt logged.</PageHeader>
+      <PageHeader title="Webhooks">Signed deliveries of the events each webhook subscribes to, with every attempt logged.</PageHeader>
       <Stack>
         <NewWebhook />
         <SectionCard title="Your webhooks">
@@ -46,6 +50,80 @@ export function WebhooksPage() {
         </SectionCard>
       </Stack>
     </>
+  );
+}
+
+type EventName = (typeof WEBHOOK_EVENTS)[number];
+
+/** A checkbox per event of the catalog, each with its description. */
+function EventChoice({ label, value, onChange }: { label: string; value: string[]; onChange: (events: string[]) => void }) {
+  return (
+    <Checkbox.Group label={label} value={value} onChange={onChange}>
+      <Stack gap={4} mt={4}>
+        {WEBHOOK_EVENTS.map((name) => (
+          <Checkbox key={name} value={name} label={name} description={EVENT_CATALOG[name].description} />
+        ))}
+      </Stack>
+    </Checkbox.Group>
+  );
+}
+
+/** A webhook's events, and (active webhooks) a form to change them. */
+function WebhookEvents({ hook }: { hook: Webhook }) {
+  const { client } = useSession();
+  const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [events, setEvents] = useState<string[]>(hook.events);
+  const save = useMutation({
+    mutationFn: () => client.webhooks.update(hook.webhook_id, { events: events as EventName[] }),
+    onSuccess: () => {
+      setEditing(false);
+      void queryClient.invalidateQueries({ queryKey: ["webhooks"] });
+    },
+  });
+  if (!editing) {
+    return (
+      <Group gap="xs" wrap="nowrap">
+        <Text size="sm">{hook.events.join(", ")}</Text>
+        {hook.active && (
+          <Button
+            size="xs"
+            variant="subtle"
+            onClick={() => {
+              setEvents(hook.events);
+              save.reset();
+              setEditing(true);
+            }}
+            aria-label={`Edit events of ${hook.callback_url}`}
+          >
+            Edit
+          </Button>
+        )}
+      </Group>
+    );
+  }
+  return (
+    <Stack gap="xs">
+      <EventChoice label={`Events of ${hook.callback_url}`} value={events} onChange={setEvents} />
+      <Group gap="xs">
+        <Button size="xs" onClick={() => save.mutate()} loading={save.isPending} disabled={events.length === 0}>
+          Save events
+        </Button>
+        <Button size="xs" variant="default" onClick={() => setEditing(false)}>
+          Cancel
+        </Button>
+      </Group>
+      {events.length === 0 && (
+        <Text size="xs" c="dimmed">
+          Choose at least one event.
+        </Text>
+      )}
+      {save.error && (
+        <Text c="red" size="xs" role="alert">
+          {errorMessage(save.error)}
+        </Text>
+      )}
+    </Stack>
   );
 }
 
@@ -97,9 +175,9 @@ function NewWebhook() {
   const queryClient = useQueryClient();
   const [url, setUrl] = useState("");
   const [secret, setSecret] = useState("");
-  const [settled, setSettled] = useState(true);
+  const [events, setEvents] = useState<string[]>(DEFAULT_WEBHOOK_EVENTS);
   const create = useMutation({
-    mutationFn: () => client.webhooks.create({ callback_url: url.trim(), secret, events: settled ? ["task.settled"] : [] }),
+    mutationFn: () => client.webhooks.create({ callback_url: url.trim(), secret, events: events as EventName[] }),
     onSuccess: () => {
       setUrl("");
       setSecret("");
@@ -135,7 +213,7 @@ function NewWebhook() {
         value={secret}
         onChange={(e) => setSecret(e.currentTarget.value)}
       />
-      <Checkbox label="task.settled" checked={settled} onChange={(e) => setSettled(e.currentTarget.checked)} />
+      <EventChoice label="Events" value={events} onChange={setEvents} />
     </FormCard>
   );
 }

@@ -1,5 +1,5 @@
 /**
- * Pure helpers of the consensus views of the reserved task types (DESIGN §12): box geometry (an item's
+ * Pure helpers of the consensus views of the reserved task types (contract §task-types): box geometry (an item's
  * pixels to the pixels it is drawn at) and text spans (offsets in Unicode code points, `end` exclusive, to
  * UTF-16 string indices). No DOM: unit-tested in packages/web/test.
  */

@@ -1,6 +1,6 @@
 /**
- * A consensus in a few words, for the console's lists (the Tasks table): a task of a reserved type (DESIGN
- * §12) shows a summary of its parts instead of its canonical JSON; a single-choice task its label as it is.
+ * A consensus in a few words, for the console's lists (the Tasks table): a task of a reserved type (contract
+ * §task-types) shows a summary of its parts instead of its canonical JSON; a single-choice task its label as it is.
  * No DOM: unit-tested in packages/web/test.
  */
 import { isReservedTaskType } from "@labelgate/sdk/browser";
@@ -93,4 +93,30 @@ export function consensusSummary(task: SummaryInput): string | null {
   if (fromConsensus !== null) return fromConsensus;
   const parts = parseCanonical(label);
   return (parts && summarizeParts(parts)) ?? label;
+}
+
+/** The confidences of a consensus's parts: their count, lowest and mean (null: no part with a confidence). */
+export interface PartConfidences {
+  parts: number;
+  lowest: number;
+  mean: number;
+}
+
+/**
+ * The confidences of the parts of a typed consensus: each box's and span's `confidence`, or each option's
+ * of a multi-label `confidence` map. Null when it has none (no parts, or a gold answer).
+ */
+export function partConfidences(consensus: object | null | undefined): PartConfidences | null {
+  if (!consensus) return null;
+  const c = consensus as { boxes?: unknown; spans?: unknown; confidence?: unknown };
+  const list = Array.isArray(c.boxes) ? c.boxes : Array.isArray(c.spans) ? c.spans : null;
+  const values: number[] = [];
+  if (list) {
+    for (const p of list)
+      if (typeof p === "object" && p !== null && "confidence" in p && typeof p.confidence === "number") values.push(p.confidence);
+  } else if (typeof c.confidence === "object" && c.confidence !== null) {
+    for (const v of Object.values(c.confidence)) if (typeof v === "number") values.push(v);
+  }
+  if (values.length === 0) return null;
+  return { parts: values.length, lowest: Math.min(...values), mean: values.reduce((a, b) => a + b, 0) / values.length };
 }

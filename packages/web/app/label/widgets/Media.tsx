@@ -23,7 +23,8 @@ export function Media({ view }: { view: ItemView }) {
   if (view.kind === "image") {
     return (
       <>
-        <div ref={holder} className="label-image-holder" />
+        {/* a picture that did not load is hidden: its alt text would sit beside the alert that says so */}
+        <div ref={holder} className="label-image-holder" hidden={view.state === "error"} />
         <ImageState view={view} />
       </>
     );
@@ -52,8 +53,8 @@ export function ImageState({ view }: { view: Extract<ItemView, { kind: "image" }
     <>
       {view.state === "loading" && <Loader size="sm" aria-label="Loading the image" />}
       {view.state === "error" && (
-        <Alert color="red" title="The image did not load">
-          <a href={view.url} target="_blank" rel="noopener noreferrer">
+        <Alert color="red" title="The image did not load" className="label-image-error">
+          <a href={view.url} target="_blank" rel="noopener noreferrer" className="label-link">
             {view.url}
           </a>
         </Alert>

@@ -1,20 +1,14 @@
 /**
- * The widget of each task type: one entry per reserved type (task-types.ts in @labelgate/api); every other
- * type is single choice. Adding a type is one entry here and its widget.
+ * The widget of a claim's task type: its entry of app/types/widgets.ts (one per `TaskTypeName`); every type that
+ * is not reserved is single choice.
  */
-import { BoundingBox } from "./BoundingBox";
-import { MultiLabel } from "./MultiLabel";
-import { SingleChoice } from "./SingleChoice";
-import { TextSpan } from "./TextSpan";
+import { taskTypeNameOf } from "@labelgate/sdk/browser";
+import { WIDGETS } from "../../types/widgets";
 import type { Widget } from "./types";
 
-export const WIDGETS: Readonly<Record<string, Widget>> = {
-  multi_label_classification: MultiLabel,
-  bounding_box: BoundingBox,
-  text_span: TextSpan,
-};
+export { WIDGETS };
 
-/** The widget of a claim's `task_type`: its entry, else single choice. */
+/** The widget of a claim's `task_type`: its reserved type's, else single choice's. */
 export function widgetOf(taskType: string): Widget {
-  return Object.hasOwn(WIDGETS, taskType) ? (WIDGETS[taskType] as Widget) : SingleChoice;
+  return WIDGETS[taskTypeNameOf(taskType)];
 }
