@@ -368,8 +368,7 @@ describe("adding a task type (docs/architecture.md, test/type-footprint.ts)", ()
   const REGISTRIES = [
     "packages/api/src/task-types/registry.ts",
     "packages/quality/src/types/registry.ts",
-    "packages/web/app/types/views.ts",
-    "packages/web/app/types/widgets.ts",
+    "packages/web/app/types/registry.ts",
   ];
   /**
    * The files that name some types outside their folders, and why: none is a step of adding a type. A file

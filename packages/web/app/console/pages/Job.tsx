@@ -6,7 +6,7 @@ import { Link } from "react-router";
 import { errorMessage } from "../../shared/client";
 import { formatCount, formatShare, formatTime } from "../../shared/format";
 import { specChoices } from "../../shared/label-spec";
-import { CONSENSUS_VIEWS } from "../../types/views";
+import { CONSENSUS_VIEWS } from "../../types/registry";
 import { useSession } from "../auth";
 import { LabeledProgress } from "../components/common";
 import { ItemPage, StatusCard, useItem } from "../components/ItemPage";

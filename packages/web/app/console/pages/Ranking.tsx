@@ -6,7 +6,7 @@
  */
 import { Button, Card, Group, Text } from "@mantine/core";
 import { Link } from "react-router";
-import { CONSENSUS_VIEWS } from "../../types/views";
+import { CONSENSUS_VIEWS } from "../../types/registry";
 import { ItemPage, useItem } from "../components/ItemPage";
 
 /** The view of the ranked type (the one whose console view has a `ranking`). */

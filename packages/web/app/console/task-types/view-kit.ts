@@ -1,6 +1,6 @@
 /**
  * What the console's consensus view of a task type is (contract §task-types): each reserved type's folder,
- * app/types/<type>/View.tsx, exports one (`ConsensusView`); app/types/views.ts collects them by `TaskTypeName`.
+ * app/types/<type>/View.tsx, exports one (`ConsensusView`); app/types/registry.ts collects them by `TaskTypeName`.
  * A view draws a consensus (its parts with their confidences) or a gold task's `gold_answer` (the same shape
  * without confidences) over the task's item. Shared helpers of the views are here.
  *

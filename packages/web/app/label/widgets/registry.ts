@@ -1,9 +1,9 @@
 /**
- * The widget of a claim's task type: its entry of app/types/widgets.ts (one per `TaskTypeName`); every type that
+ * The widget of a claim's task type: its entry of app/types/registry.ts (one per `TaskTypeName`); every type that
  * is not reserved is single choice.
  */
 import { taskTypeNameOf } from "@labelgate/sdk/browser";
-import { WIDGETS } from "../../types/widgets";
+import { WIDGETS } from "../../types/registry";
 import type { Widget } from "./types";
 
 export { WIDGETS };
