@@ -18,7 +18,7 @@
  *      closed-loop gateway rate is below 1.25 × `--rate`, the lag runs at 80% of that rate instead and say so.
  *  (c) consensus lag with labels offered at `--rate` per second whatever the HTTP layer can carry: the same
  *      open loop, but each pair runs in this process through the gateway's own labeling functions
- *      (`claimTask`, `recordLabel`: the same statements and group commit) and the same consensus enqueue as
+ *      (`claimTask`, `recordLabel`: the same statements and group commit) and the same follow-up relay (nudged after a deciding label) as
  *      the label route, on a pool of the gateway's size. Only HTTP, auth and validation are left out; the
  *      consensus worker, settlement, ledger and webhook delivery are the real processes. On a 2-core machine
  *      1,000 claim+label requests/s over HTTP cannot be offered (even the floor makes ~800), so this is
@@ -38,7 +38,8 @@ import type { ChildProcess } from "node:child_process";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { gatewayEnv } from "@labelgate/config";
-import { QueueClient } from "@labelgate/queue";
+import { createLogger } from "@labelgate/core";
+import { type FollowUpNudge, FollowUpRelay, QueueClient } from "@labelgate/queue";
 import { createStore, migrateDatabase, pgConfigFromUrl, type Store } from "@labelgate/store";
 import { Pool } from "pg";
 import {
@@ -220,10 +221,10 @@ async function openLoop(cycle: Cycle, labelers: Labeler[], rate: number, seconds
 
 /**
  * A claim+label pair without HTTP: the label route's own steps (the store's `labeling.claim` and
- * `labeling.label`, then the settlement enqueue of a deciding label) in this process. A refusal or a failed
- * enqueue counts as an error, as a non-2xx does.
+ * `labeling.label`, whose transaction writes a deciding label's follow_up row, then a nudge of this process's
+ * relay, which enqueues it) in this process. A refusal counts as an error, as a non-2xx does.
  */
-function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: number, holdMs: number): Cycle {
+function inProcessCycle(store: Store, relay: FollowUpNudge, claimTtlSeconds: number, holdMs: number): Cycle {
   return async (labeler, stats) => {
     const t0 = nowMs();
     const claim = await store.labeling.claim(labeler.id, undefined, claimTtlSeconds);
@@ -235,8 +236,8 @@ function inProcessCycle(store: Store, queue: QueueClient, claimTtlSeconds: numbe
     // the labeler reads the item: its claim holds a slot meanwhile (a modelled delay, not a wait for state)
     if (holdMs > 0) await sleep(holdMs);
     const t1 = nowMs();
-    const { label, decided } = await store.labeling.label(labeler.id, claim.claim_id, { label: Math.random() < 0.85 ? "cat" : "dog" });
-    if (decided) await queue.enqueue("consensus", { taskId: label.taskId, labelId: label.id });
+    const { followUps } = await store.labeling.label(labeler.id, claim.claim_id, { label: Math.random() < 0.85 ? "cat" : "dog" });
+    if (followUps.consensus?.length) relay.nudge();
     stats.labelMs.push(nowMs() - t1);
     stats.labels++;
     return true;
@@ -499,13 +500,17 @@ async function main(): Promise<void> {
     const gatewayDefaults = gatewayEnv.parse({});
     const frontEnd = createStore({ url: target.databaseUrl, poolMax: gatewayDefaults.DB_POOL_MAX });
     const queue = new QueueClient({ kind: "redis", url: target.redisUrl, prefix: target.prefix });
+    // the gateway's relay, as its runtime runs it: polled, and nudged after each deciding label
+    const relay = new FollowUpRelay(frontEnd.followUps, queue, createLogger("bench-relay", "warn"));
+    relay.start();
     const pipelineRuns: LagRun[] = [];
     try {
       for (let run = 1; run <= runs; run++) {
-        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, queue, gatewayDefaults.CLAIM_TTL_SECONDS, holdMs), targetRate, undefined));
+        pipelineRuns.push(await lagRun(inProcessCycle(frontEnd, relay, gatewayDefaults.CLAIM_TTL_SECONDS, holdMs), targetRate, undefined));
         log(`pipeline lag run ${run}: ${JSON.stringify(pipelineRuns.at(-1))}`);
       }
     } finally {
+      await relay.stop();
       await queue.close();
       await frontEnd.close();
     }
@@ -549,7 +554,7 @@ async function main(): Promise<void> {
       pipeline_lag: {
         rate: targetRate,
         seconds: lagSeconds,
-        front_end: "store.labeling claim + label + settlement enqueue in the bench process (no HTTP)",
+        front_end: "store.labeling claim + label + the follow-up relay in the bench process (no HTTP)",
         hold_ms: holdMs,
         runs: pipelineRuns,
         median: lagMedian(pipelineRuns),
