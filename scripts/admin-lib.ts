@@ -4,6 +4,8 @@
  *   set-quota <customer_id> <labels>             PATCH /v1/admin/customers/{id}
  *   create-labeler <name>                        POST /v1/admin/labelers
  *   list-customers [--tier sandbox|production] [--page N] [--per-page N]   GET /v1/admin/customers
+ *   follow-ups [--limit N]                       GET /v1/admin/follow-ups (the parked ones)
+ *   retry-follow-ups [<id> ...]                  POST /v1/admin/follow-ups/retry (all parked when no id)
  * Paths come from the route catalog (@labelgate/api/routes). Prints the JSON answer. @throws AdminCliError with the server's error body on a non-2xx answer.
  */
 import { pathOf } from "@labelgate/api/operations";
@@ -23,6 +25,8 @@ export const ADMIN_USAGE = `usage: pnpm admin <command> [options]
   set-quota <customer_id> <labels>
   create-labeler <name>
   list-customers [--tier sandbox|production] [--page N] [--per-page N]
+  follow-ups [--limit N]            the follow-ups the relay parked, and why
+  retry-follow-ups [<id> ...]       make parked follow-ups due again (every one when no id is given)
 options: --base-url URL (default http://127.0.0.1:3000), --admin-token T (default ADMIN_TOKEN or .data/admin-token)`;
 
 export interface AdminRequest {
@@ -34,7 +38,7 @@ export interface AdminRequest {
 /** Turns CLI words into the admin request. @throws AdminCliError (exit 2) on bad usage. */
 export function adminRequest(
   positionals: string[],
-  flags: { keepSandboxKey?: boolean; tier?: string; page?: string; perPage?: string },
+  flags: { keepSandboxKey?: boolean; tier?: string; page?: string; perPage?: string; limit?: string },
 ): AdminRequest {
   const [command, ...args] = positionals;
   const need = (n: number) => {
@@ -65,6 +69,18 @@ export function adminRequest(
       if (flags.perPage) q.set("per_page", flags.perPage);
       const qs = q.toString();
       return { method: "GET", path: `${pathOf("listCustomers", {})}${qs ? `?${qs}` : ""}` };
+    }
+    case "follow-ups": {
+      need(0);
+      const q = new URLSearchParams();
+      if (flags.limit) q.set("limit", flags.limit);
+      const qs = q.toString();
+      return { method: "GET", path: `${pathOf("listParkedFollowUps", {})}${qs ? `?${qs}` : ""}` };
+    }
+    case "retry-follow-ups": {
+      const bad = args.find((id) => !/^[1-9][0-9]{0,18}$/.test(id));
+      if (bad !== undefined) throw new AdminCliError(`a follow-up id is a whole number, got ${bad}\n${ADMIN_USAGE}`, 2);
+      return { method: "POST", path: pathOf("retryFollowUps", {}), body: args.length > 0 ? { ids: args } : {} };
     }
     default:
       throw new AdminCliError(command ? `unknown command ${command}\n${ADMIN_USAGE}` : ADMIN_USAGE, 2);

@@ -13,6 +13,7 @@ async function main(): Promise<void> {
       tier: { type: "string" },
       page: { type: "string" },
       "per-page": { type: "string" },
+      limit: { type: "string" },
     },
   });
   const request = adminRequest(positionals, {
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
     tier: values.tier,
     page: values.page,
     perPage: values["per-page"],
+    limit: values.limit,
   });
   const token = resolveAdminToken(values["admin-token"], process.env, process.cwd());
   const body = await sendAdmin(values["base-url"] as string, token, request);

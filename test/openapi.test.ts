@@ -345,6 +345,10 @@ describe("responses of a running system match the document", () => {
     ).toBe(404);
     expect((await call("get", "/v1/admin/customers", { token: admin, query: "?per_page=5" })).status).toBe(200);
     expect((await call("get", "/v1/admin/customers", { token: "wrong-token" })).status).toBe(401);
+    // the parked follow-ups (none here) and their retry, checked against the document like every response
+    expect((await call("get", "/v1/admin/follow-ups", { token: admin, query: "?limit=10" })).status).toBe(200);
+    expect((await call("post", "/v1/admin/follow-ups/retry", { token: admin, body: { ids: ["1"] } })).status).toBe(200);
+    expect((await call("post", "/v1/admin/follow-ups/retry", { token: admin, body: { ids: "1" } })).status).toBe(400);
     const labeler = await call<{ api_key: string }>("post", "/v1/admin/labelers", { token: admin, body: { name: "openapi labeler" } });
     expect(labeler.status).toBe(201);
     state.labeler = labeler.body.api_key;

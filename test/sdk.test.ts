@@ -128,6 +128,10 @@ describe("the SDK against a running gateway", () => {
     expect(list.items.map((c) => c.customer_id)).toContain(customerId);
     const labeler = await admin.admin.createLabeler("Ann");
     expect(labeler.api_key).toMatch(/^lk_/);
+    // the parked follow-ups of this system's own database: none; a retry of none retries none
+    expect(await admin.admin.listParkedFollowUps({ limit: 10 })).toEqual({ parked: 0, items: [] });
+    expect(await admin.admin.retryFollowUps(["1"])).toEqual({ retried: 0 });
+    await rejection(admin.admin.retryFollowUps(["x"]), ValidationError);
 
     const notFound = await rejection(admin.admin.updateCustomer("cust_nope", { label_quota: 1 }), NotFoundError);
     expect(notFound.error).toBe("customer not found");

@@ -9,9 +9,9 @@ import { consensusRole } from "@labelgate/consensus-worker";
 import { createLogger, type Logger, parseEncryptionKey, SecretBox } from "@labelgate/core";
 import { gatewayRole } from "@labelgate/gateway";
 import { manifestRole } from "@labelgate/manifest-worker";
-import type { FollowUpRelay, QueueBackendConfig, QueueClient } from "@labelgate/queue";
+import { deleteKeysWithPrefix, type FollowUpRelay, type QueueBackendConfig, QueueClient } from "@labelgate/queue";
 import { createRuntime, type RuntimeOptions } from "@labelgate/runtime";
-import { copyDatabase, type Db, dropDatabase, type Store, withDatabase } from "@labelgate/store";
+import { copyDatabase, createStore, type Db, dropDatabase, type Store, withDatabase } from "@labelgate/store";
 import { webhookRole } from "@labelgate/webhook-worker";
 import type express from "express";
 import { REDIS_URL, runId, runPrefix, scaled, templateDatabase, testDatabaseUrl } from "./env";
@@ -272,6 +272,37 @@ function settable<T extends object>(what: string): { stand: T; set(value: T): vo
       value = v;
     },
   };
+}
+
+/**
+ * A store and a queue client of their own for the tests of the calling scope, with no system running (tests of
+ * store, relay and worker code): a beforeAll opens the store (`poolMax` connections) on a database of its own
+ * (`isolatedDatabaseUrl`) and the client under a Redis prefix of its own (`<run prefix>:<tag>:<hex>`); an
+ * afterAll closes both and drops the database and the keys. Use them in tests and hooks, not at module level.
+ */
+export function useOwnStore(tag: string, poolMax = 4): { store: Store; queue: QueueClient } {
+  const store = settable<Store>("the store");
+  const queue = settable<QueueClient>("the queue client");
+  const prefix = `${runPrefix()}:${tag}:${randomBytes(4).toString("hex")}`;
+  let opened: { store: Store; queue: QueueClient; databaseUrl: string } | undefined;
+  beforeAll(async () => {
+    const databaseUrl = await isolatedDatabaseUrl();
+    opened = {
+      databaseUrl,
+      store: createStore({ url: databaseUrl, poolMax }),
+      queue: new QueueClient({ kind: "redis", url: REDIS_URL, prefix }, 2000),
+    };
+    store.set(opened.store);
+    queue.set(opened.queue);
+  });
+  afterAll(async () => {
+    if (!opened) return;
+    await opened.queue.close();
+    await deleteKeysWithPrefix(REDIS_URL, prefix);
+    await opened.store.close();
+    await dropDatabase(opened.databaseUrl);
+  });
+  return { store: store.stand, queue: queue.stand };
 }
 
 /**

@@ -53,6 +53,8 @@ OperationId = Literal[
     "getInstructions",
     "createLabeler",
     "listCustomers",
+    "listParkedFollowUps",
+    "retryFollowUps",
     "setCustomerQuota",
     "upgradeCustomer",
 ]
@@ -108,6 +110,8 @@ ROUTES: dict[OperationId, Route] = {
     "getInstructions": Route("GET", "/v1/labeling/spaces/{id}/instructions", "labeler"),
     "createLabeler": Route("POST", "/v1/admin/labelers", "admin"),
     "listCustomers": Route("GET", "/v1/admin/customers", "admin"),
+    "listParkedFollowUps": Route("GET", "/v1/admin/follow-ups", "admin"),
+    "retryFollowUps": Route("POST", "/v1/admin/follow-ups/retry", "admin"),
     "setCustomerQuota": Route("PATCH", "/v1/admin/customers/{id}", "admin"),
     "upgradeCustomer": Route("POST", "/v1/admin/customers/{id}/upgrade", "admin"),
 }

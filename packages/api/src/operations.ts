@@ -597,6 +597,28 @@ export const OPERATIONS = defineOperations({
     query: "customersQuery",
     responses: [{ status: 200, description: "One page.", schema: "CustomerPage" }],
   },
+  listParkedFollowUps: {
+    method: "get",
+    path: "/v1/admin/follow-ups",
+    tag: "admin",
+    auth: "admin",
+    summary: "Follow-ups the relay gave up on",
+    description:
+      "The parked follow-ups, oldest first (docs/decisions/0331): queue work written with a change (a settlement, a delivery, an ingestion) that the follow-up relay could not enqueue for a reason other than an outage, so it stopped trying. Each says why. They do not run until retried.",
+    query: "followUpsQuery",
+    responses: [{ status: 200, description: "The parked follow-ups.", schema: "ParkedFollowUps" }],
+  },
+  retryFollowUps: {
+    method: "post",
+    path: "/v1/admin/follow-ups/retry",
+    tag: "admin",
+    auth: "admin",
+    summary: "Try parked follow-ups again",
+    description:
+      "Makes the parked follow-ups of `ids` (every parked one when absent) due again, after the cause was fixed: the relay tries them at once and parks again any that still cannot be enqueued. Ids that are not parked are skipped.",
+    body: { schema: "FollowUpsRetryInput" },
+    responses: [{ status: 200, description: "How many were made due again.", schema: "FollowUpsRetried" }],
+  },
   setCustomerQuota: {
     method: "patch",
     path: "/v1/admin/customers/{id}",

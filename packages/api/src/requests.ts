@@ -404,6 +404,24 @@ export const customersQuery = z
   .strict();
 export type AdminCustomersQuery = Partial<z.output<typeof customersQuery>>;
 
+/** `GET /v1/admin/follow-ups`: the oldest `limit` parked follow-ups (docs/decisions/0331). */
+export const followUpsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+  })
+  .strict();
+
+/** `POST /v1/admin/follow-ups/retry`: the parked follow-ups to try again, by id (every one when `ids` is absent). */
+export const followUpsRetryBody = z
+  .object({
+    ids: z
+      .array(z.string().regex(/^[1-9][0-9]{0,18}$/, "a follow-up id (a whole number)"))
+      .min(1)
+      .max(1000)
+      .optional(),
+  })
+  .strict();
+
 // --- billing -----------------------------------------------------------------------------------------
 
 /** `YYYY-MM`, month 01..12, year 1970..9999 */

@@ -282,6 +282,47 @@ export const LabelerCreated = documented(
 /** `POST /v1/admin/labelers` 201: the `lk_` key is shown only here. */
 export type LabelerCreated = z.output<typeof LabelerCreated>;
 
+const parkedFollowUpExample = {
+  id: "4711",
+  queue: "routeEvent",
+  payload: { eventId: 12 },
+  error: "payload does not fit queue routeEvent: eventId: Invalid input: expected string, received number",
+  relay_attempts: 1,
+  created_at: E.createdAt,
+  parked_at: E.createdAt,
+};
+
+export const ParkedFollowUp = documented(
+  z.strictObject({
+    id: z.string().describe("the follow_up row's id (a whole number, as a string)"),
+    queue: z.string().describe("the queue catalog's key of its work"),
+    payload: z.unknown().describe("its job's payload, as written"),
+    error: z.string().describe("why the relay gave up on it"),
+    relay_attempts: count.describe("claims of it by a relay before it was parked"),
+    created_at: time,
+    parked_at: time,
+  }),
+  "Work the follow-up relay gave up on (its payload fails its queue's schema, the queue rejects it, or no relay knows its queue): it does not run until retried.",
+  parkedFollowUpExample,
+);
+
+export const ParkedFollowUps = documented(
+  z.strictObject({
+    parked: count.describe("parked follow-ups in all"),
+    items: z.array(ParkedFollowUp).describe("the oldest of them, at most `limit`"),
+  }),
+  "The parked follow-ups, oldest first.",
+  { parked: 1, items: [parkedFollowUpExample] },
+);
+export type ParkedFollowUps = z.output<typeof ParkedFollowUps>;
+
+export const FollowUpsRetried = documented(
+  z.strictObject({ retried: count.describe("parked follow-ups made due again") }),
+  "The parked follow-ups made due again: the relay tries them at once.",
+  { retried: 1 },
+);
+export type FollowUpsRetried = z.output<typeof FollowUpsRetried>;
+
 // --- tasks ------------------------------------------------------------------------------------------
 
 export const TaskAccepted = documented(
@@ -1368,6 +1409,8 @@ export const RESPONSE_SCHEMAS = {
   CustomerPage,
   CustomerUpgraded,
   LabelerCreated,
+  ParkedFollowUps,
+  FollowUpsRetried,
   TaskAccepted,
   BatchAccepted,
   Task,

@@ -28,6 +28,7 @@ export const REQUEST_DESCRIPTIONS: Record<keyof typeof REQUEST_SCHEMAS, string> 
   LabelInput: "One of the task's options.",
   LabelerInput: "A new labeler.",
   CustomerPatchInput: "The customer's new label quota.",
+  FollowUpsRetryInput: "The parked follow-ups to try again, by id; every parked one when `ids` is absent.",
   SettingsPatchInput:
     "Fields to change in the settings: a value replaces, `null` clears, an absent field is kept. The merged task defaults must make a consistent policy.",
   UpgradeInput: "Upgrade options.",
@@ -172,6 +173,10 @@ export const REQUEST_EXAMPLES: Record<RequestSchemaName, BodyDoc["examples"]> = 
   LabelInput: { default: { summary: "an option", value: { label: "cat" } } },
   LabelerInput: { default: { summary: "a labeler", value: { name: "annotator-17" } } },
   CustomerPatchInput: { default: { summary: "grant 10,000 labels", value: { label_quota: 10000 } } },
+  FollowUpsRetryInput: {
+    every: { summary: "every parked follow-up", value: {} },
+    some: { summary: "two of them", value: { ids: ["4711", "4712"] } },
+  },
   ReviewInput: {
     accept: { summary: "the result is right", value: { verdict: "accept" } },
     correct: { summary: "the result is wrong: the right answer", value: { verdict: "reject", answer: { label: "dog" } } },

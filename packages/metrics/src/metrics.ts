@@ -67,10 +67,19 @@ export interface Metrics {
   trackQueueDepth(sources: QueueDepthSource[]): void;
   /**
    * Reports the `follow_up` rows due and not yet relayed (`labelgate_follow_up_backlog_rows`) and how long the
-   * oldest has waited (`labelgate_follow_up_backlog_age_seconds`), read at each scrape (docs/decisions/0300).
-   * A failed read leaves both series absent. Call once per process; a later call replaces the source.
+   * oldest has waited (`labelgate_follow_up_backlog_age_seconds`), read at each scrape (docs/decisions/0300),
+   * and the rows the relay parked (`labelgate_follow_up_parked_rows`: work that will not run until an operator
+   * retries it, docs/decisions/0331). A failed read leaves the series absent. Call once per process; a later
+   * call replaces the source.
    */
-  trackFollowUpBacklog(source: () => Promise<{ due: number; oldestSeconds: number }>): void;
+  trackFollowUpBacklog(source: () => Promise<FollowUpBacklog>): void;
+}
+
+/** The follow_up table's state at a scrape: rows due, the oldest's wait (s), rows parked. */
+export interface FollowUpBacklog {
+  due: number;
+  oldestSeconds: number;
+  parked: number;
 }
 
 export interface MetricsOptions {
@@ -117,8 +126,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
   });
 
-  let backlogSource: (() => Promise<{ due: number; oldestSeconds: number }>) | undefined;
-  let backlogRead: Promise<{ due: number; oldestSeconds: number } | undefined> | undefined;
+  let backlogSource: (() => Promise<FollowUpBacklog>) | undefined;
+  let backlogRead: Promise<FollowUpBacklog | undefined> | undefined;
   // one read per scrape for both gauges
   const readBacklog = () => {
     backlogRead ??= (backlogSource?.() ?? Promise.resolve(undefined))
@@ -126,26 +135,35 @@ export function createMetrics(options: MetricsOptions): Metrics {
       .finally(() => setImmediate(() => (backlogRead = undefined)));
     return backlogRead;
   };
-  new Gauge({
-    name: "labelgate_follow_up_backlog_rows",
-    help: "follow_up rows due and not yet relayed to their queue (docs/decisions/0300), read at scrape time",
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const backlog = await readBacklog();
-      if (backlog) this.set(backlog.due);
-    },
-  });
-  new Gauge({
-    name: "labelgate_follow_up_backlog_age_seconds",
-    help: "How long the oldest follow_up row due has waited for its queue, seconds (0 when none waits)",
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const backlog = await readBacklog();
-      if (backlog) this.set(backlog.oldestSeconds);
-    },
-  });
+  // one gauge per field of the follow_up table's state, all from one read per scrape
+  const backlogGauges: [string, string, keyof FollowUpBacklog][] = [
+    [
+      "labelgate_follow_up_backlog_rows",
+      "follow_up rows due and not yet relayed to their queue (docs/decisions/0300), read at scrape time",
+      "due",
+    ],
+    [
+      "labelgate_follow_up_backlog_age_seconds",
+      "How long the oldest follow_up row due has waited for its queue, seconds (0 when none waits)",
+      "oldestSeconds",
+    ],
+    [
+      "labelgate_follow_up_parked_rows",
+      "follow_up rows the relay gave up on (their work cannot be enqueued; docs/decisions/0331): not run until retried",
+      "parked",
+    ],
+  ];
+  for (const [name, help, field] of backlogGauges)
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const backlog = await readBacklog();
+        if (backlog) this.set(backlog[field]);
+      },
+    });
 
   return {
     registry,

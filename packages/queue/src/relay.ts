@@ -7,9 +7,15 @@
  * backend down) is released for a later try: it waits in Postgres, never lost, and its age is the backlog
  * signal (`labelgate_follow_up_backlog_age_seconds`). Several relays on one table enqueue each row once; a
  * row relayed twice (a lease that ran out mid-enqueue) is a duplicate job id, a no-op.
+ *
+ * A row whose work cannot be enqueued for a reason other than an outage is parked (docs/decisions/0331): its
+ * payload fails its queue's schema, the queue rejects it, or no relay has known its queue for
+ * `unknownQueueAttempts` claims (a row of a newer version that never came). The relay logs it as an error
+ * (its id, queue and reason), stops trying it, and the rows beside it go on; it stays in the table, counted
+ * by `labelgate_follow_up_parked_rows`, until an operator retries it (`pnpm admin retry-follow-ups`).
  */
 import { catalog, type Payload, type QueueKey } from "./catalog";
-import type { QueueClient } from "./engine";
+import { type QueueClient, QueueUnavailableError } from "./engine";
 
 /** A claimed `follow_up` row. */
 export interface FollowUpRow {
@@ -24,6 +30,8 @@ export interface FollowUpRow {
   requeue: boolean;
   /** the job's delay once enqueued, ms (null: none) */
   delayMs: number | null;
+  /** claims of the row so far, this one included */
+  relayAttempts: number;
 }
 
 /** The store side of the relay (packages/store `followUps`). */
@@ -37,8 +45,13 @@ export interface FollowUpTable {
   remove(ids: string[]): Promise<void>;
   /** Makes claimed rows due again in `delayMs` (their enqueue failed). */
   release(ids: string[], delayMs: number): Promise<void>;
-  /** The rows due now: how many, and the age of the oldest, seconds (0 when none). */
-  backlog(): Promise<{ due: number; oldestSeconds: number }>;
+  /** Parks claimed rows: never claimed again until retried; `error` says why. */
+  park(rows: { id: string; error: string }[]): Promise<void>;
+  /**
+   * The rows due now (parked ones left out): how many, and the age of the oldest, seconds (0 when none); and
+   * how many are parked.
+   */
+  backlog(): Promise<{ due: number; oldestSeconds: number; parked: number }>;
 }
 
 /** What a relay warns on (a pino logger fits). */
@@ -62,6 +75,10 @@ export interface RelayOptions {
   leaseMs?: number;
   /** how long rows whose enqueue failed wait before the next try, ms (default 1,000) */
   retryDelayMs?: number;
+  /** how long a row of a queue this version does not know waits for a relay that knows it, ms (default 30,000) */
+  unknownQueueDelayMs?: number;
+  /** claims of a row of an unknown queue before it is parked (default 120: an hour at the default delay) */
+  unknownQueueAttempts?: number;
   /**
    * passes in flight at once (default 3): a commit's rows need not wait for the pass in flight before them
    * (at 500 labels/s and more, one pass at a time made each row wait for the one before)
@@ -93,6 +110,8 @@ export class FollowUpRelay implements FollowUpNudge {
   private readonly batch: number;
   private readonly leaseMs: number;
   private readonly retryDelayMs: number;
+  private readonly unknownQueueDelayMs: number;
+  private readonly unknownQueueAttempts: number;
   private readonly maxPasses: number;
 
   constructor(
@@ -105,6 +124,8 @@ export class FollowUpRelay implements FollowUpNudge {
     this.batch = options.batch ?? 500;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
+    this.unknownQueueDelayMs = options.unknownQueueDelayMs ?? 30_000;
+    this.unknownQueueAttempts = options.unknownQueueAttempts ?? 120;
     this.maxPasses = options.maxPasses ?? 3;
   }
 
@@ -151,9 +172,9 @@ export class FollowUpRelay implements FollowUpNudge {
     await Promise.all([...this.running]);
     let total = 0;
     for (;;) {
-      const { sent, claimed } = await this.pass();
+      const { sent, claimed, parked } = await this.pass();
       total += sent;
-      if (claimed < this.batch || sent < claimed) return total;
+      if (claimed < this.batch || sent + parked < claimed) return total;
     }
   }
 
@@ -161,10 +182,10 @@ export class FollowUpRelay implements FollowUpNudge {
     do {
       this.again = false;
       try {
-        const { claimed, sent } = await this.pass();
+        const { claimed, sent, parked } = await this.pass();
         this.unreadable = false;
-        // a full batch all sent: more may be due
-        if (claimed === this.batch && sent === claimed) this.again = true;
+        // a full batch all sent (or parked): more may be due
+        if (claimed === this.batch && sent + parked === claimed) this.again = true;
       } catch (err) {
         // the database is down: the rows wait in it; the poll tries again
         if (!this.unreadable) this.logger.warn({ err }, "follow-up relay could not read its table");
@@ -173,19 +194,38 @@ export class FollowUpRelay implements FollowUpNudge {
     } while (this.again && !this.stopped);
   }
 
-  /** One claim and its enqueues. @returns rows claimed and rows enqueued (and deleted) */
-  async pass(): Promise<{ claimed: number; sent: number }> {
+  /**
+   * One claim and its enqueues. Rows whose enqueue failed in an outage are released for a later try; rows
+   * that cannot be enqueued otherwise are parked. @returns rows claimed, enqueued (and deleted), and parked
+   */
+  async pass(): Promise<{ claimed: number; sent: number; parked: number }> {
     const rows = await this.table.claim(this.batch, this.leaseMs);
-    if (rows.length === 0) return { claimed: 0, sent: 0 };
+    if (rows.length === 0) return { claimed: 0, sent: 0, parked: 0 };
     const done: string[] = [];
     const failed: string[] = [];
+    const waiting: string[] = [];
+    const parked: { row: FollowUpRow; error: string }[] = [];
     let firstError: unknown;
+    /** An enqueue failed: an outage is tried again, anything else parks the row. */
+    const failure = (row: FollowUpRow, err: unknown) => {
+      if (err instanceof QueueUnavailableError) {
+        failed.push(row.id);
+        firstError ??= err;
+      } else parked.push({ row, error: `${row.queue} rejected the job: ${(err as Error).message}` });
+    };
     const groups = new Map<string, FollowUpRow[]>();
     for (const row of rows) {
       if (!(row.queue in catalog)) {
-        // a row of a queue this version does not know (written by a newer one): left for it
-        failed.push(row.id);
-        firstError ??= new Error(`unknown queue ${row.queue}`);
+        // a row of a queue this version does not know (written by a newer one): left for it, for a while
+        if (row.relayAttempts >= this.unknownQueueAttempts)
+          parked.push({ row, error: `unknown queue ${row.queue}: no relay knew it in ${row.relayAttempts} claims` });
+        else waiting.push(row.id);
+        continue;
+      }
+      const checked = catalog[row.queue as QueueKey].payload.safeParse(row.payload);
+      if (!checked.success) {
+        const issues = checked.error.issues.map((i) => `${i.path.join(".") || "payload"}: ${i.message}`).join("; ");
+        parked.push({ row, error: `payload does not fit queue ${row.queue}: ${issues}` });
         continue;
       }
       if (row.requeue) {
@@ -193,8 +233,7 @@ export class FollowUpRelay implements FollowUpNudge {
           await this.queue.requeue(row.queue as QueueKey, row.payload as Payload<QueueKey>, optionsOf(row));
           done.push(row.id);
         } catch (err) {
-          failed.push(row.id);
-          firstError ??= err;
+          failure(row, err);
         }
         continue;
       }
@@ -213,11 +252,32 @@ export class FollowUpRelay implements FollowUpNudge {
         done.push(...group.map((r) => r.id));
       } catch (err) {
         // a chunk that failed may have been added in part: the rows stay, and a second add is a no-op
-        failed.push(...group.map((r) => r.id));
-        firstError ??= err;
+        if (err instanceof QueueUnavailableError) {
+          failed.push(...group.map((r) => r.id));
+          firstError ??= err;
+          continue;
+        }
+        // not an outage: one row at a time, so that the row at fault is parked and the others go on
+        for (const row of group) {
+          try {
+            await this.queue.enqueueMany(row.queue as QueueKey, [row.payload as Payload<QueueKey>], optionsOf(row));
+            done.push(row.id);
+          } catch (rowErr) {
+            failure(row, rowErr);
+          }
+        }
       }
     }
     if (done.length > 0) await this.table.remove(done);
+    if (waiting.length > 0) await this.table.release(waiting, this.unknownQueueDelayMs);
+    if (parked.length > 0) {
+      await this.table.park(parked.map((p) => ({ id: p.row.id, error: p.error })));
+      for (const { row, error } of parked)
+        this.logger.error(
+          { followUpId: row.id, queue: row.queue, payload: row.payload, reason: error },
+          `follow-up parked: its work will not run until it is retried (pnpm admin retry-follow-ups): ${error}`,
+        );
+    }
     if (failed.length > 0) {
       await this.table.release(failed, this.retryDelayMs);
       if (!this.failing) {
@@ -231,7 +291,7 @@ export class FollowUpRelay implements FollowUpNudge {
       this.failing = false;
       this.logger.info({ rows: done.length }, "follow-up relay enqueues again");
     }
-    return { claimed: rows.length, sent: done.length };
+    return { claimed: rows.length, sent: done.length, parked: parked.length };
   }
 }
 

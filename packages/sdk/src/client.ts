@@ -39,6 +39,7 @@ import type {
   DashboardUsage,
   DeliveriesQuery,
   Delivery,
+  FollowUpsRetried,
   Health,
   Instructions,
   InvoiceList,
@@ -50,6 +51,7 @@ import type {
   OpenApiDocument,
   Page,
   PageQuery,
+  ParkedFollowUps,
   RecordedLabel,
   RedeliveryQueued,
   RegisterCustomerRequest,
@@ -551,6 +553,22 @@ export class AdminApi extends Namespace {
   /** Sets a customer's label quota (an absolute value: safe to retry). @throws NotFoundError `customer not found` */
   updateCustomer(customerId: string, body: { label_quota: number }, options?: RequestOptions): Promise<CustomerProfile> {
     return this.op("setCustomerQuota", { params: { id: customerId }, body, idempotent: true }, options);
+  }
+
+  /**
+   * The follow-ups the relay parked, oldest first, at most `limit` (default 100, at most 1,000): queue work it
+   * could not enqueue for a reason other than an outage, each with its `error`; none runs until retried.
+   */
+  listParkedFollowUps(query: { limit?: number } = {}, options?: RequestOptions): Promise<ParkedFollowUps> {
+    return this.op("listParkedFollowUps", { query: { limit: query.limit } }, options);
+  }
+
+  /**
+   * Makes parked follow-ups due again (those of `ids`, or every one), after their cause was fixed; the relay
+   * parks again any that still cannot be enqueued. @returns how many were made due. @throws ValidationError
+   */
+  retryFollowUps(ids?: string[], options?: RequestOptions): Promise<FollowUpsRetried> {
+    return this.op("retryFollowUps", { body: ids === undefined ? {} : { ids } }, options);
   }
 
   /**

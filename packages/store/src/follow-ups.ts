@@ -59,6 +59,13 @@ export function followUpsStore(db: Db): FollowUpTable & {
   addMissing(followUps: FollowUps, modes?: FollowUpModes): Promise<number>;
   /** Every row, oldest first (tests, diagnostics). */
   list(): Promise<(FollowUpRow & { availableAt: Date })[]>;
+  /** The parked rows (the relay gave up on them), oldest first, at most `limit`. */
+  parked(limit: number): Promise<ParkedFollowUp[]>;
+  /**
+   * Makes parked rows due again (after the cause was fixed): those of `ids`, or every one when `ids` is
+   * undefined. @returns rows made due
+   */
+  retryParked(ids?: string[]): Promise<number>;
 } {
   const { pool } = db;
   return {
@@ -78,9 +85,9 @@ export function followUpsStore(db: Db): FollowUpTable & {
         pool,
         Prisma.sql`
           UPDATE follow_up f SET available_at = now() + ${leaseMs} * interval '1 millisecond', relay_attempts = relay_attempts + 1
-          FROM (SELECT id FROM follow_up WHERE available_at <= now() ORDER BY available_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
+          FROM (SELECT id FROM follow_up WHERE available_at <= now() AND parked_at IS NULL ORDER BY available_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
           WHERE f.id = due.id
-          RETURNING f.id::text AS id, f.queue, f.payload, f.attempts, f.requeue, f.delay_ms AS "delayMs"`,
+          RETURNING f.id::text AS id, f.queue, f.payload, f.attempts, f.requeue, f.delay_ms AS "delayMs", f.relay_attempts AS "relayAttempts"`,
       );
     },
 
@@ -95,15 +102,45 @@ export function followUpsStore(db: Db): FollowUpTable & {
       );
     },
 
+    async park(rows) {
+      if (rows.length === 0) return;
+      await queryRows(
+        pool,
+        Prisma.sql`UPDATE follow_up f SET parked_at = now(), error = r.error
+                   FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS r(id bigint, error text)
+                   WHERE f.id = r.id`,
+      );
+    },
+
     async backlog() {
-      const [row] = await queryRows<{ due: number; oldest: number | null }>(
+      const [row] = await queryRows<{ due: number; oldest: number | null; parked: number }>(
         pool,
         // a row never claimed waits since it was due; one claimed already (its enqueue failed, or is in flight) since it was written
-        Prisma.sql`SELECT count(*)::int AS due,
-                     EXTRACT(EPOCH FROM max(now() - CASE WHEN relay_attempts = 0 THEN available_at ELSE created_at END))::float8 AS oldest
+        Prisma.sql`SELECT count(*) FILTER (WHERE parked_at IS NULL)::int AS due,
+                     EXTRACT(EPOCH FROM max(now() - CASE WHEN relay_attempts = 0 THEN available_at ELSE created_at END)
+                       FILTER (WHERE parked_at IS NULL))::float8 AS oldest,
+                     count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked
                    FROM follow_up WHERE available_at <= now() OR relay_attempts > 0`,
       );
-      return { due: row?.due ?? 0, oldestSeconds: Math.max(0, row?.oldest ?? 0) };
+      return { due: row?.due ?? 0, oldestSeconds: Math.max(0, row?.oldest ?? 0), parked: row?.parked ?? 0 };
+    },
+
+    async parked(limit) {
+      return queryRows<ParkedFollowUp>(
+        pool,
+        Prisma.sql`SELECT id::text AS id, queue, payload, error, relay_attempts AS "relayAttempts", created_at AS "createdAt", parked_at AS "parkedAt"
+                   FROM follow_up WHERE parked_at IS NOT NULL ORDER BY id LIMIT ${limit}`,
+      );
+    },
+
+    async retryParked(ids) {
+      const rows = await queryRows<{ id: string }>(
+        pool,
+        Prisma.sql`UPDATE follow_up SET parked_at = NULL, error = NULL, relay_attempts = 0, available_at = now()
+                   WHERE parked_at IS NOT NULL ${ids === undefined ? Prisma.empty : Prisma.sql`AND id = ANY(${ids}::bigint[])`}
+                   RETURNING id::text AS id`,
+      );
+      return rows.length;
     },
 
     async list() {
@@ -117,3 +154,16 @@ export function followUpsStore(db: Db): FollowUpTable & {
 }
 
 export type FollowUpsStore = ReturnType<typeof followUpsStore>;
+
+/** A parked `follow_up` row: work the relay gave up on, and why. */
+export interface ParkedFollowUp {
+  id: string;
+  queue: string;
+  payload: unknown;
+  /** why it was parked */
+  error: string;
+  /** the relay's claims of it before it was parked */
+  relayAttempts: number;
+  createdAt: Date;
+  parkedAt: Date;
+}

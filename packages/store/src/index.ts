@@ -76,7 +76,7 @@ export {
   type StoreErrorDetail,
   type StoreErrorKind,
 } from "./errors";
-export { type FollowUpModes, type FollowUpsStore, followUpsSql } from "./follow-ups";
+export { type FollowUpModes, type FollowUpsStore, followUpsSql, type ParkedFollowUp } from "./follow-ups";
 export type {
   ApiKey,
   Batch,

@@ -7,10 +7,9 @@
 import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
 import { type AnyFitInput, decide, type FitOutput, refitAny, refitSpace, taskPosterior } from "@labelgate/quality";
-import { deleteKeysWithPrefix, FollowUpRelay, QueueClient } from "@labelgate/queue";
-import { createStore, dropDatabase, labelSpaceId, type Store } from "@labelgate/store";
-import { REDIS_URL, runPrefix } from "../../../test/env";
-import { isolatedDatabaseUrl } from "../../../test/system";
+import { FollowUpRelay } from "@labelgate/queue";
+import { labelSpaceId, type Store } from "@labelgate/store";
+import { useOwnStore } from "../../../test/system";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
 
 type SingleChoiceInput = Extract<AnyFitInput, { kind: "single_choice" }>;
@@ -22,28 +21,11 @@ async function singleChoiceInput(spaceId: string): Promise<SingleChoiceInput> {
   return input;
 }
 
-let store: Store;
-let queue: QueueClient;
-// under the run's prefix (the global teardown deletes it too), and deleted by this file
-const prefix = `${runPrefix()}:refit:${randomBytes(4).toString("hex")}`;
+// a database of its own: the consensus workers of other files' systems sweep their own databases only, so no
+// space of this file is refitted behind its back
+const { store, queue } = useOwnStore("refit", 6);
 const logger = createLogger("test", "silent");
 const inline: RefitDeps["fit"] = async (input) => refitAny(input);
-
-let databaseUrl: string;
-
-beforeAll(async () => {
-  // a database of its own: the consensus workers of other files sweep the shared database for spaces due a
-  // refit (and their relays take follow_up rows), so a space of this file could be refitted behind its back
-  databaseUrl = await isolatedDatabaseUrl();
-  store = createStore({ url: databaseUrl, poolMax: 6 });
-  queue = new QueueClient({ kind: "redis", url: REDIS_URL, prefix }, 2000);
-});
-afterAll(async () => {
-  await queue.close();
-  await deleteKeysWithPrefix(REDIS_URL, prefix);
-  await store.close();
-  await dropDatabase(databaseUrl);
-});
 
 const deps = (): RefitDeps => ({ store, logger, fit: inline });
 

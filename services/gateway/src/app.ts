@@ -190,7 +190,7 @@ export function createApp(deps: GatewayDeps): express.Express {
     ...billingHandlers({ store, billing: config.billing }),
     ...dashboardHandlers({ store, chain: deps.chain }),
     ...labelingHandlers({ store, relay, claimTtlSeconds: config.claimTtlSeconds, viewUrls }),
-    ...adminHandlers({ store, productionLabelQuota: config.productionLabelQuota }),
+    ...adminHandlers({ store, relay, productionLabelQuota: config.productionLabelQuota }),
   };
   const v1 = Router();
   registerOperations(v1, "/v1", handlers, {

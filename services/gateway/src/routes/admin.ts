@@ -1,10 +1,21 @@
 /**
- * Operator routes (`Authorization: Bearer <ADMIN_TOKEN>`): labelers, customer quota, tier upgrade and the
- * customer list. Wrapped by the operator CLI (`pnpm admin ...`, scripts/admin.ts).
+ * Operator routes (`Authorization: Bearer <ADMIN_TOKEN>`): labelers, customer quota, tier upgrade, the
+ * customer list, and the follow-ups the relay parked. Wrapped by the operator CLI (`pnpm admin ...`,
+ * scripts/admin.ts).
  */
-import { ApiError, customerPatchBody, customersQuery, labelerBody, pathId, upgradeBody } from "@labelgate/api";
+import {
+  ApiError,
+  customerPatchBody,
+  customersQuery,
+  followUpsQuery,
+  followUpsRetryBody,
+  labelerBody,
+  pathId,
+  upgradeBody,
+} from "@labelgate/api";
 import type * as wire from "@labelgate/api/types";
 import { issueKey, KEY_PREFIX } from "@labelgate/core";
+import type { FollowUpNudge } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import type { Request } from "express";
 import { parse } from "../errors";
@@ -13,6 +24,8 @@ import { customerView } from "../views";
 
 export interface AdminRouteDeps {
   store: Store;
+  /** the process's follow-up relay, nudged after parked rows are made due again */
+  relay?: FollowUpNudge;
   /** label quota a customer is raised to on upgrade (if below) */
   productionLabelQuota: number;
 }
@@ -25,7 +38,7 @@ function customerId(req: Request): string {
 
 export function adminHandlers(
   deps: AdminRouteDeps,
-): Pick<Handlers, "createLabeler" | "listCustomers" | "setCustomerQuota" | "upgradeCustomer"> {
+): Pick<Handlers, "createLabeler" | "listCustomers" | "setCustomerQuota" | "upgradeCustomer" | "listParkedFollowUps" | "retryFollowUps"> {
   const { store } = deps;
 
   return {
@@ -46,6 +59,32 @@ export function adminHandlers(
       const q = parse(customersQuery, req.query);
       const { total, items } = await store.accounts.list({ page: q.page, perPage: q.per_page, tier: q.tier || undefined });
       res.json({ page: q.page, per_page: q.per_page, total, items: items.map((c) => customerView(c.customer, c.hint)) });
+    },
+
+    listParkedFollowUps: async (req, res) => {
+      const q = parse(followUpsQuery, req.query);
+      const [items, backlog] = await Promise.all([store.followUps.parked(q.limit), store.followUps.backlog()]);
+      const view: wire.ParkedFollowUps = {
+        parked: backlog.parked,
+        items: items.map((f) => ({
+          id: f.id,
+          queue: f.queue,
+          payload: f.payload,
+          error: f.error,
+          relay_attempts: f.relayAttempts,
+          created_at: f.createdAt.toISOString(),
+          parked_at: f.parkedAt.toISOString(),
+        })),
+      };
+      res.json(view);
+    },
+
+    retryFollowUps: async (req, res) => {
+      const body = parse(followUpsRetryBody, req.body);
+      const retried = await store.followUps.retryParked(body.ids);
+      if (retried > 0) deps.relay?.nudge();
+      const view: wire.FollowUpsRetried = { retried };
+      res.json(view);
     },
 
     setCustomerQuota: async (req, res) => {
