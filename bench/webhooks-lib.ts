@@ -82,7 +82,8 @@ export async function startReceiver(secret: string): Promise<Receiver> {
 
 /**
  * Inserts `count` settled tasks (with `callback_url`) and their `task.settled` events as settle.ts writes
- * them; the i-th is settled at `settledAt(i)`. Event ids come back in order.
+ * them, but without their follow_up rows (the caller enqueues each routing job when it means the event to be
+ * settled); the i-th is settled at `settledAt(i)`. Event ids come back in order.
  */
 export async function seedSettled(
   pool: Pool,
@@ -132,12 +133,26 @@ export async function seedSettled(
        FROM unnest($3::text[], $4::timestamptz[]) AS t(id, settled_at)`,
       [customerId, callbackUrl, taskIds, settled, `0x${"ab".repeat(32)}`, spaceId],
     );
-    await pool.query(
-      `INSERT INTO events (id, type, task_id, customer_id, payload, created_at)
-       SELECT e.id, 'task.settled', e.task_id, $1, e.payload::jsonb, e.settled_at
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS e(id, task_id, payload, settled_at)`,
-      [customerId, evIds, taskIds, payloads, settled],
-    );
+    // Without the events table's follow-up trigger (decision 0301): its follow_up row would be relayed at once by
+    // the worker's relay, before the event's planned settlement time; the bench enqueues each routing job itself
+    // at that time, as the relay does after a settlement's commit.
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SET LOCAL session_replication_role = replica");
+      await client.query(
+        `INSERT INTO events (id, type, task_id, customer_id, payload, created_at)
+         SELECT e.id, 'task.settled', e.task_id, $1, e.payload::jsonb, e.settled_at
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS e(id, task_id, payload, settled_at)`,
+        [customerId, evIds, taskIds, payloads, settled],
+      );
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK");
+      throw err;
+    } finally {
+      client.release();
+    }
     eventIds.push(...evIds);
   }
   return eventIds;

@@ -14,7 +14,8 @@
  *     the last delivery recorded in Postgres (`deliveries.status` and `tasks.webhook_status` delivered);
  *  3. latency: for each rate of `--rates`, events settled at that rate for `--latency-seconds` (open
  *     loop: the i-th event's `settled_at` is t0 + i/rate, and its job is enqueued with
- *     `QueueClient.enqueue` at that time, as settle.ts does after its commit): receipt − settled_at.
+ *     `QueueClient.enqueue` at that time, as the relay does after a settlement commits; the event rows are seeded
+ *     without their follow_up rows): receipt − settled_at.
  * CPU seconds of the worker's process tree, this database's Postgres backends, Redis and this process are
  * read from /proc for each phase, with the whole machine's (the machine is shared). From them: the
  * deliveries/s the worker would make with a core of its own, and all of them on all the machine's cores.
