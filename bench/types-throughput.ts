@@ -22,7 +22,9 @@
  * - bounding_box: 3 classes, 3–5 true boxes of 30–300 px in a 1280 × 720 image; a labeler draws each with its
  *   edges off by up to 3% of its size, misses one with 0.05 and adds a spurious one with 0.05;
  * - text_span: ~1,000-character text (data_text), 3 entity types, 3–5 true spans of 1–3 words; a labeler moves a
- *   span's end by a word with 0.1 and misses a span with 0.05.
+ *   span's end by a word with 0.1 and misses a span with 0.05;
+ * - free_text: a transcription of ~2,000 code points (about 330 words); a labeler gets each word right with 0.97;
+ * - pairwise_comparison: two image URLs, no tie; a labeler picks item a with 0.8.
  * Policies: threshold (consensus_threshold 3, max_labels 7) and confidence (confidence_target 0.95,
  * min_labels 2, max_labels 7), both on every type.
  *
@@ -54,7 +56,26 @@ import {
 import { CpuTracker, countCpuPer, cpuSeconds, type LatencySummary, latencySummary, nowMs, postgresBackends, round, sleep } from "./measure";
 
 /** The types measured, single choice first (the floor the others are compared with). */
-export const THROUGHPUT_TYPES = ["single_choice", "multi_label_classification", "bounding_box", "text_span"] as const;
+export const THROUGHPUT_TYPES = [
+  "single_choice",
+  "multi_label_classification",
+  "bounding_box",
+  "text_span",
+  "free_text",
+  "pairwise_comparison",
+] as const;
+
+/** A transcription of about 2,000 code points (issue 37: free text of 2,000 code points included), per task. */
+function freeTextTruth(i: number): string[] {
+  const words: string[] = [];
+  let length = 0;
+  for (let w = 0; length < 1950; w++) {
+    const word = `w${(i * 7919 + w * 104729) % 5000}`;
+    words.push(word);
+    length += word.length + 1;
+  }
+  return words;
+}
 export type ThroughputType = (typeof THROUGHPUT_TYPES)[number];
 export const POLICIES = ["threshold", "confidence"] as const;
 export type ThroughputPolicy = (typeof POLICIES)[number];
@@ -261,6 +282,15 @@ export function answerOf(claim: ClaimBody): unknown {
     }
     return { spans: out };
   }
+  if (claim.task_type === "free_text") {
+    // each word right 97% of the time, else a wrong word: most answers differ somewhere, as transcriptions do
+    const words = freeTextTruth(indexOf(claim)).map((w) => (Math.random() < 0.97 ? w : `x${w}`));
+    return { text: words.join(" ") };
+  }
+  if (claim.task_type === "pairwise_comparison") {
+    // item a is the better one; a labeler agrees 80% of the time
+    return { winner: Math.random() < 0.8 ? "a" : "b" };
+  }
   return { label: Math.random() < 0.85 ? "cat" : "dog" };
 }
 
@@ -286,6 +316,21 @@ export function taskBodyOf(type: ThroughputType, i: number, policy: ThroughputPo
       type,
       data_url: `https://img.example.com/street/${i}.jpg`,
       label_spec: { question: "Box every car, person and bicycle", classes: BOX_CLASSES },
+      ...common,
+    };
+  if (type === "free_text")
+    return {
+      type,
+      data_url: `https://audio.example.com/read/${i}.flac`,
+      label_spec: { question: "Transcribe the recording", max_length: 2400 },
+      ...common,
+    };
+  if (type === "pairwise_comparison")
+    return {
+      type,
+      data_url: `https://img.example.com/pairs/${i}.jpg`,
+      data_url_b: `https://img.example.com/pairs/${i}-b.jpg`,
+      label_spec: { question: "Which photo is older?", allow_tie: false },
       ...common,
     };
   if (type === "text_span")
