@@ -12,6 +12,13 @@ import { Prisma } from "./generated/client";
 import { queryRows } from "./sql";
 
 /**
+ * A row is due when its `available_at` is not after now, up to the column's precision: `available_at` is stored
+ * in ms (`timestamptz(3)`), rounded half up, so a row written (or released with no delay) an instant before a
+ * claim in the same millisecond would otherwise look due only in the next one.
+ */
+const DUE = Prisma.sql`now() + interval '1 millisecond'`;
+
+/**
  * How the rows of one queue are relayed: `requeue` re-runs work that ran already; `attempts` replaces the
  * catalog's; `delayMs` is the job's delay once enqueued (BullMQ's `delay`: the row is relayed at once).
  */
@@ -85,7 +92,7 @@ export function followUpsStore(db: Db): FollowUpTable & {
         pool,
         Prisma.sql`
           UPDATE follow_up f SET available_at = now() + ${leaseMs} * interval '1 millisecond', relay_attempts = relay_attempts + 1
-          FROM (SELECT id FROM follow_up WHERE available_at <= now() AND parked_at IS NULL ORDER BY available_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
+          FROM (SELECT id FROM follow_up WHERE available_at <= ${DUE} AND parked_at IS NULL ORDER BY available_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
           WHERE f.id = due.id
           RETURNING f.id::text AS id, f.queue, f.payload, f.attempts, f.requeue, f.delay_ms AS "delayMs", f.relay_attempts AS "relayAttempts"`,
       );
@@ -120,7 +127,7 @@ export function followUpsStore(db: Db): FollowUpTable & {
                      EXTRACT(EPOCH FROM max(now() - CASE WHEN relay_attempts = 0 THEN available_at ELSE created_at END)
                        FILTER (WHERE parked_at IS NULL))::float8 AS oldest,
                      count(*) FILTER (WHERE parked_at IS NOT NULL)::int AS parked
-                   FROM follow_up WHERE available_at <= now() OR relay_attempts > 0`,
+                   FROM follow_up WHERE available_at <= ${DUE} OR relay_attempts > 0`,
       );
       return { due: row?.due ?? 0, oldestSeconds: Math.max(0, row?.oldest ?? 0), parked: row?.parked ?? 0 };
     },
@@ -146,7 +153,8 @@ export function followUpsStore(db: Db): FollowUpTable & {
     async list() {
       const rows = await queryRows<FollowUpRow & { available_at: Date }>(
         pool,
-        Prisma.sql`SELECT id::text AS id, queue, payload, attempts, requeue, delay_ms AS "delayMs", available_at FROM follow_up ORDER BY id`,
+        Prisma.sql`SELECT id::text AS id, queue, payload, attempts, requeue, delay_ms AS "delayMs", relay_attempts AS "relayAttempts", available_at
+                   FROM follow_up ORDER BY id`,
       );
       return rows.map(({ available_at, ...row }) => ({ ...row, availableAt: available_at }));
     },
