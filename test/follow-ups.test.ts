@@ -5,21 +5,12 @@
  * go on; an outage still only delays rows. An operator lists the parked rows and retries them through the admin
  * routes and `pnpm admin`. Real Postgres and Redis; the relays are the product's.
  */
-import net from "node:net";
 import { createLogger } from "@labelgate/core";
 import { FollowUpRelay, QueueClient } from "@labelgate/queue";
 import type { Store } from "@labelgate/store";
 import { adminRequest, sendAdmin } from "../scripts/admin-lib";
+import { freePort } from "./chaos/harness";
 import { ADMIN_TOKEN, eventually, type System, startSystem, useOwnStore } from "./system";
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Log lines written at error level, as objects. */
 function capturingLogger() {
@@ -114,7 +105,7 @@ describe("the relay parks what it cannot enqueue, and only that", () => {
 
   it("an outage only delays rows: released, never parked", async () => {
     const log = capturingLogger();
-    const down = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "parked-down" }, 300);
+    const down = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await freePort()}`, prefix: "parked-down" }, 300);
     try {
       const relay = new FollowUpRelay(store.followUps, down, log.logger, { retryDelayMs: 0 });
       await writeRow(store, "routeEvent", { eventId: "evt_outage" });
