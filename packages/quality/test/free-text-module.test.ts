@@ -4,8 +4,8 @@
  * does, matches gold after normalization, and stores its model as rows that read back to the same consensus.
  */
 import type { AnyLabelSpec, FreeTextSpec } from "@labelgate/api";
-import { type Policy, taskKindOf } from "../src";
-import { decideText, emptyTextModel, fitTextModel, normalizeWords, textConsensus } from "../src/types/free_text";
+import { decideParts, type Policy, taskKindOf } from "../src";
+import { decideText, emptyTextModel, fitTextModel, freeTextType, normalizeWords, textConsensus } from "../src/types/free_text";
 
 const spec: FreeTextSpec = { question: "Transcribe", max_length: 12 };
 const kind = taskKindOf("free_text");
@@ -45,6 +45,37 @@ describe("free_text kind", () => {
     const settled = kind.decide(spec as AnyLabelSpec, { policy: threshold, gold: false }, votes, model, {});
     expect(settled).toMatchObject({ done: true, label: '{"text":"the cat"}', resolution: "consensus" });
     expect((settled.consensus as { words: { word: string }[] }).words.map((w) => w.word)).toEqual(["the", "cat"]);
+  });
+
+  it("decides without aligning what the threshold policy cannot settle, exactly as the full parts decide", () => {
+    const model = kind.scoringModel(spec as AnyLabelSpec, null, []);
+    const texts = ["the cat", "a cat", "the cat", "the hat", "a cat", "cat"];
+    const answersOf = (votes: ReturnType<typeof vote>[]) =>
+      votes.map((v) => ({ labelerId: v.labelerId, answer: JSON.parse(v.value) as { text: string } }));
+    const counted = (parts: { counts: readonly number[] | null }[]) => parts.filter((p) => p.counts !== null);
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 16807) % 2147483647;
+      return seed / 2147483647;
+    };
+    for (let trial = 0; trial < 40; trial++) {
+      const votes = Array.from({ length: 4 }, (_, i) => vote(`l${i}`, texts[Math.floor(next() * texts.length)] as string));
+      for (const policy of [threshold, confidence, { ...confidence, minLabels: 3 }])
+        for (let n = 1; n <= votes.length; n++) {
+          const some = votes.slice(0, n);
+          const full = freeTextType.aggregate(spec, model as never, answersOf(some));
+          expect(counted(freeTextType.countedParts?.(spec, answersOf(some)) ?? [])).toEqual(counted(full.parts));
+          const expected = decideParts(policy, n, full.parts);
+          const d = kind.decide(spec as AnyLabelSpec, { policy, gold: false }, some, model, {});
+          expect({ n, done: d.done, labelsNeeded: d.labelsNeeded }).toEqual({
+            n,
+            done: expected.settled,
+            labelsNeeded: expected.settled ? 0 : Math.max(1, expected.labelsNeeded),
+          });
+          if (d.done && expected.settled)
+            expect({ resolution: d.resolution, label: d.label }).toEqual({ resolution: expected.resolution, label: full.consensusLabel });
+        }
+    }
   });
 
   it("matches a gold answer after the spec's normalization", () => {

@@ -94,12 +94,14 @@ export const REFIT_NEW_LABEL_SHARE = 0.05;
 /** A space with new labels is refitted at least this often, seconds. */
 export const REFIT_MAX_AGE_S = 60;
 /**
- * The most text a refit of a text_span space reads, in code points times answers (sum over the tasks read of
- * the text's length x its answers): the fit's cost follows its token labels (tokens x answers, a token about 5
- * code points). Gold tasks first, then the newest tasks, until the budget is spent (at least one task). The 191
+ * The most text a refit of a typed space reads, in code points: over the tasks read, the task's text (text_span)
+ * once per answer plus the answers themselves (their stored JSON: a free_text answer is its text). A text_span
+ * fit's cost follows its token labels (tokens x answers, a token about 5 code points), a free_text fit's the
+ * words it aligns. Gold tasks first, then the newest tasks, until the budget is spent (at least one task). The 191
  * crowd-spans abstracts cost 1.87 M and fit in 1 s (docs/benchmarks.md, bench:types); the 4,740 abstracts of
  * the whole PICO set (9 M token labels, about 50 M) took 226 s (docs/notes/types.md section 3). With 10 M, a
- * space of 100,000-code-point texts answered 6 times reads its 16 newest, not all of them. A labeler seen only
+ * space of 100,000-code-point texts answered 6 times reads its 16 newest, not all of them; a free_text space of
+ * 2,000-code-point answers, 7 per task, its 724 newest (a fit of 3.5 s on the bench machine). A labeler seen only
  * in older tasks keeps the row of the last fit that read them.
  */
 export const REFIT_TEXT_BUDGET = 10_000_000;
@@ -203,12 +205,12 @@ export function spacesStore(db: Db) {
       Prisma.sql`
         SELECT id, gold_label, data_text, answers FROM (
           SELECT t.id, COALESCE(t.gold_label, rv.truth) AS gold_label, t.data_text, t.created_at, a.answers,
-                 sum(COALESCE(length(t.data_text), 0)::bigint * a.n)
+                 sum(COALESCE(length(t.data_text), 0)::bigint * a.n + a.chars)
                    OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS spent,
                  row_number() OVER (ORDER BY (t.gold_label IS NOT NULL) DESC, t.created_at DESC, t.id DESC) AS rank
           FROM tasks t
           CROSS JOIN LATERAL (
-            SELECT count(*)::bigint AS n,
+            SELECT count(*)::bigint AS n, COALESCE(sum(length(l.value)), 0)::bigint AS chars,
                    COALESCE(json_agg(json_build_object('labelerId', l.labeler_id, 'value', l.value) ORDER BY l.created_at, l.id), '[]'::json) AS answers
             FROM labels l WHERE l.task_id = t.id
           ) a

@@ -440,8 +440,8 @@ describe("a space of a reserved type (contract §task-types)", () => {
         await store.labeling.label(labelerId, claim.claim_id, answer);
       }
     const spaceId = (await store.db.prisma.task.findUniqueOrThrow({ where: { id: goldId } })).labelSpaceId;
-    // each task costs 100 code points x 2 answers = 200: a budget of 650 reads the gold task and the 2 newest
-    const bounded = await store.spaces.fitInput(spaceId, { textBudget: 650 });
+    // each task costs 100 code points x 2 answers + its 2 answers of 45 = 290: 950 reads the gold task and the 2 newest
+    const bounded = await store.spaces.fitInput(spaceId, { textBudget: 950 });
     if (bounded?.kind !== "typed") throw new Error("a typed input");
     expect(bounded.tasks.map((t) => t.id)).toEqual([goldId, taskIds[2], taskIds[3]]);
     expect(bounded.tasks.every((t) => t.answers.length === 2 && t.text === text)).toBe(true);
@@ -453,5 +453,36 @@ describe("a space of a reserved type (contract §task-types)", () => {
     expect(all?.kind === "typed" ? all.tasks.map((t) => t.id) : []).toEqual([goldId, ...taskIds]);
     // a bounded input still fits
     expect(refitAny(bounded).kind).toBe("typed");
+  });
+
+  it("a free_text refit counts its answers' text against REFIT_TEXT_BUDGET", async () => {
+    const customer = await store.accounts.register({
+      name: "refit-text",
+      email: `refit-text-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
+      labelQuota: 1_000_000,
+      key: issueKey(KEY_PREFIX.sandbox),
+    });
+    const spec = { question: `Transcribe ${randomBytes(4).toString("hex")}` };
+    const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
+    const labelerIds: string[] = [];
+    for (let i = 0; i < 2; i++) labelerIds.push((await store.accounts.createLabeler(`refit-text-${i}`, issueKey(KEY_PREFIX.labeler))).id);
+    const answer = { text: "w".repeat(989) }; // stored as {"text":"www..."}: 1,000 code points
+    const taskIds: string[] = [];
+    for (let t = 0; t < 4; t++) {
+      const input = { type: "free_text", data_url: "https://audio.example/a.wav", label_spec: spec };
+      const taskId = (await store.tasks.create(customer.id, { input, policy } as Parameters<Store["tasks"]["create"]>[1], undefined)).task.id;
+      taskIds.push(taskId);
+      for (const labelerId of labelerIds) {
+        const claim = await store.labeling.claim(labelerId, taskId, 600);
+        if (!claim) throw new Error("no claim");
+        await store.labeling.label(labelerId, claim.claim_id, answer);
+      }
+    }
+    const spaceId = (await store.db.prisma.task.findUniqueOrThrow({ where: { id: taskIds[0] as string } })).labelSpaceId;
+    // no task text: each task costs its 2 answers of 1,000 code points
+    const bounded = await store.spaces.fitInput(spaceId, { textBudget: 4_500 });
+    expect(bounded?.kind === "typed" ? bounded.tasks.map((t) => t.id) : []).toEqual(taskIds.slice(2));
+    const all = await store.spaces.fitInput(spaceId);
+    expect(all?.kind === "typed" ? all.tasks.map((t) => t.id) : []).toEqual(taskIds);
   });
 });

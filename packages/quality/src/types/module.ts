@@ -82,6 +82,12 @@ export interface TaskTypeDefinition<Spec, A, Model, C> {
   fit(spec: Spec, tasks: readonly TypedTask<A>[], previous?: Model): Model;
   /** consensus of one task; answers must be valid (answerSchema) */
   aggregate(spec: Spec, model: Model, answers: readonly LabeledAnswer<A>[], item?: ItemContext): TypedConsensus<C>;
+  /**
+   * Optional: the parts of `aggregate` that have counts (the only ones the threshold policy reads), when the type
+   * can give them without its consensus (free_text: its consensus aligns every answer). The decision then aggregates
+   * under that policy only once they settle the task. They must equal the counted parts of `aggregate`'s `parts`.
+   */
+  countedParts?(spec: Spec, answers: readonly LabeledAnswer<A>[]): Part[];
 }
 
 /** Any reserved type's consensus definition (for walking the registry). */
@@ -347,9 +353,22 @@ export function typedTaskType<Spec, A, Model, C>(module: TypedTaskModule<Spec, A
       if (task.gold) return { done: false, counts, labelsNeeded: 1, claimCap: GOLD_CLAIM_CAP };
       if (n > policy.maxLabels) throw new Error(`${n} votes exceed max_labels ${policy.maxLabels}`);
       if (n === 0) return { done: false, counts, labelsNeeded: policy.maxLabels, claimCap: typedClaimCap(task, 0) };
+      const pending = (d: { labelsNeeded: number }) => ({
+        done: false as const,
+        counts,
+        labelsNeeded: Math.max(1, d.labelsNeeded),
+        claimCap: typedClaimCap(task, n),
+      });
+      // undecidable yet without the consensus: the same decision decideParts gives on the full parts
+      if (policy.kind === "confidence" && n < policy.minLabels && n < policy.maxLabels)
+        return pending({ labelsNeeded: policy.maxLabels - n });
+      if (policy.kind === "threshold" && def.countedParts) {
+        const early = decideParts(policy, n, def.countedParts(specOf(spec), answers));
+        if (!early.settled) return pending(early);
+      }
       const r = def.aggregate(specOf(spec), model as Model, answers, item);
       const d = decideParts(policy, n, r.parts);
-      if (!d.settled) return { done: false, counts, labelsNeeded: Math.max(1, d.labelsNeeded), claimCap: typedClaimCap(task, n) };
+      if (!d.settled) return pending(d);
       return {
         done: true,
         counts,

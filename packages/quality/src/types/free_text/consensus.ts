@@ -162,27 +162,29 @@ export function accuracyOf(model: TextModel, labelerId: string): number {
   return model.accuracy.get(labelerId) ?? model.defaultAccuracy;
 }
 
+/** The answers' vote weights and their order, most trusted first (ties: arrival order), and their network. */
+function network(model: TextModel, answers: readonly TextAnswer[]): { weights: number[]; order: number[]; slots: Slot[] } {
+  const weights = answers.map((a) => voteWeight(accuracyOf(model, a.labelerId)));
+  const order = answers.map((_, i) => i).sort((x, y) => (weights[y] as number) - (weights[x] as number) || x - y);
+  return { weights, order, slots: alignSequences(order.map((i) => (answers[i] as TextAnswer).words)) };
+}
+
 /**
  * The consensus of a task's answers (module doc). Answers may be empty (no words); with no answers, or only empty
  * ones, the consensus is the empty text, and its confidence is the text map of a raw confidence of 1 (no slot).
  */
 export function textConsensus(model: TextModel, answers: readonly TextAnswer[]): TextConsensus {
-  const weights = answers.map((a) => voteWeight(accuracyOf(model, a.labelerId)));
-  // most trusted first; stable for ties (arrival order)
-  const order = answers.map((_, i) => i).sort((x, y) => (weights[y] as number) - (weights[x] as number) || x - y);
-  const network: Slot[] = alignSequences(order.map((i) => (answers[i] as TextAnswer).words));
+  const { weights, order, slots: net } = network(model, answers);
   const slots: ConsensusSlot[] = [];
   let logProduct = 0;
-  for (const slot of network) {
-    const votes = new Array<string | null>(answers.length).fill(null);
-    order.forEach((answerIndex, position) => {
-      votes[answerIndex] = slot.words[position] ?? null;
-    });
+  for (const slot of net) {
+    const votes = new Array<string | null>(answers.length);
+    for (let position = 0; position < order.length; position++) votes[order[position] as number] = slot.words[position] ?? null;
     const choice = voteSlot(votes, weights, order);
     const labels = choice.choices[0]?.labels ?? 0;
     const confidence = applyTextMap(model.word, slotFeatures(choice.raw, labels, answers.length - labels));
     logProduct += Math.log(Math.max(confidence, EPS));
-    slots.push({ ...choice, confidence, votes });
+    slots.push({ word: choice.word, raw: choice.raw, choices: choice.choices, confidence, votes });
   }
   const words: string[] = [];
   const wordConfidences: number[] = [];
@@ -199,29 +201,59 @@ export function textConsensus(model: TextModel, answers: readonly TextAnswer[]):
 }
 
 /**
+ * For each answer, the consensus words of the OTHER answers (the fit's leave-one-out reference, fit.ts), voted in
+ * one network of all the answers, as ROVER votes a single network (Fiscus 1997): slot by slot without the left-out
+ * answer's vote, ties to the more trusted answer; a slot only the left-out answer fills votes "no word". One
+ * alignment of the n answers instead of n alignments of n - 1: the alignment of the others may differ where the
+ * left-out answer opened slots, which moves no vote between words. `slots` = `alignSequences` of the answers'
+ * words in the order of `answers` (the fit aligns each task once and votes it in every round).
+ * @returns one word list per answer, in the order of `answers`
+ */
+export function leaveOneOutWords(
+  model: TextModel,
+  answers: readonly TextAnswer[],
+  slots: readonly Slot[] = alignSequences(answers.map((a) => a.words)),
+): string[][] {
+  const weights = answers.map((a) => voteWeight(accuracyOf(model, a.labelerId)));
+  const order = answers.map((_, i) => i).sort((x, y) => (weights[y] as number) - (weights[x] as number) || x - y);
+  const others = answers.map((_, left) => order.filter((i) => i !== left));
+  const words: string[][] = answers.map(() => []);
+  for (const slot of slots)
+    answers.forEach((_, left) => {
+      const word = voteSlot(slot.words, weights, others[left] as number[]).word;
+      if (word !== null) (words[left] as string[]).push(word);
+    });
+  return words;
+}
+
+/**
  * The vote of one slot: choices with their raw posterior (module doc, step 2), best first; ties go to the choice
- * of the answer earliest in `order`.
+ * of the answer earliest in `order`. Only the answers in `order` vote. A slot has a handful of choices, so they
+ * are kept in an array, not a map.
  */
 function voteSlot(
   votes: readonly (string | null)[],
   weights: readonly number[],
   order: readonly number[],
 ): Omit<ConsensusSlot, "confidence" | "votes"> {
-  const score = new Map<string | null, { weight: number; labels: number; rank: number }>();
-  order.forEach((i, rank) => {
+  const entries: { word: string | null; weight: number; labels: number; rank: number }[] = [];
+  for (let rank = 0; rank < order.length; rank++) {
+    const i = order[rank] as number;
     const v = votes[i] ?? null;
-    const entry = score.get(v) ?? { weight: 0, labels: 0, rank };
+    let entry = entries.find((e) => e.word === v);
+    if (!entry) {
+      entry = { word: v, weight: 0, labels: 0, rank };
+      entries.push(entry);
+    }
     entry.weight += weights[i] as number;
     entry.labels += 1;
-    score.set(v, entry);
-  });
+  }
   let max = 0;
-  for (const e of score.values()) max = Math.max(max, e.weight);
+  for (const e of entries) max = Math.max(max, e.weight);
   let total = UNSEEN_WEIGHT * Math.exp(-max);
-  for (const e of score.values()) total += Math.exp(e.weight - max);
-  const choices = [...score.entries()]
-    .sort((x, y) => y[1].weight - x[1].weight || x[1].rank - y[1].rank)
-    .map(([word, e]) => ({ word, posterior: Math.exp(e.weight - max) / total, labels: e.labels }));
+  for (const e of entries) total += Math.exp(e.weight - max);
+  entries.sort((x, y) => y.weight - x.weight || x.rank - y.rank);
+  const choices = entries.map((e) => ({ word: e.word, posterior: Math.exp(e.weight - max) / total, labels: e.labels }));
   const best = choices[0] as { word: string | null; posterior: number };
   return { word: best.word, raw: best.posterior, choices };
 }

@@ -3,7 +3,8 @@
  *
  * Labeler word accuracy, without gold (unsupervised, EM-style): starting from every labeler at the same accuracy,
  * each round computes, for every answer, the consensus of the task's OTHER answers under the current accuracies
- * (leave-one-out, so an answer is never judged against itself) and counts the answer's word edits against it
+ * (leave-one-out, so an answer is never judged against itself; voted in one network of all the task's answers,
+ * aligned once in arrival order for every round, consensus.ts `leaveOneOutWords`) and counts the answer's word edits against it
  * (`wordDistance`) and the words of that consensus. A labeler's accuracy is then
  *   p_i = (words_i - edits_i + S * p0) / (words_i + S),   p0 = the population's (sum over every labeler),
  * the Beta posterior mean under a prior of S words at the population's accuracy (shrinkage, as model.ts shrinks a
@@ -27,10 +28,12 @@
  * identity (the raw posterior).
  */
 import { diffArrays } from "diff";
+import { alignSequences } from "./align";
 import {
   DEFAULT_ACCURACY,
   emptyTextModel,
   IDENTITY_TEXT_MAP,
+  leaveOneOutWords,
   logit,
   MAX_ACCURACY,
   MIN_ACCURACY,
@@ -66,7 +69,7 @@ export const PRIOR_WORDS = 50;
 
 /**
  * Labeler accuracies by leave-one-out agreement (module doc). Returns the accuracy per labeler and the
- * population's. Cost: rounds x (answers per task) x alignments of the other answers.
+ * population's. Cost: one alignment of each task's answers, and rounds x (answers per task) votes of its slots.
  */
 export function fitAccuracies(
   tasks: readonly TextTask[],
@@ -76,6 +79,8 @@ export function fitAccuracies(
   const prior = options.priorWords ?? PRIOR_WORDS;
   if (!(prior > 0)) throw new RangeError(`priorWords must be > 0, got ${prior}`);
   let model = emptyTextModel();
+  // each task aligned once, in arrival order; every round votes the same network with its accuracies
+  const networks = new Map(tasks.map((task) => [task, task.answers.length < 2 ? [] : alignSequences(task.answers.map((a) => a.words))]));
   for (let round = 0; round < rounds; round++) {
     const words = new Map<string, number>();
     const edits = new Map<string, number>();
@@ -83,9 +88,9 @@ export function fitAccuracies(
     let totalEdits = 0;
     for (const task of tasks) {
       if (task.answers.length < 2) continue;
+      const references = leaveOneOutWords(model, task.answers, networks.get(task));
       task.answers.forEach((answer, i) => {
-        const others = task.answers.filter((_, j) => j !== i);
-        const reference = textConsensus(model, others).words;
+        const reference = references[i] as string[];
         const n = Math.max(reference.length, 1);
         const e = Math.min(wordDistance(answer.words, reference), n);
         words.set(answer.labelerId, (words.get(answer.labelerId) ?? 0) + n);

@@ -59,12 +59,17 @@ function textAnswers(spec: FreeTextSpec, answers: readonly LabeledAnswer<FreeTex
   return answers.map((a) => ({ labelerId: a.labelerId, words: normalizeWords(a.answer.text, mode) }));
 }
 
+/** The one counted part: the largest group of equal normalized answers (module doc). */
+function equalGroupPart(answers: readonly TextAnswer[]): Part {
+  const equal = equalAnswers(answers.map((a) => a.words));
+  return { posterior: [1, 0], counts: [equal, answers.length - equal] };
+}
+
 /** The stopping parts of a consensus (module doc). */
 function stoppingParts(consensus: ReturnType<typeof textConsensus>, answers: readonly TextAnswer[]): Part[] {
-  const slots = textParts(consensus).map((p) => ({ posterior: p.posterior, counts: null }));
+  const slots: Part[] = textParts(consensus).map((p) => ({ posterior: p.posterior, counts: null }));
   if (slots.length === 0) slots.push({ posterior: [consensus.confidence, 1 - consensus.confidence], counts: null });
-  const equal = equalAnswers(answers.map((a) => a.words));
-  return [...slots, { posterior: [1, 0], counts: [equal, answers.length - equal] }];
+  return [...slots, equalGroupPart(answers)];
 }
 
 export const freeTextType: TaskTypeDefinition<FreeTextSpec, FreeTextAnswerBody, TextModel, FreeTextConsensusBody> = {
@@ -96,6 +101,8 @@ export const freeTextType: TaskTypeDefinition<FreeTextSpec, FreeTextAnswerBody, 
       parts: stoppingParts(c, texts),
     };
   },
+  // the threshold policy reads only the group of equal answers: no alignment until it settles the task
+  countedParts: (spec, answers) => [equalGroupPart(textAnswers(spec, answers))],
 };
 
 /** The text model as a space row and a row per labeler (its accuracy), and back. */
