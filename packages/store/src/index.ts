@@ -108,7 +108,7 @@ export type { AuditRow, ReviewDone, ReviewedBinRow, ReviewedQuality, ReviewInput
 export { reviewedQuality } from "./reviews";
 export { mergeSettings, type QualitySettings, type StoredSettings, storedSettingsOf } from "./settings";
 export type { LedgerMode, Settlement, TaskSettledPayload } from "./settlement";
-export { calibrationSummary, labelSpaceId, spaceIdOf } from "./spaces";
+export { calibrationSummary, labelSpaceId, REFIT_TIME_SHARE, spaceIdOf } from "./spaces";
 export { type CreatedBatch, type CreatedTask, type NewTask, requestFingerprint } from "./tasks";
 export { pgConfigFromUrl, withDatabase } from "./url";
 export type { DeliveryWithAttempts } from "./webhooks";

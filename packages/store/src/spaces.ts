@@ -91,8 +91,15 @@ export function calibrationSummary(spaces: CalibrationBin[][], goldTasks: number
  * (docs/notes/quality.md §4) found 50 to 1,000 labels between refits change accuracy by under 0.5 pt.
  */
 export const REFIT_NEW_LABEL_SHARE = 0.05;
-/** A space with new labels is refitted at least this often, seconds. */
+/** A space with new labels is refitted at least this often, seconds (unless its cool-down is longer). */
 export const REFIT_MAX_AGE_S = 60;
+/**
+ * The largest share of the time a space's refits may take: after a fit of `fit_ms`, the space is not due again
+ * for (1 / share - 1) x fit_ms. The label-share rule alone refits a space growing faster than 5% a second at
+ * every sweep, each refit reading the whole space: a free_text space of long answers spent most of a core on
+ * refits (docs/benchmarks.md, "Task types: throughput"). A fit of under 1/3 s waits less than a sweep.
+ */
+export const REFIT_TIME_SHARE = 0.25;
 /**
  * The most text a refit of a typed space reads, in code points: over the tasks read, the task's text (text_span)
  * once per answer plus the answers themselves (their stored JSON: a free_text answer is its text). A text_span
@@ -244,7 +251,8 @@ export function spacesStore(db: Db) {
      * and either never fitted, or with new labels amounting to `REFIT_NEW_LABEL_SHARE` of the labels of
      * their last fit, or fitted more than `REFIT_MAX_AGE_S` ago. A small space is refitted at every sweep
      * with a new label; a space of 100,000 labels after 5,000 new ones (or 60 s), so refits cost a bounded
-     * share of the worker's CPU whatever the space's size.
+     * share of the worker's CPU whatever the space's size. In every case the last fit's cool-down must have passed
+     * (`REFIT_TIME_SHARE`): a space's refits take at most that share of a fit thread's time.
      */
     async due(limit: number): Promise<{ id: string; version: number }[]> {
       const [rows] = await transactionRows<[{ id: string; version: number }]>(pool, [
@@ -256,6 +264,8 @@ export function spacesStore(db: Db) {
                  OR (SELECT count(*) FROM (SELECT 1 FROM labels l WHERE l.label_space_id = s.id AND l.created_at > s.fitted_through
                                            LIMIT GREATEST(1, ceil(s.fitted_labels * ${REFIT_NEW_LABEL_SHARE}::float8))) n)
                     >= GREATEST(1, ceil(s.fitted_labels * ${REFIT_NEW_LABEL_SHARE}::float8)))
+            AND (s.fitted_at IS NULL OR s.fit_ms IS NULL
+                 OR s.fitted_at <= now() - make_interval(secs => s.fit_ms * ${1 / REFIT_TIME_SHARE - 1}::float8 / 1000))
           ORDER BY s.fitted_at NULLS FIRST, s.id
           LIMIT ${limit}`,
       ]);

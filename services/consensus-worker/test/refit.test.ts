@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { createLogger, issueKey, KEY_PREFIX } from "@labelgate/core";
 import { type AnyFitInput, decide, type FitOutput, refitAny, refitSpace, taskPosterior } from "@labelgate/quality";
 import { FollowUpRelay } from "@labelgate/queue";
-import { labelSpaceId, type Store } from "@labelgate/store";
+import { labelSpaceId, REFIT_TIME_SHARE, type Store } from "@labelgate/store";
 import { useOwnStore } from "../../../test/system";
 import { createFitPool, type RefitDeps, refitLabelSpace, refitSweep } from "../src/refit";
 
@@ -99,6 +99,25 @@ it("writes the space's model and a row per labeler; run twice at once it writes 
   expect((await store.spaces.due(10_000)).map((d) => d.id)).not.toContain(s.spaceId);
   expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
   expect((await store.db.prisma.labelSpace.findUniqueOrThrow({ where: { id: s.spaceId } })).version).toBe(after.version + 1);
+});
+
+it("waits out a long refit's cool-down (REFIT_TIME_SHARE) before the space is due again", async () => {
+  const s = await labeledSpace(3, 2);
+  expect(await refitLabelSpace(deps(), s.spaceId)).toBe("written");
+  const dueIds = async () => (await store.spaces.due(10_000)).map((d) => d.id);
+  // just after the fit (of some ms) the space waits 3 x that: not due even with every label new again
+  const since = new Date(Date.now() - 3_600_000);
+  await store.db.prisma.labelSpace.update({ where: { id: s.spaceId }, data: { fittedThrough: since, fittedLabels: 1, fitMs: 60_000 } });
+  expect(await dueIds()).not.toContain(s.spaceId);
+  // a fit of 10 ms that ended a second ago: due by the label share
+  await store.db.prisma.labelSpace.update({ where: { id: s.spaceId }, data: { fitMs: 10, fittedAt: new Date(Date.now() - 1_000) } });
+  expect(await dueIds()).toContain(s.spaceId);
+  // a fit of 100 s: not due for 3 x 100 s after it ended
+  await store.db.prisma.labelSpace.update({ where: { id: s.spaceId }, data: { fitMs: 100_000, fittedAt: new Date(Date.now() - 200_000) } });
+  expect(REFIT_TIME_SHARE).toBe(0.25);
+  expect(await dueIds()).not.toContain(s.spaceId);
+  await store.db.prisma.labelSpace.update({ where: { id: s.spaceId }, data: { fittedAt: new Date(Date.now() - 301_000) } });
+  expect(await dueIds()).toContain(s.spaceId);
 });
 
 it("drops a refit whose version moved while it fitted (compare-and-set), writing no labeler row of it", async () => {
@@ -470,7 +489,8 @@ describe("a space of a reserved type (contract §task-types)", () => {
     const taskIds: string[] = [];
     for (let t = 0; t < 4; t++) {
       const input = { type: "free_text", data_url: "https://audio.example/a.wav", label_spec: spec };
-      const taskId = (await store.tasks.create(customer.id, { input, policy } as Parameters<Store["tasks"]["create"]>[1], undefined)).task.id;
+      const taskId = (await store.tasks.create(customer.id, { input, policy } as Parameters<Store["tasks"]["create"]>[1], undefined)).task
+        .id;
       taskIds.push(taskId);
       for (const labelerId of labelerIds) {
         const claim = await store.labeling.claim(labelerId, taskId, 600);
