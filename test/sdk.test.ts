@@ -7,7 +7,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createLogger } from "@labelgate/core";
@@ -33,6 +32,7 @@ import {
 } from "@labelgate/sdk";
 import type { Router } from "express";
 import { serveManifest } from "../services/manifest-worker/test/helpers";
+import { freePort } from "./chaos/harness";
 import { ADMIN_TOKEN, eventually, type System, startSystem } from "./system";
 import { receivers } from "./webhooks";
 
@@ -52,14 +52,6 @@ const task = (overrides: Partial<TaskRequest> = {}): TaskRequest =>
     label_spec: SPEC,
     ...overrides,
   }) as TaskRequest;
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 /** Parses JSONL text. */
 const jsonl = (text: string): unknown[] =>
@@ -571,7 +563,7 @@ describe("retries honor Retry-After (429), measured from the gateway's request l
 describe("503 when the queue (Redis) is down, and connection errors", () => {
   let sys: System;
   beforeAll(async () => {
-    sys = await startSystem({ workers: false, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+    sys = await startSystem({ workers: false, redisUrl: `redis://127.0.0.1:${await freePort()}` });
   });
   afterAll(() => sys.close());
 
@@ -595,7 +587,7 @@ describe("503 when the queue (Redis) is down, and connection errors", () => {
 
   it("a refused connection is a ConnectionError (status 0), retried for safe requests only", async () => {
     const dead = new LabelgateClient({
-      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      baseUrl: `http://127.0.0.1:${await freePort()}`,
       apiKey: "sk_sandbox_x",
       initialBackoffMs: 10,
       maxAttempts: 3,

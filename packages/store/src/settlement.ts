@@ -139,8 +139,6 @@ interface DecidedTask extends Decision {
   status: "settling";
   /** when the deciding label was recorded (ISO text) */
   last_label_at: string | null;
-  /** a reserved type's consensus (null: single choice) */
-  consensus: TaskSettledPayload["consensus"] | null;
   /** the revision being settled (1: the first settlement; later: a review changed it) */
   revision: number;
   /** the revision it replaces (null for revision 1) */
@@ -163,8 +161,9 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mo
     labels_collected: task.labels_collected,
     settled_at: at,
   };
-  // the event's payload; its ledger_txid is the record's, added by the statement
-  const payload = revisionEventPayload(task, at);
+  // the event's payload; its ledger_txid is the record's and a reserved type's consensus the task row's (tens of
+  // kB for a long free_text: never read into this process), both added by the statement
+  const payload = revisionEventPayload({ ...task, consensus: null }, at);
   if (mode === "evm") {
     // the record only: the task stays `settling` until its anchor is confirmed (anchors.ts `confirm`)
     return Prisma.sql`
@@ -187,7 +186,9 @@ function settleStatement(task: DecidedTask, eventId: string, settledAt: Date, mo
     event AS (
       INSERT INTO events (id, type, task_id, customer_id, payload, revision)
       SELECT ${eventId}, ${payload.event}, ${task.id}, ${task.customer_id},
-        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid), ${task.revision}::int
+        ${JSON.stringify(payload)}::jsonb || jsonb_build_object('ledger_txid', ledger.txid)
+          || COALESCE((SELECT jsonb_build_object('consensus', t.consensus) FROM tasks t WHERE t.id = ${task.id} AND t.consensus IS NOT NULL), '{}'::jsonb),
+        ${task.revision}::int
       FROM ledger
     ),
     audit AS (${auditDrawSql([task.id])})
@@ -208,7 +209,7 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
     Prisma.sql`
     WITH decided AS (
       SELECT id, customer_id, job_id, consensus_label, confidence, resolution::text AS resolution, label_counts, posterior,
-        labels_collected, last_label_at, consensus, revision,
+        labels_collected, last_label_at, revision,
         (SELECT json_build_object('consensus_label', r.consensus_label, 'confidence', r.confidence)
          FROM task_revisions r WHERE r.task_id = tasks.id AND r.revision = tasks.revision - 1) AS previous
       FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status = 'settling'
@@ -218,7 +219,7 @@ async function settleInTransaction(run: TransactionRun, taskIds: string[], mode:
       COALESCE((SELECT json_agg(json_build_object(
           'id', t.id, 'customer_id', t.customer_id, 'job_id', t.job_id, 'status', 'settling', 'consensus_label', t.consensus_label,
           'confidence', t.confidence, 'resolution', t.resolution, 'label_counts', t.label_counts, 'posterior', t.posterior,
-          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at, 'consensus', t.consensus,
+          'labels_collected', t.labels_collected, 'last_label_at', t.last_label_at,
           'revision', t.revision, 'previous', t.previous
         ) ORDER BY t.id) FROM decided t), '[]'::json) AS tasks,
       COALESCE((SELECT json_agg(id) FROM tasks WHERE id = ANY(${taskIds}::text[]) AND status IN ('pending', 'labeling')), '[]'::json) AS open`,

@@ -2,8 +2,8 @@
  * Outages: Redis or Postgres unreachable. Simulated with clients pointed at a closed local port (the
  * machine's servers are shared with other runs and are never stopped by tests).
  */
-import net from "node:net";
 import { FollowUpRelay, QueueClient } from "@labelgate/queue";
+import { freePort } from "../../../test/chaos/harness";
 import {
   createLabeler,
   createTask,
@@ -16,22 +16,13 @@ import {
   taskBody,
 } from "../../../test/system";
 
-/** A local port with nothing listening (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe("Redis unavailable", () => {
   let healthy: System;
   let noRedis: System;
   beforeAll(async () => {
     // One isolated database for both: reconciliation below scans every task of its database.
     healthy = await startSystem({ workers: false });
-    noRedis = await startSystem({ workers: false, databaseUrl: healthy.databaseUrl, redisUrl: `redis://127.0.0.1:${await closedPort()}` });
+    noRedis = await startSystem({ workers: false, databaseUrl: healthy.databaseUrl, redisUrl: `redis://127.0.0.1:${await freePort()}` });
   });
   afterAll(async () => {
     await noRedis.close();
@@ -89,7 +80,7 @@ describe("Redis unavailable", () => {
   });
 
   it("enqueue fails fast with QueueUnavailableError", async () => {
-    const queue = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
+    const queue = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await freePort()}`, prefix: "lgtest:dead" }, 500);
     const started = Date.now();
     await expect(queue.enqueue("consensus", { taskId: "tsk_x", labelId: "lab_x" })).rejects.toThrow(/enqueue consensus/);
     expect(Date.now() - started).toBeLessThan(2000);
@@ -118,7 +109,7 @@ describe("Redis unavailable", () => {
       const mine = async () =>
         (await healthy.store.followUps.list()).filter((r) => ids.includes((r.payload as { manifestJobId: string }).manifestJobId));
 
-      const dead = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await closedPort()}`, prefix: "lgtest:dead" }, 500);
+      const dead = new QueueClient({ kind: "redis", url: `redis://127.0.0.1:${await freePort()}`, prefix: "lgtest:dead" }, 500);
       try {
         const down = new FollowUpRelay(healthy.store.followUps, dead, sink, { retryDelayMs: 0 });
         await down.drain();
@@ -172,7 +163,7 @@ describe("Redis unavailable", () => {
 describe("Postgres unavailable", () => {
   let sys: System;
   beforeAll(async () => {
-    sys = await startSystem({ workers: false, databaseUrl: `postgresql://postgres@127.0.0.1:${await closedPort()}/nothing` });
+    sys = await startSystem({ workers: false, databaseUrl: `postgresql://postgres@127.0.0.1:${await freePort()}/nothing` });
   });
   afterAll(() => sys.close());
 
