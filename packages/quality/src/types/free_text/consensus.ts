@@ -162,11 +162,11 @@ export function accuracyOf(model: TextModel, labelerId: string): number {
   return model.accuracy.get(labelerId) ?? model.defaultAccuracy;
 }
 
-/** The answers' vote weights and their order, most trusted first (ties: arrival order), and their network. */
-function network(model: TextModel, answers: readonly TextAnswer[]): { weights: number[]; order: number[]; slots: Slot[] } {
+/** The answers' vote weights and their indices, most trusted first (ties: arrival order). */
+function trustOrder(model: TextModel, answers: readonly TextAnswer[]): { weights: number[]; order: number[] } {
   const weights = answers.map((a) => voteWeight(accuracyOf(model, a.labelerId)));
   const order = answers.map((_, i) => i).sort((x, y) => (weights[y] as number) - (weights[x] as number) || x - y);
-  return { weights, order, slots: alignSequences(order.map((i) => (answers[i] as TextAnswer).words)) };
+  return { weights, order };
 }
 
 /**
@@ -174,7 +174,8 @@ function network(model: TextModel, answers: readonly TextAnswer[]): { weights: n
  * ones, the consensus is the empty text, and its confidence is the text map of a raw confidence of 1 (no slot).
  */
 export function textConsensus(model: TextModel, answers: readonly TextAnswer[]): TextConsensus {
-  const { weights, order, slots: net } = network(model, answers);
+  const { weights, order } = trustOrder(model, answers);
+  const net = alignSequences(order.map((i) => (answers[i] as TextAnswer).words));
   const slots: ConsensusSlot[] = [];
   let logProduct = 0;
   for (const slot of net) {
@@ -214,8 +215,7 @@ export function leaveOneOutWords(
   answers: readonly TextAnswer[],
   slots: readonly Slot[] = alignSequences(answers.map((a) => a.words)),
 ): string[][] {
-  const weights = answers.map((a) => voteWeight(accuracyOf(model, a.labelerId)));
-  const order = answers.map((_, i) => i).sort((x, y) => (weights[y] as number) - (weights[x] as number) || x - y);
+  const { weights, order } = trustOrder(model, answers);
   const others = answers.map((_, left) => order.filter((i) => i !== left));
   const words: string[][] = answers.map(() => []);
   for (const slot of slots)
