@@ -30,20 +30,29 @@ const inline: RefitDeps["fit"] = async (input) => refitAny(input);
 const deps = (): RefitDeps => ({ store, logger, fit: inline });
 
 /**
+ * A new customer `name` (an email unique to this run) with `labelers` labelers named `<name>-<i>`.
+ * @returns the customer and the labelers' ids, in order
+ */
+async function customerWithLabelers(name: string, labelers: number) {
+  const customer = await store.accounts.register({
+    name,
+    email: `${name}-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
+    labelQuota: 1_000_000,
+    key: issueKey(KEY_PREFIX.sandbox),
+  });
+  const labelerIds: string[] = [];
+  for (let i = 0; i < labelers; i++) labelerIds.push((await store.accounts.createLabeler(`${name}-${i}`, issueKey(KEY_PREFIX.labeler))).id);
+  return { customer, labelerIds };
+}
+
+/**
  * A customer's label space with `tasks` tasks labeled by `labelers` labelers (labeler i answers correctly
  * unless i is the last, who always answers "no"), and one gold task answered by all. Returns the ids.
  */
 async function labeledSpace(tasks: number, labelers: number) {
-  const customer = await store.accounts.register({
-    name: "refit",
-    email: `refit-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
-    labelQuota: 1_000_000,
-    key: issueKey(KEY_PREFIX.sandbox),
-  });
+  const { customer, labelerIds: ids } = await customerWithLabelers("refit", labelers);
   const question = `Refit ${randomBytes(4).toString("hex")}?`;
   const options = ["yes", "no"];
-  const ids: string[] = [];
-  for (let i = 0; i < labelers; i++) ids.push((await store.accounts.createLabeler(`refit-${i}`, issueKey(KEY_PREFIX.labeler))).id);
   const create = async (gold?: string) => {
     const input = {
       type: "image_classification",
@@ -216,15 +225,8 @@ it("scores the next label of the space with the stored model", async () => {
 
 /** A customer with a label space of `options` and `labelers` labelers; tasks created by `task()`. */
 async function space(labelers: number, options = ["yes", "no"], policy = { consensus_threshold: 7, max_labels: 7 }) {
-  const customer = await store.accounts.register({
-    name: "issue27",
-    email: `i27-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
-    labelQuota: 1_000_000,
-    key: issueKey(KEY_PREFIX.sandbox),
-  });
+  const { customer, labelerIds: ids } = await customerWithLabelers("issue27", labelers);
   const question = `Issue 27 ${randomBytes(4).toString("hex")}?`;
-  const ids: string[] = [];
-  for (let i = 0; i < labelers; i++) ids.push((await store.accounts.createLabeler(`i27-${i}`, issueKey(KEY_PREFIX.labeler))).id);
   const task = async (over: Partial<typeof policy> = {}, gold?: string) => {
     const input = {
       type: "image_classification",
@@ -341,15 +343,8 @@ describe("a space of a reserved type (contract §task-types)", () => {
    * second car, and one gold task. Returns the ids.
    */
   async function boxSpace(tasks: number) {
-    const customer = await store.accounts.register({
-      name: "refit-boxes",
-      email: `refit-boxes-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
-      labelQuota: 1_000_000,
-      key: issueKey(KEY_PREFIX.sandbox),
-    });
+    const { customer, labelerIds: ids } = await customerWithLabelers("refit-boxes", 3);
     const spec = { question: `Cars ${randomBytes(4).toString("hex")}?`, classes: ["car", "person"] };
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await store.accounts.createLabeler(`refit-box-${i}`, issueKey(KEY_PREFIX.labeler))).id);
     const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
     const car = (t: number, jitter: number) => ({ label: "car", x: 10 * t + jitter, y: 20 + jitter, w: 80, h: 40 });
     const create = async (gold?: { boxes: ReturnType<typeof car>[] }) => {
@@ -427,16 +422,9 @@ describe("a space of a reserved type (contract §task-types)", () => {
   });
 
   it("a text_span refit reads its texts within REFIT_TEXT_BUDGET: gold first, then the newest; it counts every label", async () => {
-    const customer = await store.accounts.register({
-      name: "refit-spans",
-      email: `refit-spans-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
-      labelQuota: 1_000_000,
-      key: issueKey(KEY_PREFIX.sandbox),
-    });
+    const { customer, labelerIds } = await customerWithLabelers("refit-spans", 2);
     const spec = { question: `Who ${randomBytes(4).toString("hex")}?`, entity_types: ["P"] };
     const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
-    const labelerIds: string[] = [];
-    for (let i = 0; i < 2; i++) labelerIds.push((await store.accounts.createLabeler(`refit-span-${i}`, issueKey(KEY_PREFIX.labeler))).id);
     const text = "a".repeat(95) + " Bob."; // 100 code points
     const answer = { spans: [{ start: 96, end: 99, label: "P" }] };
     const create = async (gold?: typeof answer) => {
@@ -475,16 +463,9 @@ describe("a space of a reserved type (contract §task-types)", () => {
   });
 
   it("a free_text refit counts its answers' text against REFIT_TEXT_BUDGET", async () => {
-    const customer = await store.accounts.register({
-      name: "refit-text",
-      email: `refit-text-${Date.now()}-${randomBytes(3).toString("hex")}@example.com`,
-      labelQuota: 1_000_000,
-      key: issueKey(KEY_PREFIX.sandbox),
-    });
+    const { customer, labelerIds } = await customerWithLabelers("refit-text", 2);
     const spec = { question: `Transcribe ${randomBytes(4).toString("hex")}` };
     const policy = { consensus_threshold: 3, max_labels: 3, confidence_target: null, min_labels: null };
-    const labelerIds: string[] = [];
-    for (let i = 0; i < 2; i++) labelerIds.push((await store.accounts.createLabeler(`refit-text-${i}`, issueKey(KEY_PREFIX.labeler))).id);
     const answer = { text: "w".repeat(989) }; // stored as {"text":"www..."}: 1,000 code points
     const taskIds: string[] = [];
     for (let t = 0; t < 4; t++) {
