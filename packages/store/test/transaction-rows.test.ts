@@ -2,12 +2,14 @@
  * `transactionRows` and `withTransaction`: parameters inlined as literals come back from Postgres exactly as sent
  * (quotes, backslashes, `$n` look-alikes, unicode, arrays), a NUL is refused before any SQL is sent, and
  * the statements of one call are one transaction (a failing statement keeps nothing of the others).
+ * `quoteLiteral` gives the very text of pg's `escapeLiteral`.
  */
 
+import { escapeLiteral } from "pg";
 import { runId, testDatabaseUrl } from "../../../test/env";
 import { createDb, type Db } from "../src/database";
 import { Prisma } from "../src/generated/client";
-import { transactionRows, withTransaction } from "../src/sql";
+import { quoteLiteral, transactionRows, withTransaction } from "../src/sql";
 
 let db: Db;
 const table = `inline_${runId().replace(/[^a-z0-9]/gi, "")}`;
@@ -32,6 +34,11 @@ const TRICKY = [
   "line\nbreak\ttab\r",
   "",
 ];
+
+it("quoteLiteral writes the literal pg's escapeLiteral writes, for tricky and long strings", () => {
+  const long = `${"word's \\ ".repeat(4000)}${"ä".repeat(3000)}`;
+  for (const value of [...TRICKY, long, "'", "\\", "''\\\\''"]) expect(quoteLiteral(value)).toBe(escapeLiteral(value));
+});
 
 it("inlined strings, numbers, booleans, null and arrays come back unchanged", async () => {
   for (const value of TRICKY) {
