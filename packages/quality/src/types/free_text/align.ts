@@ -23,12 +23,13 @@ export interface Slot {
   words: (string | null)[];
 }
 
-type Token = { slot: Slot; set: Set<string> } | { word: string };
-
-function matches(a: Token, b: Token): boolean {
-  if ("slot" in a && "word" in b) return a.set.has(b.word);
-  if ("word" in a && "slot" in b) return b.set.has(a.word);
-  return false;
+/**
+ * The diff's equality of a network slot and an answer's word: some sequence has that word in the slot. The
+ * diff compares an old token (a slot) with a new one (a word); the check takes them in either order.
+ */
+function matches(a: Slot | string, b: Slot | string): boolean {
+  if (typeof a === "string") return typeof b !== "string" && b.words.includes(a);
+  return typeof b === "string" && a.words.includes(b);
 }
 
 /** Normalized character edit distance of two words, in [0, 1]. */
@@ -81,9 +82,9 @@ function pairGap(slots: readonly Slot[], words: readonly string[]): number[] {
  * place order: returns the new slot list.
  */
 function addSequence(slots: Slot[], words: readonly string[], index: number): Slot[] {
-  const old: Token[] = slots.map((slot) => ({ slot, set: new Set(slot.words.filter((w): w is string => w !== null)) }));
-  const next: Token[] = words.map((word) => ({ word }));
-  const changes: ArrayChange<Token>[] = diffArrays(old, next, { comparator: matches });
+  // slots and words compared as they are: no token objects, no set per slot (a slot holds one word per
+  // sequence, a handful), so aligning a 330-word answer allocates little beyond the diff's own paths
+  const changes: ArrayChange<Slot | string>[] = diffArrays<Slot | string>(slots, words as string[], { comparator: matches });
   const out: Slot[] = [];
   let gapSlots: Slot[] = [];
   let gapWords: string[] = [];
@@ -110,14 +111,14 @@ function addSequence(slots: Slot[], words: readonly string[], index: number): Sl
   let newPos = 0;
   for (const change of changes) {
     if (change.removed) {
-      for (let c = 0; c < change.count; c++) gapSlots.push((old[oldPos++] as { slot: Slot }).slot);
+      for (let c = 0; c < change.count; c++) gapSlots.push(slots[oldPos++] as Slot);
     } else if (change.added) {
-      for (let c = 0; c < change.count; c++) gapWords.push((next[newPos++] as { word: string }).word);
+      for (let c = 0; c < change.count; c++) gapWords.push(words[newPos++] as string);
     } else {
       flush();
       for (let c = 0; c < change.count; c++) {
-        const slot = (old[oldPos++] as { slot: Slot }).slot;
-        slot.words[index] = (next[newPos++] as { word: string }).word;
+        const slot = slots[oldPos++] as Slot;
+        slot.words[index] = words[newPos++] as string;
         out.push(slot);
       }
     }

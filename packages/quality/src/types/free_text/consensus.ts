@@ -236,24 +236,32 @@ function voteSlot(
   weights: readonly number[],
   order: readonly number[],
 ): Omit<ConsensusSlot, "confidence" | "votes"> {
-  const entries: { word: string | null; weight: number; labels: number; rank: number }[] = [];
+  // each entry sums its labelers' weights in `posterior` and becomes its choice once normalized (no copies:
+  // the consensus votes some 330 slots per answer of a long text)
+  const entries: { word: string | null; posterior: number; labels: number; rank: number }[] = [];
   for (let rank = 0; rank < order.length; rank++) {
     const i = order[rank] as number;
     const v = votes[i] ?? null;
-    let entry = entries.find((e) => e.word === v);
+    let entry: (typeof entries)[number] | undefined;
+    for (const e of entries)
+      if (e.word === v) {
+        entry = e;
+        break;
+      }
     if (!entry) {
-      entry = { word: v, weight: 0, labels: 0, rank };
+      entry = { word: v, posterior: 0, labels: 0, rank };
       entries.push(entry);
     }
-    entry.weight += weights[i] as number;
+    entry.posterior += weights[i] as number;
     entry.labels += 1;
   }
   let max = 0;
-  for (const e of entries) max = Math.max(max, e.weight);
+  for (const e of entries) max = Math.max(max, e.posterior);
   let total = UNSEEN_WEIGHT * Math.exp(-max);
-  for (const e of entries) total += Math.exp(e.weight - max);
-  entries.sort((x, y) => y.weight - x.weight || x.rank - y.rank);
-  const choices = entries.map((e) => ({ word: e.word, posterior: Math.exp(e.weight - max) / total, labels: e.labels }));
+  for (const e of entries) total += Math.exp(e.posterior - max);
+  entries.sort((x, y) => y.posterior - x.posterior || x.rank - y.rank);
+  for (const e of entries) e.posterior = Math.exp(e.posterior - max) / total;
+  const choices: ConsensusSlot["choices"] = entries;
   const best = choices[0] as { word: string | null; posterior: number };
   return { word: best.word, raw: best.posterior, choices };
 }
