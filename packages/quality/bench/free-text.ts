@@ -21,6 +21,8 @@
  *   (every slot's confidence >= T, min_labels 1), answers taken one at a time in arrival order: corpus WER, label
  *   share (answers used / answers available) and whole-text ECE at settlement, on the non-gold items (their WER
  *   beside the all-answers WER of the same items).
+ * - the limit of the per-slot rule (`oracleCalibration`): the same replay with every slot's confidence taken from
+ *   its cell's accuracy on the evaluated items themselves, for each target: no calibration spends fewer labels.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -29,7 +31,9 @@ import {
   decideText,
   fitTextModel,
   normalizeWords,
+  slotCorrectness,
   type TextAnswer,
+  type TextConsensus,
   type TextModel,
   type TextTask,
   textConsensus,
@@ -131,6 +135,40 @@ export interface FreeTextSetResult {
   seconds: number;
 }
 
+/**
+ * The least label share any calibration of the per-slot rule can reach on a set (decision 0334): each slot's
+ * confidence replaced by the accuracy, on the evaluated items themselves, of its cell (answers so far, a word or
+ * "no word" chosen, answers for and against the choice, tenth of the raw posterior, tenth of the model's
+ * confidence), Laplace-smoothed. A calibration fitted on gold can only be less sharp than these cells, which are
+ * fitted on the very items they are scored on.
+ * @returns the cells' accuracies of a consensus's slots, in slot order
+ */
+function oracleCalibration(model: TextModel, items: readonly Item[]): (consensus: TextConsensus) => number[] {
+  const cellsOf = (c: TextConsensus) =>
+    c.slots.map((slot) => {
+      const labels = slot.choices[0]?.labels ?? 0;
+      const tenth = (p: number) => Math.min(9, Math.floor(p * 10));
+      return `${slot.votes.length} ${slot.word === null ? "none" : "word"} ${labels} ${slot.votes.length - labels} ${tenth(slot.raw)} ${tenth(slot.confidence)}`;
+    });
+  const cells = new Map<string, { n: number; right: number }>();
+  for (const item of items)
+    for (let k = 1; k <= item.answers.length; k++) {
+      const c = textConsensus(model, item.answers.slice(0, k));
+      const right = slotCorrectness(c, item.gold);
+      cellsOf(c).forEach((key, i) => {
+        const cell = cells.get(key) ?? { n: 0, right: 0 };
+        cell.n += 1;
+        if (right[i]) cell.right += 1;
+        cells.set(key, cell);
+      });
+    }
+  return (c) =>
+    cellsOf(c).map((key) => {
+      const cell = cells.get(key) ?? { n: 0, right: 0 };
+      return (cell.right + 1) / (cell.n + 2);
+    });
+}
+
 /** Runs one set (module doc). */
 export function runFreeTextSet(dir: string, set: string, options: FreeTextOptions, log: (line: string) => void): FreeTextSetResult {
   const started = performance.now();
@@ -173,27 +211,20 @@ export function runFreeTextSet(dir: string, set: string, options: FreeTextOption
   );
   const evaluated = items.filter((i) => !goldIds.has(i.id));
   const policies: PolicyRow[] = [];
-  const simulate = (name: string, policyOf: (n: number) => Parameters<typeof decideText>[0]): void => {
+  /** Replays each evaluated item's answers in arrival order until `settles` (k = answers so far, of n). */
+  const simulate = (name: string, settles: (consensus: TextConsensus, prefix: readonly TextAnswer[], n: number) => boolean): void => {
     const corpus: Corpus = { edits: 0, words: 0 };
     const allCorpus: Corpus = { edits: 0, words: 0 };
     let used = 0;
     let available = 0;
     const settled: { confidence: number; right: boolean }[] = [];
     for (const item of evaluated) {
-      const policy = policyOf(item.answers.length);
       let k = 0;
       let consensus = textConsensus(model, []);
       for (k = 1; k <= item.answers.length; k++) {
         const prefix = item.answers.slice(0, k);
         consensus = textConsensus(model, prefix);
-        if (
-          decideText(
-            policy,
-            prefix.map((a) => a.words),
-            consensus,
-          ).settled
-        )
-          break;
+        if (settles(consensus, prefix, item.answers.length)) break;
       }
       used += Math.min(k, item.answers.length);
       available += item.answers.length;
@@ -215,10 +246,26 @@ export function runFreeTextSet(dir: string, set: string, options: FreeTextOption
     });
     log(`free_text ${set}: ${name}: WER ${wer(corpus).toFixed(2)}% share ${(used / available).toFixed(3)} ECE ${ece(settled).toFixed(3)}`);
   };
+  const decided =
+    (policyOf: (n: number) => Parameters<typeof decideText>[0]) => (c: TextConsensus, prefix: readonly TextAnswer[], n: number) =>
+      decideText(
+        policyOf(n),
+        prefix.map((a) => a.words),
+        c,
+      ).settled;
   for (const t of options.thresholds)
-    simulate(`threshold ${t}`, (n) => ({ kind: "threshold", consensusThreshold: Math.min(t, n), maxLabels: n }));
+    simulate(
+      `threshold ${t}`,
+      decided((n) => ({ kind: "threshold", consensusThreshold: Math.min(t, n), maxLabels: n })),
+    );
   for (const t of options.targets)
-    simulate(`confidence T ${t}`, (n) => ({ kind: "confidence", confidenceTarget: t, minLabels: 1, maxLabels: n }));
+    simulate(
+      `confidence T ${t}`,
+      decided((n) => ({ kind: "confidence", confidenceTarget: t, minLabels: 1, maxLabels: n })),
+    );
+  const oracle = oracleCalibration(model, evaluated);
+  for (const t of options.targets)
+    simulate(`confidence T ${t}, oracle calibration (limit)`, (c, prefix, n) => prefix.length >= n || oracle(c).every((p) => p >= t));
   const labelers = new Set(items.flatMap((i) => i.answers.map((a) => a.labelerId))).size;
   return {
     set,
