@@ -96,7 +96,9 @@ function main(): void {
     targets: numbers(values.targets, "targets"),
     thresholds: numbers(values.thresholds, "thresholds"),
   };
-  const results = freeTextSection(options, values["no-write"], `pnpm bench:free-text ${process.argv.slice(2).join(" ")}`.trim());
+  // the section quotes the command with the folder named, not its path (the docs send nobody outside the repository)
+  const args = process.argv.slice(2).map((a, i, all) => (all[i - 1] === "--data" ? "<crowd-text folder>" : a));
+  const results = freeTextSection(options, values["no-write"], `pnpm bench:free-text ${args.join(" ")}`.trim());
   process.stdout.write(`${JSON.stringify(results)}\n`);
 }
 
