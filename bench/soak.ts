@@ -13,7 +13,8 @@
  * bottom of the garbage collector's sawtooth, which a leak raises) of the last 8 minutes (the last 80% of
  * a shorter soak), in MB/min; "flat" = |slope| < 1 MB/min (less than 8 MB over those 8 minutes). The
  * least-squares slopes through those floors and through every sample are reported as well (one dip of the
- * floors tilts the first, a sawtooth whose peaks happen to fall late tilts the second, without any leak). Also the work done: tasks
+ * floors tilts the first, a sawtooth whose peaks happen to fall late tilts the second, without any leak), and
+ * every minute's floor (`floors_mb`). Also the work done: tasks
  * submitted, labels, tasks settled and deliveries received, and every non-2xx answer.
  * A database and a Redis prefix of its own, dropped at the end. Progress on stderr, one JSON summary on stdout.
  */
@@ -235,6 +236,8 @@ async function main(): Promise<void> {
             slope_floors_least_squares_mb_per_min: round(slope(floors), 2),
             slope_all_samples_mb_per_min: round(slope(last), 2),
             flat: Math.abs(k) < FLAT_MB_PER_MIN,
+            // every minute's floor, so that a long soak tells a leak from a late tooth of the sawtooth
+            floors_mb: minuteFloors(s).map((f) => round(f.mb, 0)),
           },
         ];
       }),
