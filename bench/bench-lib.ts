@@ -34,6 +34,14 @@ export function writeBenchmarksSection(section: string): void {
   writeFileSync(file, `${text.slice(0, start)}${section}\n${next < 0 ? "" : text.slice(next + 1)}`);
 }
 
+/**
+ * This process's arguments as a section of docs/benchmarks.md quotes them: the value of `--data` (a folder of
+ * this machine) replaced by `placeholder`, so that the docs send nobody outside the repository.
+ */
+export function quotedArgs(placeholder: string): string[] {
+  return process.argv.slice(2).map((a, i, all) => (all[i - 1] === "--data" ? placeholder : a));
+}
+
 export interface Started {
   child: ChildProcess;
   port: number;

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { FREE_TEXT_SETS, type FreeTextOptions, renderFreeText, runFreeText } from "@labelgate/quality/bench/free-text";
+import { quotedArgs } from "./bench-lib";
 
 const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: free_text consensus quality (`pnpm bench:types`)";
@@ -96,9 +97,11 @@ function main(): void {
     targets: numbers(values.targets, "targets"),
     thresholds: numbers(values.thresholds, "thresholds"),
   };
-  // the section quotes the command with the folder named, not its path (the docs send nobody outside the repository)
-  const args = process.argv.slice(2).map((a, i, all) => (all[i - 1] === "--data" ? "<crowd-text folder>" : a));
-  const results = freeTextSection(options, values["no-write"], `pnpm bench:free-text ${args.join(" ")}`.trim());
+  const results = freeTextSection(
+    options,
+    values["no-write"],
+    `pnpm bench:free-text ${quotedArgs("<crowd-text folder>").join(" ")}`.trim(),
+  );
   process.stdout.write(`${JSON.stringify(results)}\n`);
 }
 

@@ -47,7 +47,7 @@ import {
 } from "@labelgate/quality/bench/sim-lib";
 import { type ReplaySummary, runReplay } from "@labelgate/replay";
 import { migrateDatabase } from "@labelgate/store";
-import { benchTarget, ROOT, type Started, startServices, tearDown, writeBenchmarksSection } from "./bench-lib";
+import { benchTarget, quotedArgs, ROOT, type Started, startServices, tearDown, writeBenchmarksSection } from "./bench-lib";
 import { parsePrelabelLevels, readPrelabelLines, renderPrelabelSection, runPrelabelBench } from "./quality-prelabels";
 import { parseQualification, readQualificationLines, renderQualificationSection, runQualificationBench } from "./quality-qualification";
 
@@ -395,8 +395,7 @@ async function main(): Promise<void> {
       values.from !== undefined
         ? readQualificationLines(readFileSync(values.from as string, "utf8"))
         : await runQualificationBench({ folder, names, seeds, target, goldShare, options, log });
-    // the data folder is the machine's: the command names it generically
-    const args = process.argv.slice(2).map((a, i, all) => (all[i - 1] === "--data" ? "<crowd data folder>" : a));
+    const args = quotedArgs("<crowd data folder>");
     const command = `pnpm bench:quality ${args.filter((a, i) => a !== "--from" && args[i - 1] !== "--from" && a !== "--no-write").join(" ")}`;
     const section = renderQualificationSection(lines, { target, goldShare, options, command });
     process.stderr.write(`${section}\n`);
