@@ -18,20 +18,23 @@ import { log, nowMs, sleep } from "./measure";
 export const ROOT = path.resolve(__dirname, "..");
 
 /**
- * Replaces the section of docs/benchmarks.md that starts with `section`'s first line (a "## " heading), up to
- * the next "## " heading, with `section`; appends it when the file has no such heading.
+ * `markdown` with the `## ` section that starts at `heading` replaced by `body` (up to the next `## ` heading), or
+ * `body` appended when no such heading exists. `body` holds its own heading; one blank line follows it.
  */
-export function writeBenchmarksSection(section: string): void {
+export function replaceSection(markdown: string, heading: string, body: string): string {
+  const start = markdown.indexOf(heading);
+  if (start < 0) return `${markdown.trimEnd()}\n\n${body.trimEnd()}\n`;
+  const next = markdown.indexOf("\n## ", start + heading.length);
+  return `${markdown.slice(0, start)}${body.trimEnd()}\n${next < 0 ? "" : markdown.slice(next)}`;
+}
+
+/**
+ * Writes `section` into docs/benchmarks.md (`replaceSection`), in place of the section under its heading: `heading`,
+ * by default the section's first line.
+ */
+export function writeBenchmarksSection(section: string, heading = section.slice(0, section.indexOf("\n"))): void {
   const file = path.join(ROOT, "docs/benchmarks.md");
-  const text = readFileSync(file, "utf8");
-  const heading = section.slice(0, section.indexOf("\n"));
-  const start = text.indexOf(heading);
-  if (start < 0) {
-    writeFileSync(file, `${text.trimEnd()}\n\n${section}\n`);
-    return;
-  }
-  const next = text.indexOf("\n## ", start + heading.length);
-  writeFileSync(file, `${text.slice(0, start)}${section}\n${next < 0 ? "" : text.slice(next + 1)}`);
+  writeFileSync(file, replaceSection(readFileSync(file, "utf8"), heading, section));
 }
 
 /**

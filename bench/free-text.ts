@@ -9,25 +9,15 @@
  * `--data` is the crowd-text folder of the shared data (default: CROWD_TEXT_DIR; one of them is needed); a set that
  * is not there is skipped.
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { FREE_TEXT_SETS, type FreeTextOptions, renderFreeText, runFreeText } from "@labelgate/quality/bench/free-text";
-import { quotedArgs } from "./bench-lib";
+import { quotedArgs, writeBenchmarksSection } from "./bench-lib";
 
-const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: free_text consensus quality (`pnpm bench:types`)";
 /** The crowd-text folder from the environment (CROWD_TEXT_DIR), if set. */
 export const DEFAULT_CROWD_TEXT: string | undefined = process.env.CROWD_TEXT_DIR;
-
-/** Replaces (or appends) a "## " section of a markdown file (as bench/types.ts does). */
-function replaceSection(markdown: string, heading: string, body: string): string {
-  const start = markdown.indexOf(heading);
-  if (start < 0) return `${markdown.trimEnd()}\n\n${body.trimEnd()}\n`;
-  const next = markdown.indexOf("\n## ", start + heading.length);
-  return `${markdown.slice(0, start)}${body.trimEnd()}\n${next < 0 ? "" : markdown.slice(next)}`;
-}
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);
@@ -63,8 +53,7 @@ export function freeTextSection(options: FreeTextOptions, noWrite: boolean, comm
     log(body);
     return results;
   }
-  const file = path.join(ROOT, "docs/benchmarks.md");
-  writeFileSync(file, replaceSection(readFileSync(file, "utf8"), SECTION, body));
+  writeBenchmarksSection(body, SECTION);
   log(`wrote ${SECTION} to docs/benchmarks.md`);
   return results;
 }

@@ -25,17 +25,16 @@
  *    about 4 minutes with the defaults. Section "Task types: throughput (`pnpm bench:types`)". `--no-throughput`
  *    skips this part.
  */
-import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { renderPairwise, runPairwise } from "@labelgate/quality/bench/pairwise";
 import { renderTypesQuality, runTypesQuality, type TypesQualityOptions } from "@labelgate/quality/bench/types-quality";
+import { writeBenchmarksSection } from "./bench-lib";
 import { DEFAULT_CROWD_TEXT, defaultFreeTextOptions, freeTextSection } from "./free-text";
 import { positiveInt } from "./measure";
 import { renderTypesThroughput, runTypesThroughput, THROUGHPUT_TYPES, type ThroughputType } from "./types-throughput";
 
-const ROOT = path.resolve(__dirname, "..");
 const SECTION = "## Task types: consensus quality (`pnpm bench:types`)";
 const THROUGHPUT_SECTION = "## Task types: throughput (`pnpm bench:types`)";
 const PAIRWISE_SECTION = "## Task types: pairwise comparison (`pnpm bench:types`)";
@@ -48,14 +47,6 @@ function numbers(value: string, name: string): number[] {
   const out = value.split(",").map(Number);
   if (out.some((n) => !Number.isFinite(n))) throw new Error(`--${name}: expected numbers, got "${value}"`);
   return out;
-}
-
-/** Replaces (or appends) a "## " section of a markdown file. */
-export function replaceSection(markdown: string, heading: string, body: string): string {
-  const start = markdown.indexOf(heading);
-  if (start < 0) return `${markdown.trimEnd()}\n\n${body.trimEnd()}\n`;
-  const next = markdown.indexOf("\n## ", start + heading.length);
-  return `${markdown.slice(0, start)}${body.trimEnd()}\n${next < 0 ? "" : markdown.slice(next)}`;
 }
 
 function machineLine(seconds: number, command: string): string {
@@ -71,8 +62,7 @@ function writeSection(heading: string, body: string, noWrite: boolean): void {
     log(body);
     return;
   }
-  const file = path.join(ROOT, "docs/benchmarks.md");
-  writeFileSync(file, replaceSection(readFileSync(file, "utf8"), heading, body));
+  writeBenchmarksSection(body, heading);
   log(`wrote ${heading} to docs/benchmarks.md`);
 }
 
