@@ -1,5 +1,6 @@
 /**
- * `pnpm bench:soak [--minutes 10] [--tasks-per-s 10] [--labels-per-s 40] [--labelers 40] [--log-level info]`
+ * `pnpm bench:soak [--minutes 10] [--tasks-per-s 10] [--labels-per-s 40] [--labelers 40] [--log-level info]
+ *   [--space-minutes M]`
  *
  * Memory soak: a steady mixed load at a fixed moderate rate for `--minutes` against the four real service
  * processes (gateway, consensus-worker, webhook-worker, manifest-worker; `node --import tsx
@@ -16,6 +17,10 @@
  * floors tilts the first, a sawtooth whose peaks happen to fall late tilts the second, without any leak), and
  * every minute's floor (`floors_mb`). Also the work done: tasks
  * submitted, labels, tasks settled and deliveries received, and every non-2xx answer.
+ * Every task goes to one label space, so each refit reads every label so far (refit.ts: a refit reads the
+ * space's every label); `--space-minutes M` starts a new label space (a new question) every M minutes, so that
+ * no space outgrows M minutes of labels: a memory rise that stays with it grows with time, one that goes away
+ * grows with the largest space.
  * A database and a Redis prefix of its own, dropped at the end. Progress on stderr, one JSON summary on stdout.
  */
 import type { ChildProcess } from "node:child_process";
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
       "labels-per-s": { type: "string", default: "40" },
       labelers: { type: "string", default: "40" },
       "log-level": { type: "string", default: "info" },
+      "space-minutes": { type: "string" },
     },
     strict: true,
   });
@@ -120,6 +126,7 @@ async function main(): Promise<void> {
   const labelsPerS = positiveInt(values["labels-per-s"], "labels-per-s");
   const labelerCount = positiveInt(values.labelers, "labelers");
   const logLevel = values["log-level"] ?? "info";
+  const spaceMinutes = values["space-minutes"] === undefined ? null : positiveInt(values["space-minutes"], "space-minutes");
 
   const target = benchTarget("soak");
   const secret = randomBytes(24).toString("hex");
@@ -178,6 +185,11 @@ async function main(): Promise<void> {
       labelsDue = Math.floor((elapsed / 1000) * labelsPerS);
       for (; submitted < tasksDue; submitted++) {
         const body = benchTask(submitted, submitted % 2 === 0 ? { callback_url: receiver.url } : {});
+        if (spaceMinutes !== null) {
+          // a new label space every `spaceMinutes` minutes: the same options, another question
+          const space = Math.floor(elapsed / (spaceMinutes * 60_000));
+          body.label_spec = { question: `Which animal is in the picture? (space ${space})`, options: ["cat", "dog", "bird"] };
+        }
         track(
           client.post("/v1/tasks", customer.key, body).then(
             (r) => {
@@ -248,7 +260,7 @@ async function main(): Promise<void> {
       machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, load_average_at_start: loadAtStart },
       gateway_log_level: logLevel,
       minutes,
-      load: { tasks_per_s: tasksPerS, labels_per_s: labelsPerS, labelers: labelerCount },
+      load: { tasks_per_s: tasksPerS, labels_per_s: labelsPerS, labelers: labelerCount, space_minutes: spaceMinutes },
       work: {
         tasks_submitted: submissions.ok,
         task_submissions_failed: submissions.failed,
