@@ -87,6 +87,8 @@ it(
     expect({ violations: await web.accessibilityViolations(page) }).toEqual({ violations: [] });
     await web.screenshot(page, "console-webhook-events-edit");
     await row.getByRole("button", { name: "Save events" }).click();
+    // the form closes once the update is accepted; until then its own checkbox is labelled "task.canceled"
+    await edit.waitFor({ state: "hidden" });
     await row.getByText("task.canceled", { exact: true }).waitFor();
     expect((await listed())[0]?.events).toEqual(["task.canceled"]);
 
