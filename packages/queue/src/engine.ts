@@ -405,6 +405,21 @@ const SPIN_WINDOW_MS = 1000;
 const SPIN_PAUSE_MS = { first: 1000, max: 30_000 };
 
 /**
+ * Whether `err` is BullMQ's "could not renew lock for job <id>" for a job whose handler no longer runs in this
+ * process (`running(id)` false). BullMQ 6.7 renews the locks of the jobs it tracks with one query every quarter
+ * of the lock duration. A job whose handler returns while that query is in flight is completed at the same time,
+ * which deletes its lock; on the Postgres backend, whose queries go through a pool, the completion can land
+ * first, and the renewal then "fails" for a job already done (seen in the standalone stack under load: "could
+ * not renew lock for job event-evt_…" for webhook events delivered once). A lock really lost while the handler
+ * still runs stays an error, and so does a completion that finds its lock gone ("Missing lock", reported on its
+ * own path).
+ */
+export function isRenewalOfFinishedJob(err: Error, running: (jobId: string) => boolean): boolean {
+  const match = /^could not renew lock for job (.+)$/.exec(err.message);
+  return match !== null && !running(match[1] as string);
+}
+
+/**
  * Reports a worker's errors (`report`), and stops it spinning. BullMQ 6.7 takes a failed fetch whose error is
  * not one it knows as a connection error (e.g. a pg client left unusable when Postgres died: "Client has
  * encountered a connection error and is not queryable") as a reason to fetch again at once: the fetch fails
@@ -412,15 +427,16 @@ const SPIN_PAUSE_MS = { first: 1000, max: 30_000 };
  * exits and log writes then never run: the process can neither stop nor say why, and its unwritten log lines
  * grow its memory (seen: 4 GB in 8 minutes of `pnpm start` after its embedded Postgres was killed). Past
  * `SPIN_ERRORS` errors within a second the worker is paused (which ends its fetch loop), reported once, and
- * resumed after 1 s, doubling to 30 s while it keeps spinning.
+ * resumed after 1 s, doubling to 30 s while it keeps spinning. Errors for which `benign` is true are neither
+ * reported nor counted.
  */
-function guardAgainstSpin(worker: ClosableWorker, queue: string, report: (err: Error) => void): void {
+function guardAgainstSpin(worker: ClosableWorker, queue: string, report: (err: Error) => void, benign: (err: Error) => boolean): void {
   let recent: number[] = [];
   let paused = false;
   let pauseMs = SPIN_PAUSE_MS.first;
   let lastSpinAt = 0;
   worker.on("error", (err) => {
-    if (paused) return;
+    if (paused || benign(err)) return;
     const now = Date.now();
     recent = recent.filter((t) => now - t < SPIN_WINDOW_MS);
     recent.push(now);
@@ -470,6 +486,8 @@ export function startWorkers<S extends ServiceName>(
         await handler(payload, { jobId: job.id ?? "", attemptsMade: job.attemptsMade, maxAttempts: job.opts.attempts ?? 1 });
       } catch (err) {
         if (!(err instanceof DeferJob)) throw err;
+        // the handler is done: moving the job deletes its lock, which a renewal in flight may then miss
+        active.delete(job);
         // Back to the delayed set without spending an attempt (BullMQ's manual delay pattern).
         try {
           await job.moveToDelayed(Date.now() + err.delayMs, token);
@@ -511,7 +529,12 @@ export function startWorkers<S extends ServiceName>(
       );
     }
     worker.on("failed", (job, err) => options.onFailed?.(key, job?.id, err));
-    guardAgainstSpin(worker, spec.name, (err) => options.onFailed?.(key, undefined, err));
+    guardAgainstSpin(
+      worker,
+      spec.name,
+      (err) => options.onFailed?.(key, undefined, err),
+      (err) => isRenewalOfFinishedJob(err, (jobId) => [...active.keys()].some((job) => job.id === jobId)),
+    );
     workers.push(worker);
   }
   return {
