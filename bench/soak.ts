@@ -19,8 +19,8 @@
  * submitted, labels, tasks settled and deliveries received, and every non-2xx answer.
  * Every task goes to one label space, so each refit reads every label so far (refit.ts: a refit reads the
  * space's every label); `--space-minutes M` starts a new label space (a new question) every M minutes, so that
- * no space outgrows M minutes of labels: a memory rise that stays with it grows with time, one that goes away
- * grows with the largest space.
+ * no space outgrows M minutes of labels: a memory rise that persists with rotating spaces grows with time, one
+ * that disappears grows with the largest space.
  * A database and a Redis prefix of its own, dropped at the end. Progress on stderr, one JSON summary on stdout.
  */
 import type { ChildProcess } from "node:child_process";

@@ -5,10 +5,9 @@
  * through `onFailed`. The second is shown on a Redis of this test's own: the test deletes a running job's lock,
  * and the next renewal reports it.
  */
-import { Redis } from "ioredis";
-import { type ChaosRedis, startRedis } from "../../../test/chaos/harness";
 import { eventually } from "../../../test/system";
 import { type HandlersFor, isRenewalOfFinishedJob, QueueClient, type QueueKey, startWorkers } from "../src";
+import { ownRedis } from "./own-redis";
 
 describe("isRenewalOfFinishedJob", () => {
   const running = new Set(["event-evt_running"]);
@@ -34,17 +33,7 @@ describe("isRenewalOfFinishedJob", () => {
 });
 
 describe("a lock lost under a running handler", () => {
-  let redis: ChaosRedis;
-  let admin: Redis;
-
-  beforeAll(async () => {
-    redis = await startRedis();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-  });
-  afterAll(async () => {
-    admin.disconnect();
-    await redis.stop();
-  });
+  const own = ownRedis();
 
   it("is reported through onFailed by the next renewal", async () => {
     const prefix = "lock-renewal";
@@ -60,17 +49,17 @@ describe("a lock lost under a running handler", () => {
       webhookDelivery: async () => undefined,
     };
     // a lock of 1 s, renewed every 250 ms
-    const running = startWorkers({ kind: "redis", url: redis.url, prefix }, handlers, {
+    const running = startWorkers({ kind: "redis", url: own.redis.url, prefix }, handlers, {
       lockDurationMs: 1000,
       onFailed: (queue, _job, err) => errors.push({ queue, message: err.message }),
     });
-    const queue = new QueueClient({ kind: "redis", url: redis.url, prefix }, 5000);
+    const queue = new QueueClient({ kind: "redis", url: own.redis.url, prefix }, 5000);
     try {
       await queue.enqueue("routeEvent", { eventId: "evt_lost" });
       await eventually(async () => (started ? true : undefined), 10_000, "the handler to start");
       const lockKey = `${prefix}:task-settled:event-evt_lost:lock`;
-      await eventually(async () => ((await admin.exists(lockKey)) === 1 ? true : undefined), 5_000, "the job's lock");
-      await admin.del(lockKey);
+      await eventually(async () => ((await own.admin.exists(lockKey)) === 1 ? true : undefined), 5_000, "the job's lock");
+      await own.admin.del(lockKey);
       const reported = await eventually(
         async () => errors.find((e) => e.message === "could not renew lock for job event-evt_lost"),
         5_000,

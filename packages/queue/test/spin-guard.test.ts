@@ -6,29 +6,18 @@
  * (`ACL SETUSER ... -evalsha -eval`): every fetch fails at once with NOPERM. The guard reports each spin once,
  * pauses the worker, resumes it after 1 s (then 2 s), and the error count stays bounded; the workers still close.
  */
-import { Redis } from "ioredis";
-import { type ChaosRedis, startRedis } from "../../../test/chaos/harness";
 import { eventually } from "../../../test/system";
 import { type HandlersFor, type QueueKey, SPIN_ERRORS, startWorkers } from "../src";
+import { ownRedis } from "./own-redis";
 
-let redis: ChaosRedis;
-let admin: Redis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-});
-afterAll(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const own = ownRedis();
 
 it("a worker failing without a wait is paused and reported once per spin, not left spinning", async () => {
   // a user that may do anything but run BullMQ's scripts: the workers connect, and every fetch is refused
-  await admin.call("ACL", "SETUSER", "spinner", "on", "nopass", "~*", "&*", "+@all", "-evalsha", "-eval", "-script");
+  await own.admin.call("ACL", "SETUSER", "spinner", "on", "nopass", "~*", "&*", "+@all", "-evalsha", "-eval", "-script");
   const errors: { queue: QueueKey; message: string; at: number }[] = [];
   const handlers: HandlersFor<"webhook-worker"> = { routeEvent: async () => undefined, webhookDelivery: async () => undefined };
-  const url = redis.url.replace("redis://", "redis://spinner@");
+  const url = own.redis.url.replace("redis://", "redis://spinner@");
   const running = startWorkers({ kind: "redis", url, prefix: "spin" }, handlers, {
     onFailed: (queue, _job, err) => errors.push({ queue, message: err.message, at: Date.now() }),
   });

@@ -7,28 +7,17 @@
  * - `enqueue` (a request's call) still fails fast, within about the timeout;
  * - a backend that stays away fails the start once the start bound has passed.
  */
-import { Redis } from "ioredis";
-import { type ChaosRedis, startRedis } from "../../../test/chaos/harness";
 import { QueueClient, QueueUnavailableError } from "../src";
+import { ownRedis } from "./own-redis";
 
 const TIMEOUT_MS = 1000;
 const PAUSE_MS = 2500;
 
-let redis: ChaosRedis;
-let admin: Redis;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-});
-afterAll(async () => {
-  admin.disconnect();
-  await redis.stop();
-});
+const own = ownRedis();
 
 /** A client whose connection is ready (a first `counts` answered). */
 async function readyClient(startRetryMs?: number): Promise<QueueClient> {
-  const queue = new QueueClient({ kind: "redis", url: redis.url, prefix: "start-retry" }, TIMEOUT_MS, startRetryMs);
+  const queue = new QueueClient({ kind: "redis", url: own.redis.url, prefix: "start-retry" }, TIMEOUT_MS, startRetryMs);
   await queue.counts("reconcile");
   return queue;
 }
@@ -36,19 +25,19 @@ async function readyClient(startRetryMs?: number): Promise<QueueClient> {
 it("a schedule made while Redis is paused waits for it; an enqueue fails fast", async () => {
   const queue = await readyClient();
   try {
-    await admin.call("CLIENT", "PAUSE", String(PAUSE_MS), "WRITE");
+    await own.admin.call("CLIENT", "PAUSE", String(PAUSE_MS), "WRITE");
     const t0 = Date.now();
     await queue.schedule("reconcile", 60_000, {});
     const scheduledMs = Date.now() - t0;
     expect(scheduledMs).toBeGreaterThanOrEqual(PAUSE_MS - 200);
-    expect((await admin.keys("start-retry:*")).length).toBeGreaterThan(0);
+    expect((await own.admin.keys("start-retry:*")).length).toBeGreaterThan(0);
 
-    await admin.call("CLIENT", "PAUSE", String(PAUSE_MS), "WRITE");
+    await own.admin.call("CLIENT", "PAUSE", String(PAUSE_MS), "WRITE");
     const t1 = Date.now();
     await expect(queue.enqueue("reconcile", {})).rejects.toThrow(QueueUnavailableError);
     expect(Date.now() - t1).toBeLessThan(TIMEOUT_MS + 500);
   } finally {
-    await admin.call("CLIENT", "UNPAUSE");
+    await own.admin.call("CLIENT", "UNPAUSE");
     await queue.close();
   }
 });
@@ -56,12 +45,12 @@ it("a schedule made while Redis is paused waits for it; an enqueue fails fast", 
 it("a schedule fails once the start bound has passed", async () => {
   const queue = await readyClient(1500);
   try {
-    await admin.call("CLIENT", "PAUSE", "5000", "WRITE");
+    await own.admin.call("CLIENT", "PAUSE", "5000", "WRITE");
     const t0 = Date.now();
     await expect(queue.schedule("reconcile", 60_000, {})).rejects.toThrow(/schedule timed out after 1000 ms/);
     expect(Date.now() - t0).toBeLessThan(1500 + TIMEOUT_MS + 500);
   } finally {
-    await admin.call("CLIENT", "UNPAUSE");
+    await own.admin.call("CLIENT", "UNPAUSE");
     await queue.close();
   }
 });
