@@ -186,9 +186,9 @@ async function main(): Promise<void> {
       for (; submitted < tasksDue; submitted++) {
         const body = benchTask(submitted, submitted % 2 === 0 ? { callback_url: receiver.url } : {});
         if (spaceMinutes !== null) {
-          // a new label space every `spaceMinutes` minutes: the same options, another question
-          const space = Math.floor(elapsed / (spaceMinutes * 60_000));
-          body.label_spec = { question: `Which animal is in the picture? (space ${space})`, options: ["cat", "dog", "bird"] };
+          // a new label space every `spaceMinutes` minutes: benchTask's spec, its question numbered
+          const spec = body.label_spec as { question: string };
+          body.label_spec = { ...spec, question: `${spec.question} (space ${Math.floor(elapsed / (spaceMinutes * 60_000))})` };
         }
         track(
           client.post("/v1/tasks", customer.key, body).then(
