@@ -409,8 +409,8 @@ const SPIN_PAUSE_MS = { first: 1000, max: 30_000 };
  * process (`running(id)` false). BullMQ 6.7 renews the locks of the jobs it tracks with one query every quarter
  * of the lock duration. A job whose handler returns while that query is in flight is completed at the same time,
  * which deletes its lock; on the Postgres backend, whose queries go through a pool, the completion can land
- * first, and the renewal then "fails" for a job already done (seen in the standalone stack under load: "could
- * not renew lock for job event-evt_…" for webhook events delivered once). A lock really lost while the handler
+ * first, and the renewal then "fails" for a job already done (the likely cause of "could not renew lock for job
+ * event-evt_…" in the standalone stack under load, decision 0336). A lock really lost while the handler
  * still runs stays an error, and so does a completion that finds its lock gone ("Missing lock", reported on its
  * own path).
  */
